@@ -1,0 +1,104 @@
+"""What every command shares: drafting numbered events and the common checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from engine import events as ev
+from engine.errors import Rule, RuleBroken
+from engine.fold import fold
+from engine.rules import RuleSet
+from engine.state import SETTER, Phase, TableState
+
+E = TypeVar("E")
+
+
+class Draft:
+    """Events a command is about to return, numbered on from the state's version."""
+
+    def __init__(self, state: TableState) -> None:
+        self.state = state
+        self.events: list[ev.Event] = []
+
+    def add(self, kind: Callable[..., E], **fields: Any) -> E:
+        event = kind(version=self.state.version + len(self.events) + 1, **fields)
+        self.events.append(event)  # type: ignore[arg-type]
+        return event
+
+    def next_bet_id(self) -> str:
+        """Bet ids come from the version of the event that places the bet: unique
+        within the table and the same on every replay."""
+        return f"b{self.state.version + len(self.events) + 1}"
+
+    def folded(self) -> TableState:
+        """The state as the drafted events leave it."""
+        return fold(self.events, self.state)
+
+
+def open_rules(state: TableState) -> RuleSet:
+    """The table's rules, refusing a table that is not open."""
+    if state.phase is Phase.CLOSED:
+        raise RuleBroken(Rule.TABLE_CLOSED, "the table is closed")
+    if state.rules is None:
+        raise RuleBroken(Rule.WRONG_PHASE, "no table has been opened")
+    return state.rules
+
+
+def require_caster(state: TableState) -> str:
+    open_rules(state)
+    if state.caster is None:
+        raise RuleBroken(Rule.WRONG_PHASE, "no caster has been chosen yet")
+    return state.caster
+
+
+def require_participant(state: TableState, name: str) -> None:
+    if name != SETTER and name not in state.seats:
+        raise RuleBroken(Rule.NOT_SEATED, f"{name!r} is not seated at this table")
+
+
+def require_player(state: TableState, name: str) -> None:
+    if name not in state.seats:
+        raise RuleBroken(Rule.NOT_SEATED, f"{name!r} is not seated at this table")
+
+
+def require_stake(state: TableState, amount: object, what: str = "stake") -> int:
+    """A whole, positive number of minor units within the table's limits."""
+    if type(amount) is not int or amount <= 0:
+        raise RuleBroken(
+            Rule.INVALID_STAKE, f"the {what} must be a whole, positive number of minor units"
+        )
+    limits = state.limits
+    if amount < limits.min_stake:
+        raise RuleBroken(
+            Rule.STAKE_BELOW_MINIMUM,
+            f"the {what} of {amount} is below the table minimum of {limits.min_stake}",
+        )
+    if limits.max_stake is not None and amount > limits.max_stake:
+        raise RuleBroken(
+            Rule.STAKE_ABOVE_MAXIMUM,
+            f"the {what} of {amount} is above the table maximum of {limits.max_stake}",
+        )
+    return amount
+
+
+def require_exposure(state: TableState, extra: int) -> None:
+    """The setter's cap on what it can lose across the table's open bets."""
+    cap = state.limits.max_exposure
+    if cap is not None and state.exposure(SETTER) + extra > cap:
+        raise RuleBroken(
+            Rule.EXPOSURE_LIMIT,
+            f"the setter would stand to lose {state.exposure(SETTER) + extra}, "
+            f"over its cap of {cap} on this table",
+        )
+
+
+def left_of(seats: tuple[str, ...], player: str) -> str:
+    """The next seat to the left: the dice always pass that way."""
+    return seats[(seats.index(player) + 1) % len(seats)]
+
+
+def pass_to_left(state: TableState, out: Draft, caster: str, reason: str) -> None:
+    """Hand the dice to the seat left of `caster` (who may be leaving)."""
+    seats = state.seats
+    out.add(ev.DicePassed, caster=left_of(seats, caster) if seats else None, reason=reason)

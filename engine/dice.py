@@ -1,0 +1,23 @@
+"""Two six-sided dice: totals and the number of ways each can be thrown."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+FACES = range(1, 7)
+TOTALS = range(2, 13)
+MAINS = range(5, 10)
+
+#: WAYS[t] is how many of the 36 ordered pairs of dice show total t.
+WAYS: tuple[int, ...] = tuple(
+    sum(1 for a in FACES for b in FACES if a + b == t) for t in range(13)
+)
+
+
+def p_total(total: int) -> Fraction:
+    """The probability that one throw of two dice shows `total`."""
+    return Fraction(WAYS[total], 36)
+
+
+def is_die(value: object) -> bool:
+    return type(value) is int and 1 <= value <= 6

@@ -1,0 +1,115 @@
+"""Errors the engine raises.
+
+Every refusal names the rule it enforces: `RuleBroken.rule` is a `Rule` whose value
+is a stable, URL-safe code (the REST API uses it as the problem `type`), and the
+message says in words what was wrong.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class HazardError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class RuleSetError(HazardError, ValueError):
+    """A rule set is malformed. `field` is the dotted path of the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class ReplayError(HazardError):
+    """An event stream cannot be folded: a gap, a repeat, or an unknown event."""
+
+
+class Rule(enum.Enum):
+    """The table rules a command can break. The value is the stable error code."""
+
+    TABLE_CLOSED = "table-closed"
+    """Nothing happens at a closed table."""
+    NOT_SEATED = "not-seated"
+    """Only seated players (and the setter) play and bet."""
+    ALREADY_SEATED = "already-seated"
+    """A player has one seat at a table."""
+    SETTER_CANNOT_SIT = "setter-cannot-sit"
+    """The setter is the bank, not a player at the table."""
+    HAS_OPEN_BETS = "has-open-bets"
+    """A player with bets still open cannot leave until they resolve."""
+    WRONG_PHASE = "wrong-phase"
+    """The command does not belong to this part of the round."""
+    NOT_YOUR_CAST = "not-your-cast"
+    """Only the players still in the cast for first caster cast a die now."""
+    NOT_ENOUGH_PLAYERS = "not-enough-players"
+    """A first caster is chosen among at least one seated player."""
+    INVALID_DIE = "invalid-die"
+    """A die shows 1 to 6."""
+    INVALID_MAIN = "invalid-main"
+    """A main is 5, 6, 7, 8 or 9."""
+    MAIN_IS_ROLLED = "main-is-rolled"
+    """Under this rule set the main is thrown, not called."""
+    THROW_BEFORE_MAIN = "throw-before-main"
+    """The caster calls a main before throwing for it."""
+    RECAST_MUST_KEEP_STANDING_DIE = "recast-must-keep-standing-die"
+    """After one die went off and the caster chose to recast only it, the other die stands."""
+    INVALID_VOID = "invalid-void"
+    """A void throw is cocked or wild and names which die was off."""
+    PASS_NOT_ALLOWED = "pass-not-allowed"
+    """The caster may pass the dice only where the rule set lets them."""
+    INVALID_STAKE = "invalid-stake"
+    """A stake is a whole, positive number of minor units."""
+    STAKE_BELOW_MINIMUM = "stake-below-minimum"
+    """The table has a minimum stake."""
+    STAKE_ABOVE_MAXIMUM = "stake-above-maximum"
+    """The table has a maximum stake."""
+    BETTING_CLOSED = "betting-closed"
+    """Stakes on the round are placed before its first throw."""
+    CASTER_ALREADY_STAKED = "caster-already-staked"
+    """The caster has one stake against the setter each round."""
+    CASTER_CANNOT_LAY = "caster-cannot-lay"
+    """Players lay stakes against the caster, not the caster against themself."""
+    STAKE_NOT_COVERED = "stake-not-covered"
+    """The caster must be able to match every stake they cover."""
+    STAKES_PENDING = "stakes-pending"
+    """Every stake laid against the caster is covered or refused before the throw."""
+    REFUSAL_NOT_ALLOWED = "refusal-not-allowed"
+    """Under hard-core play the caster covers every stake or forfeits the dice."""
+    UNKNOWN_BET = "unknown-bet"
+    """The bet does not exist or is no longer open."""
+    ODDS_BEFORE_CHANCE = "odds-before-chance"
+    """Odds are laid only once a chance is set."""
+    ODDS_WITHOUT_STAKE = "odds-without-stake"
+    """Odds back an original stake on this round."""
+    ODDS_LIMIT = "odds-limit"
+    """Odds are limited to a multiple of the original stake."""
+    PAYOUT_NOT_PAYABLE = "payout-not-payable"
+    """The odds would pay a fraction of a minor unit."""
+    EXPOSURE_LIMIT = "exposure-limit"
+    """The setter caps what it can lose on the table's open bets."""
+    INVALID_PROPOSITION = "invalid-proposition"
+    """A side bet names a proposition the engine can resolve."""
+    PROPOSITION_DECIDED = "proposition-decided"
+    """A side bet cannot be made on something already decided."""
+    SELF_BET = "self-bet"
+    """A bet is between two different participants."""
+    NOT_OFFERED_TO_YOU = "not-offered-to-you"
+    """An offer made to one participant is accepted by that participant only."""
+    NOT_YOUR_BET = "not-your-bet"
+    """Only the one who made an offer withdraws it."""
+
+
+class RuleBroken(HazardError):
+    """A command broke a rule of the table; no event was produced."""
+
+    def __init__(self, rule: Rule, detail: str) -> None:
+        super().__init__(detail)
+        self.rule = rule
+        self.detail = detail
+
+    @property
+    def code(self) -> str:
+        return self.rule.value

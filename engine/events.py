@@ -1,0 +1,256 @@
+"""What happened at the table: small frozen facts, named in the past tense.
+
+Every event carries `version`, its place in the table's stream (1, 2, 3, ...). The
+fold refuses a stream that skips or repeats a version. Money never moves without an
+event saying so: placing a bet holds stakes in the bet's escrow (see `engine.money`),
+and `BetSettled` / `BetVoided` carry the transfers that empty it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from fractions import Fraction
+
+from engine.rules import RuleSet
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A table's limits, in minor units."""
+
+    min_stake: int = 1
+    max_stake: int | None = None
+    max_exposure: int | None = None
+    """The most the setter may stand to lose if every open bet went against it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Money moving from one account to another, in integer minor units."""
+
+    source: str
+    target: str
+    amount: int
+
+
+class PropositionKind(enum.Enum):
+    """What a bet is on. Every bet at the table is on one of these."""
+
+    CASTER_WINS = "caster-wins"
+    """The caster wins the current round (nick, or chance before main)."""
+    CHANCE_BEFORE_MAIN = "chance-before-main"
+    """This round's chance is thrown before its main. Void if no chance is set."""
+    NICK_FIRST_THROW = "nick-first-throw"
+    """The first throw after the main nicks. Void if the round ends before it."""
+    NEXT_TOTAL = "next-total"
+    """The next valid throw's total is one of `totals`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposition:
+    kind: PropositionKind
+    totals: frozenset[int] = frozenset()
+
+    @property
+    def round_scoped(self) -> bool:
+        """Decided by the round it was made in, and void if that round cannot decide it."""
+        return self.kind is not PropositionKind.NEXT_TOTAL
+
+
+CASTER_WINS = Proposition(PropositionKind.CASTER_WINS)
+CHANCE_BEFORE_MAIN = Proposition(PropositionKind.CHANCE_BEFORE_MAIN)
+
+
+# -- the table ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableOpened:
+    version: int
+    rules: RuleSet
+    limits: Limits
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSeated:
+    version: int
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    version: int
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosed:
+    version: int
+
+
+# -- choosing the caster and passing the dice -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DieCastForCaster:
+    """One die cast to choose the first caster: lowest goes first, ties cast again."""
+
+    version: int
+    player: str
+    die: int
+
+
+@dataclass(frozen=True, slots=True)
+class CasterChosen:
+    version: int
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class DicePassed:
+    """The dice go to `caster`, the next seat to the left. `reason` says why."""
+
+    version: int
+    caster: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CasterForfeited:
+    """Hard-core play: the caster could not cover every stake and loses the dice."""
+
+    version: int
+    caster: str
+
+
+# -- the round ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MainCalled:
+    version: int
+    main: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiceThrown:
+    version: int
+    die1: int
+    die2: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThrowVoided:
+    """A cocked or wild throw, which does not count.
+
+    `off` is the die that went off (1 or 2) or 0 when both did. When one die went off
+    and the caster recasts only it, `standing` is the value of the die that stands;
+    when the caster recasts both, `standing` is None.
+    """
+
+    version: int
+    reason: str
+    off: int
+    standing: int | None
+
+
+# -- bets -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CasterStaked:
+    """The caster's stake against the setter, at even money."""
+
+    version: int
+    bet_id: str
+    caster: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class StakeLaid:
+    """A player lays a stake against the caster; pending until covered or refused."""
+
+    version: int
+    bet_id: str
+    bettor: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class StakeCovered:
+    version: int
+    bet_id: str
+    caster: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class OddsLaid:
+    """An odds bet against the setter once the chance is set.
+
+    `on` is "chance" or "main". The setter holds `payout`, the exact payout or, under
+    the round-down policy, the payout rounded down; `breakage` is what was rounded off.
+    """
+
+    version: int
+    bet_id: str
+    bettor: str
+    on: str
+    stake: int
+    payout: int
+    breakage: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class SideBetOffered:
+    """`offerer` stakes `stake` that `proposition` is `backs`, against `asks` from the
+    taker; `to` names the only participant who may take it, or None for anyone."""
+
+    version: int
+    bet_id: str
+    offerer: str
+    proposition: Proposition
+    backs: bool
+    stake: int
+    asks: int
+    to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SideBetAccepted:
+    version: int
+    bet_id: str
+    acceptor: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class BetSettled:
+    """A bet resolved: `transfers` pay the whole escrow to `winner`."""
+
+    version: int
+    bet_id: str
+    winner: str
+    transfers: tuple[Transfer, ...]
+    breakage: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class BetVoided:
+    """A bet that cannot resolve (refused, withdrawn, never accepted, undecidable, or
+    the table closed): `transfers` return every stake held."""
+
+    version: int
+    bet_id: str
+    reason: str
+    transfers: tuple[Transfer, ...]
+
+
+Event = (
+    TableOpened | PlayerSeated | PlayerLeft | TableClosed | DieCastForCaster
+    | CasterChosen | DicePassed | CasterForfeited | MainCalled | DiceThrown | ThrowVoided
+    | CasterStaked | StakeLaid | StakeCovered | OddsLaid | SideBetOffered
+    | SideBetAccepted | BetSettled | BetVoided
+)

@@ -1,0 +1,98 @@
+"""Where the money goes: holds when a bet is placed, payouts when it resolves.
+
+Each bet has its own escrow account. Placing a bet moves each side's stake into it;
+settling pays the whole escrow to the winner, voiding returns each stake, so every
+bet's escrow ends at zero and every set of transfers sums to zero.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from fractions import Fraction
+from math import floor
+
+from engine import events as ev
+from engine.errors import Rule, RuleBroken
+from engine.odds import odds_ratio
+from engine.rules import Rounding
+from engine.state import SETTER, Bet
+
+ESCROW = "escrow:"
+
+
+def escrow(bet_id: str) -> str:
+    return ESCROW + bet_id
+
+
+def holds(event: ev.Event) -> tuple[ev.Transfer, ...]:
+    """The stakes an event puts into escrow (empty for events that hold nothing)."""
+    match event:
+        case ev.CasterStaked(bet_id=b, caster=caster, amount=amount):
+            return (ev.Transfer(caster, escrow(b), amount), ev.Transfer(SETTER, escrow(b), amount))
+        case ev.StakeLaid(bet_id=b, bettor=who, amount=amount) | ev.StakeCovered(
+            bet_id=b, caster=who, amount=amount
+        ) | ev.SideBetAccepted(bet_id=b, acceptor=who, amount=amount):
+            return (ev.Transfer(who, escrow(b), amount),)
+        case ev.OddsLaid(bet_id=b, bettor=bettor, stake=stake, payout=payout):
+            return (ev.Transfer(bettor, escrow(b), stake), ev.Transfer(SETTER, escrow(b), payout))
+        case ev.SideBetOffered(bet_id=b, offerer=offerer, stake=stake):
+            return (ev.Transfer(offerer, escrow(b), stake),)
+        case ev.BetSettled(transfers=transfers) | ev.BetVoided(transfers=transfers):
+            return transfers
+    return ()
+
+
+def postings(events: Iterable[ev.Event]) -> tuple[ev.Transfer, ...]:
+    """Every transfer the events make, holds and payouts alike, in order."""
+    return tuple(t for e in events for t in holds(e))
+
+
+def balances(transfers: Iterable[ev.Transfer]) -> Counter[str]:
+    """Net movement per account. Its values always sum to zero."""
+    net: Counter[str] = Counter()
+    for t in transfers:
+        net[t.source] -= t.amount
+        net[t.target] += t.amount
+    return net
+
+
+def payout_transfers(bet: Bet, winner: str) -> tuple[ev.Transfer, ...]:
+    """Pay the bet's whole escrow to the winner."""
+    return (ev.Transfer(escrow(bet.id), winner, bet.yes_stake + bet.no_stake),)
+
+
+def refund_transfers(bet: Bet) -> tuple[ev.Transfer, ...]:
+    """Return each stake held to whoever put it up."""
+    return tuple(
+        ev.Transfer(escrow(bet.id), party, stake)
+        for party, stake in ((bet.yes, bet.yes_stake), (bet.no, bet.no_stake))
+        if party is not None
+    )
+
+
+def odds_payout(
+    main: int, chance: int, on_chance: bool, stake: int, rounding: Rounding
+) -> tuple[int, Fraction]:
+    """What the setter lays against an odds stake, and what rounding took off.
+
+    Hoyle's odds rarely divide a stake into whole minor units. The default policy
+    refuses such a stake and names the nearest stakes that pay exactly; the
+    round-down policy pays the whole units and records the rest as breakage.
+    """
+    exact = odds_ratio(main, chance, on_chance) * stake
+    if exact.denominator == 1:
+        return int(exact), Fraction(0)
+    if rounding is Rounding.ROUND_DOWN:
+        paid = floor(exact)
+        return paid, exact - paid
+    step = odds_ratio(main, chance, on_chance).denominator
+    lower = stake - stake % step
+    nearest = [s for s in (lower, lower + step) if s > 0]
+    ratio = odds_ratio(main, chance, on_chance)
+    raise RuleBroken(
+        Rule.PAYOUT_NOT_PAYABLE,
+        f"odds of {ratio.numerator}/{ratio.denominator} on a stake of {stake} would pay "
+        f"{exact.numerator}/{exact.denominator} minor units; the nearest stakes that pay "
+        f"exactly are {' and '.join(str(s) for s in nearest)}",
+    )

@@ -1,0 +1,110 @@
+"""Commands for the round: calling the main, throwing, and void throws."""
+
+from __future__ import annotations
+
+from engine import events as ev
+from engine.betting import resolve
+from engine.command import Draft, open_rules, pass_to_left, require_caster
+from engine.dice import MAINS, is_die
+from engine.errors import Rule, RuleBroken
+from engine.rules import DicePass, MainMethod
+from engine.state import BetKind, Phase, TableState
+
+_THROWING = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
+VOID_REASONS = ("cocked", "wild")
+
+
+def call_main(state: TableState, main: int) -> list[ev.Event]:
+    """The caster calls the main, where the rule set lets the caster choose it."""
+    require_caster(state)
+    rules = open_rules(state)
+    if rules.main_method is not MainMethod.CALLED:
+        raise RuleBroken(
+            Rule.MAIN_IS_ROLLED, f"under {rules.name} rules the main is thrown, not called"
+        )
+    if state.phase is not Phase.AWAITING_MAIN:
+        raise RuleBroken(Rule.WRONG_PHASE, f"the main is already set at {state.main}")
+    if type(main) is not int or main not in MAINS:
+        raise RuleBroken(Rule.INVALID_MAIN, f"a main is 5, 6, 7, 8 or 9, not {main!r}")
+    out = Draft(state)
+    out.add(ev.MainCalled, main=main)
+    return out.events
+
+
+def _require_throwing(state: TableState) -> None:
+    require_caster(state)
+    rules = open_rules(state)
+    if state.phase not in _THROWING:
+        raise RuleBroken(
+            Rule.WRONG_PHASE, f"no throw is due while the table is {state.phase.value}"
+        )
+    if state.phase is Phase.AWAITING_MAIN and rules.main_method is MainMethod.CALLED:
+        raise RuleBroken(Rule.THROW_BEFORE_MAIN, "the caster must call a main before throwing")
+
+
+def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
+    """The croupier records a throw. Returns the throw, the settlement of every bet it
+    decides and, when the rule set says so, the dice passing to the left."""
+    _require_throwing(state)
+    for die in (die1, die2):
+        if not is_die(die):
+            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    if state.standing is not None:
+        off, standing = state.standing
+        kept = die2 if off == 1 else die1
+        if kept != standing:
+            raise RuleBroken(
+                Rule.RECAST_MUST_KEEP_STANDING_DIE,
+                f"only die {off} was recast; the other die stands at {standing}",
+            )
+    pending = [b.id for b in state.bets.values() if b.kind is BetKind.LAID and b.pending]
+    if pending:
+        raise RuleBroken(
+            Rule.STAKES_PENDING,
+            f"the caster must cover or refuse {', '.join(pending)} before the throw",
+        )
+    out = Draft(state)
+    out.add(ev.DiceThrown, die1=die1, die2=die2)
+    after = out.folded()
+    resolve(state, after, die1 + die2, out)
+    if after.round != state.round and after.last_result is not None:
+        rules = open_rules(state)
+        reason = must_pass(rules.dice_pass, after.consecutive_losses, after.consecutive_wins)
+        if reason is not None:
+            assert state.caster is not None
+            pass_to_left(state, out, state.caster, reason)
+    return out.events
+
+
+def must_pass(rule: DicePass, losses: int, wins: int) -> str | None:
+    """Why the dice must pass now, or None if the caster keeps them."""
+    if rule.after_losses is not None and losses >= rule.after_losses:
+        return f"{losses}-losses" if losses > 1 else "loss"
+    if rule.after_wins is not None and wins >= rule.after_wins:
+        return f"{wins}-wins" if wins > 1 else "win"
+    return None
+
+
+def void_throw(
+    state: TableState, reason: str, off: int, standing: int | None = None
+) -> list[ev.Event]:
+    """A cocked or wild throw does not count and is recast.
+
+    `off` is the die that went off (1 or 2), or 0 for both. If one die went off, the
+    caster recasts it alone, giving `standing` (the value of the die that stayed
+    true), or recasts both, giving no `standing`.
+    """
+    _require_throwing(state)
+    if reason not in VOID_REASONS:
+        raise RuleBroken(Rule.INVALID_VOID, f"a void throw is cocked or wild, not {reason!r}")
+    if off not in (0, 1, 2) or type(off) is not int:
+        raise RuleBroken(Rule.INVALID_VOID, "off names die 1, die 2, or 0 for both")
+    if standing is not None:
+        if off == 0:
+            raise RuleBroken(Rule.INVALID_VOID, "when both dice are off, both are recast")
+        if not is_die(standing):
+            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {standing!r}")
+    out = Draft(state)
+    out.add(ev.ThrowVoided, reason=reason, off=off, standing=standing)
+    return out.events
+

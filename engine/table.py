@@ -1,0 +1,149 @@
+"""Commands for the table itself: opening, seating, choosing the caster, passing the
+dice, leaving and closing."""
+
+from __future__ import annotations
+
+from engine import events as ev
+from engine.betting import void_all, void_round
+from engine.command import Draft, open_rules, pass_to_left, require_caster, require_player
+from engine.dice import is_die
+from engine.errors import Rule, RuleBroken
+from engine.fold import INITIAL, contest_for
+from engine.money import ESCROW
+from engine.rules import RuleSet
+from engine.state import SETTER, Phase, TableState
+
+MAX_NAME = 64
+
+
+def open_table(
+    rules: RuleSet, limits: ev.Limits = ev.Limits(), state: TableState = INITIAL
+) -> list[ev.Event]:
+    if state.phase is not Phase.NEW:
+        raise RuleBroken(Rule.WRONG_PHASE, "this table is already open")
+    _check_limits(limits)
+    out = Draft(state)
+    out.add(ev.TableOpened, rules=rules, limits=limits)
+    return out.events
+
+
+def _check_limits(limits: ev.Limits) -> None:
+    for name in ("min_stake", "max_stake", "max_exposure"):
+        value = getattr(limits, name)
+        if value is None and name != "min_stake":
+            continue
+        if type(value) is not int or value < (1 if name != "max_exposure" else 0):
+            raise RuleBroken(Rule.INVALID_STAKE, f"{name} must be a whole, positive number")
+    if limits.max_stake is not None and limits.max_stake < limits.min_stake:
+        raise RuleBroken(Rule.INVALID_STAKE, "max_stake is below min_stake")
+
+
+def seat(state: TableState, player: str) -> list[ev.Event]:
+    open_rules(state)
+    if not isinstance(player, str) or not player.strip() or player != player.strip():
+        raise RuleBroken(Rule.NOT_SEATED, "a player's name is a non-empty string")
+    if len(player) > MAX_NAME or player.startswith(ESCROW):
+        raise RuleBroken(Rule.NOT_SEATED, f"a player's name is at most {MAX_NAME} characters "
+                         f"and does not start with {ESCROW!r}")
+    if player == SETTER:
+        raise RuleBroken(Rule.SETTER_CANNOT_SIT, "the setter banks the table and has no seat")
+    if player in state.seats:
+        raise RuleBroken(Rule.ALREADY_SEATED, f"{player!r} is already seated")
+    out = Draft(state)
+    out.add(ev.PlayerSeated, player=player)
+    return out.events
+
+
+def cast_for_caster(state: TableState, player: str, die: int) -> list[ev.Event]:
+    """`player` casts one die to choose the first caster: lowest goes first, and
+    those who tie for lowest cast again."""
+    open_rules(state)
+    if state.phase is not Phase.SEATING:
+        raise RuleBroken(Rule.WRONG_PHASE, "the caster has already been chosen")
+    require_player(state, player)
+    if not is_die(die):
+        raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    contest, casts = contest_for(state.contest, state.casts, state.seats)
+    if player not in contest or player in casts:
+        raise RuleBroken(
+            Rule.NOT_YOUR_CAST, f"{player!r} is not among those still to cast: "
+            + ", ".join(p for p in contest if p not in casts)
+        )
+    out = Draft(state)
+    out.add(ev.DieCastForCaster, player=player, die=die)
+    _choose_if_decided(out)
+    return out.events
+
+
+def _choose_if_decided(out: Draft) -> None:
+    """Once everyone in the cast-off has cast, a single lowest die takes the dice."""
+    after = out.folded()
+    if after.phase is not Phase.SEATING or not after.contest:
+        return
+    if len(after.casts) == len(after.contest):
+        low = min(after.casts.values())
+        lowest = [p for p, d in after.casts.items() if d == low]
+        if len(lowest) == 1:
+            out.add(ev.CasterChosen, player=lowest[0])
+
+
+def pass_dice(state: TableState) -> list[ev.Event]:
+    """The caster passes the dice by choice, where the rule set allows it after a win."""
+    caster = require_caster(state)
+    rules = open_rules(state)
+    if not rules.dice_pass.voluntary:
+        raise RuleBroken(
+            Rule.PASS_NOT_ALLOWED, f"under {rules.name} rules the caster may not pass by choice"
+        )
+    if state.phase is not Phase.AWAITING_MAIN or state.last_result is None or not (
+        state.last_result.caster_won
+    ):
+        raise RuleBroken(
+            Rule.PASS_NOT_ALLOWED, "the caster may pass by choice only after winning a round"
+        )
+    out = Draft(state)
+    void_round(state, out, "dice-passed")
+    pass_to_left(state, out, caster, "choice")
+    return out.events
+
+
+def leave(state: TableState, player: str) -> list[ev.Event]:
+    """`player` leaves the table. A caster leaving voids the undecided round and
+    passes the dice; anyone else must first see their bets resolve."""
+    open_rules(state)
+    require_player(state, player)
+    out = Draft(state)
+    if player == state.caster:
+        void_round(state, out, "caster-left")
+    voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
+    still_open = [
+        b.id for b in state.bets.values() if player in b.parties and b.id not in voided
+    ]
+    if still_open:
+        raise RuleBroken(
+            Rule.HAS_OPEN_BETS,
+            f"{player!r} has open bets ({', '.join(still_open)}); they must resolve or be "
+            "withdrawn first",
+        )
+    out.add(ev.PlayerLeft, player=player)
+    if state.phase is Phase.SEATING and player in state.contest:
+        _choose_if_decided(out)
+    if player == state.caster:
+        after_seats = tuple(p for p in state.seats if p != player)
+        # The dice go to whoever sat to the leaver's left.
+        nxt = None
+        if after_seats:
+            i = state.seats.index(player)
+            nxt = state.seats[(i + 1) % len(state.seats)]
+        out.add(ev.DicePassed, caster=nxt, reason="caster-left")
+    return out.events
+
+
+def close(state: TableState) -> list[ev.Event]:
+    """Close the table; every open bet and offer is voided and its stakes returned."""
+    open_rules(state)
+    out = Draft(state)
+    void_all(state, out, "table-closed")
+    out.add(ev.TableClosed)
+    return out.events
+
