@@ -161,8 +161,13 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
     require_exposure(state, payout)
     out = Draft(state)
     out.add(
-        ev.OddsLaid, bet_id=out.next_bet_id(), bettor=bettor, on=on, stake=amount,
-        payout=payout, breakage=breakage,
+        ev.OddsLaid,
+        bet_id=out.next_bet_id(),
+        bettor=bettor,
+        on=on,
+        stake=amount,
+        payout=payout,
+        breakage=breakage,
     )
     return out.events
 
@@ -190,8 +195,14 @@ def offer_side_bet(
         require_exposure(state, amount)
     out = Draft(state)
     out.add(
-        ev.SideBetOffered, bet_id=out.next_bet_id(), offerer=offerer, proposition=proposition,
-        backs=bool(backs), stake=amount, asks=asks, to=to,
+        ev.SideBetOffered,
+        bet_id=out.next_bet_id(),
+        offerer=offerer,
+        proposition=proposition,
+        backs=bool(backs),
+        stake=amount,
+        asks=asks,
+        to=to,
     )
     return out.events
 
@@ -213,9 +224,7 @@ def _require_decidable(state: TableState, proposition: Proposition) -> None:
     if state.caster is None or state.phase not in _IN_ROUND:
         raise RuleBroken(Rule.WRONG_PHASE, f"{kind.value} needs a round in play")
     if kind is PropositionKind.NICK_FIRST_THROW and state.phase is Phase.CHANCE:
-        raise RuleBroken(
-            Rule.PROPOSITION_DECIDED, "this round's first throw has already been made"
-        )
+        raise RuleBroken(Rule.PROPOSITION_DECIDED, "this round's first throw has already been made")
 
 
 def accept_side_bet(state: TableState, bet_id: str, acceptor: str) -> list[ev.Event]:
@@ -263,16 +272,26 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
         if decided is None:
             continue
         if bet.pending:
-            out.add(ev.BetVoided, bet_id=bet.id, reason="never-accepted",
-                    transfers=refund_transfers(bet))
+            out.add(
+                ev.BetVoided,
+                bet_id=bet.id,
+                reason="never-accepted",
+                transfers=refund_transfers(bet),
+            )
         elif decided == "void":
-            out.add(ev.BetVoided, bet_id=bet.id, reason="undecidable",
-                    transfers=refund_transfers(bet))
+            out.add(
+                ev.BetVoided, bet_id=bet.id, reason="undecidable", transfers=refund_transfers(bet)
+            )
         else:
             winner = bet.yes if decided else bet.no
             assert winner is not None
-            out.add(ev.BetSettled, bet_id=bet.id, winner=winner,
-                    transfers=payout_transfers(bet, winner), breakage=bet.breakage)
+            out.add(
+                ev.BetSettled,
+                bet_id=bet.id,
+                winner=winner,
+                transfers=payout_transfers(bet, winner),
+                breakage=bet.breakage,
+            )
 
 
 def _decide(

@@ -9,9 +9,7 @@ TOTALS = range(2, 13)
 MAINS = range(5, 10)
 
 #: WAYS[t] is how many of the 36 ordered pairs of dice show total t.
-WAYS: tuple[int, ...] = tuple(
-    sum(1 for a in FACES for b in FACES if a + b == t) for t in range(13)
-)
+WAYS: tuple[int, ...] = tuple(sum(1 for a in FACES for b in FACES if a + b == t) for t in range(13))
 
 
 def p_total(total: int) -> Fraction:

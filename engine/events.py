@@ -249,8 +249,23 @@ class BetVoided:
 
 
 Event = (
-    TableOpened | PlayerSeated | PlayerLeft | TableClosed | DieCastForCaster
-    | CasterChosen | DicePassed | CasterForfeited | MainCalled | DiceThrown | ThrowVoided
-    | CasterStaked | StakeLaid | StakeCovered | OddsLaid | SideBetOffered
-    | SideBetAccepted | BetSettled | BetVoided
+    TableOpened
+    | PlayerSeated
+    | PlayerLeft
+    | TableClosed
+    | DieCastForCaster
+    | CasterChosen
+    | DicePassed
+    | CasterForfeited
+    | MainCalled
+    | DiceThrown
+    | ThrowVoided
+    | CasterStaked
+    | StakeLaid
+    | StakeCovered
+    | OddsLaid
+    | SideBetOffered
+    | SideBetAccepted
+    | BetSettled
+    | BetVoided
 )

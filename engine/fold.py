@@ -80,14 +80,26 @@ class _Table:
 
     def freeze(self) -> TableState:
         return TableState(
-            version=self.version, phase=self.phase, rules=self.rules, limits=self.limits,
-            seats=tuple(self.seats), caster=self.caster, round=self.round, main=self.main,
-            chance=self.chance, throws=self.throws,
+            version=self.version,
+            phase=self.phase,
+            rules=self.rules,
+            limits=self.limits,
+            seats=tuple(self.seats),
+            caster=self.caster,
+            round=self.round,
+            main=self.main,
+            chance=self.chance,
+            throws=self.throws,
             consecutive_losses=self.consecutive_losses,
-            consecutive_wins=self.consecutive_wins, last_result=self.last_result,
-            wins=self.wins, losses=self.losses, abandoned=self.abandoned,
-            contest=self.contest, casts=MappingProxyType(dict(self.casts)),
-            standing=self.standing, last_total=self.last_total,
+            consecutive_wins=self.consecutive_wins,
+            last_result=self.last_result,
+            wins=self.wins,
+            losses=self.losses,
+            abandoned=self.abandoned,
+            contest=self.contest,
+            casts=MappingProxyType(dict(self.casts)),
+            standing=self.standing,
+            last_total=self.last_total,
             bets=MappingProxyType(dict(self.bets)),
         )
 
@@ -258,16 +270,30 @@ def _caster_forfeited(t: _Table, e: ev.CasterForfeited) -> None:
 def _caster_staked(t: _Table, e: ev.CasterStaked) -> None:
     _next_version(t, e)
     t.bets[e.bet_id] = Bet(
-        e.bet_id, BetKind.CASTER, t.round, ev.CASTER_WINS, e.caster, "setter",
-        e.amount, e.amount, pending=False,
+        e.bet_id,
+        BetKind.CASTER,
+        t.round,
+        ev.CASTER_WINS,
+        e.caster,
+        "setter",
+        e.amount,
+        e.amount,
+        pending=False,
     )
 
 
 def _stake_laid(t: _Table, e: ev.StakeLaid) -> None:
     _next_version(t, e)
     t.bets[e.bet_id] = Bet(
-        e.bet_id, BetKind.LAID, t.round, ev.CASTER_WINS, None, e.bettor,
-        e.amount, e.amount, pending=True,
+        e.bet_id,
+        BetKind.LAID,
+        t.round,
+        ev.CASTER_WINS,
+        None,
+        e.bettor,
+        e.amount,
+        e.amount,
+        pending=True,
     )
 
 
@@ -281,10 +307,16 @@ def _odds_laid(t: _Table, e: ev.OddsLaid) -> None:
     _next_version(t, e)
     on_chance = e.on == "chance"
     t.bets[e.bet_id] = Bet(
-        e.bet_id, BetKind.ODDS, t.round, ev.CHANCE_BEFORE_MAIN,
-        e.bettor if on_chance else "setter", "setter" if on_chance else e.bettor,
-        e.stake if on_chance else e.payout, e.payout if on_chance else e.stake,
-        pending=False, breakage=e.breakage,
+        e.bet_id,
+        BetKind.ODDS,
+        t.round,
+        ev.CHANCE_BEFORE_MAIN,
+        e.bettor if on_chance else "setter",
+        "setter" if on_chance else e.bettor,
+        e.stake if on_chance else e.payout,
+        e.payout if on_chance else e.stake,
+        pending=False,
+        breakage=e.breakage,
     )
 
 
@@ -293,8 +325,16 @@ def _side_offered(t: _Table, e: ev.SideBetOffered) -> None:
     yes, no = (e.offerer, None) if e.backs else (None, e.offerer)
     yes_stake, no_stake = (e.stake, e.asks) if e.backs else (e.asks, e.stake)
     t.bets[e.bet_id] = Bet(
-        e.bet_id, BetKind.SIDE, t.round, e.proposition, yes, no, yes_stake, no_stake,
-        pending=True, offered_to=e.to,
+        e.bet_id,
+        BetKind.SIDE,
+        t.round,
+        e.proposition,
+        yes,
+        no,
+        yes_stake,
+        no_stake,
+        pending=True,
+        offered_to=e.to,
     )
 
 

@@ -30,9 +30,11 @@ def holds(event: ev.Event) -> tuple[ev.Transfer, ...]:
     match event:
         case ev.CasterStaked(bet_id=b, caster=caster, amount=amount):
             return (ev.Transfer(caster, escrow(b), amount), ev.Transfer(SETTER, escrow(b), amount))
-        case ev.StakeLaid(bet_id=b, bettor=who, amount=amount) | ev.StakeCovered(
-            bet_id=b, caster=who, amount=amount
-        ) | ev.SideBetAccepted(bet_id=b, acceptor=who, amount=amount):
+        case (
+            ev.StakeLaid(bet_id=b, bettor=who, amount=amount)
+            | ev.StakeCovered(bet_id=b, caster=who, amount=amount)
+            | ev.SideBetAccepted(bet_id=b, acceptor=who, amount=amount)
+        ):
             return (ev.Transfer(who, escrow(b), amount),)
         case ev.OddsLaid(bet_id=b, bettor=bettor, stake=stake, payout=payout):
             return (ev.Transfer(bettor, escrow(b), stake), ev.Transfer(SETTER, escrow(b), payout))

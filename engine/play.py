@@ -107,4 +107,3 @@ def void_throw(
     out = Draft(state)
     out.add(ev.ThrowVoided, reason=reason, off=off, standing=standing)
     return out.events
-

@@ -83,9 +83,7 @@ class RuleSet:
     odds_multiple: int = 1
     """Odds on a round are at most this many times the bettor's original stake."""
     rounding: Rounding = Rounding.REJECT
-    first_throw: Mapping[int, tuple[Outcome, ...]] = field(
-        init=False, repr=False, compare=False
-    )
+    first_throw: Mapping[int, tuple[Outcome, ...]] = field(init=False, repr=False, compare=False)
     """first_throw[main][total]: the outcome table, precomputed for the fold."""
 
     def __post_init__(self) -> None:
@@ -98,8 +96,10 @@ class RuleSet:
                 raise RuleSetError(f"dice_pass.{key}", "must be a whole number, 1 or more")
         table = {
             main: tuple(
-                Outcome.NICK if t in self.nicks[main]
-                else Outcome.OUT if t in self.outs[main]
+                Outcome.NICK
+                if t in self.nicks[main]
+                else Outcome.OUT
+                if t in self.outs[main]
                 else Outcome.CHANCE
                 for t in range(13)
             )
@@ -132,9 +132,7 @@ class RuleSet:
         }
 
 
-def _check_table(
-    nicks: Mapping[int, frozenset[int]], outs: Mapping[int, frozenset[int]]
-) -> None:
+def _check_table(nicks: Mapping[int, frozenset[int]], outs: Mapping[int, frozenset[int]]) -> None:
     for main in sorted(set(nicks) | set(outs)):
         if main not in MAINS:
             raise RuleSetError(f"table.{main}", "a main is 5, 6, 7, 8 or 9")
@@ -144,9 +142,7 @@ def _check_table(
         for kind, totals in (("nicks", nicks[main]), ("outs", outs[main])):
             for total in sorted(totals):
                 if total not in TOTALS:
-                    raise RuleSetError(
-                        f"table.{main}.{kind}", f"total {total} is outside 2..12"
-                    )
+                    raise RuleSetError(f"table.{main}.{kind}", f"total {total} is outside 2..12")
         both = nicks[main] & outs[main]
         if both:
             raise RuleSetError(
@@ -162,8 +158,7 @@ def _check_table(
 
 E = TypeVar("E", bound=enum.Enum)
 
-_KEYS = {"name", "description", "main", "cover", "rounding", "odds_multiple",
-         "dice_pass", "table"}
+_KEYS = {"name", "description", "main", "cover", "rounding", "odds_multiple", "dice_pass", "table"}
 _PASS_KEYS = {"after_losses", "after_wins", "voluntary"}
 
 
@@ -246,9 +241,7 @@ def _int_key(key: object, where: str) -> int:
 
 def _totals(row: Mapping[str, Any], where: str, key: str) -> frozenset[int]:
     values = row.get(key)
-    if not isinstance(values, list) or any(
-        type(v) is not int for v in values
-    ):
+    if not isinstance(values, list) or any(type(v) is not int for v in values):
         raise RuleSetError(f"{where}.{key}", "must be a list of totals")
     for v in values:
         if v not in TOTALS:

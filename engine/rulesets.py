@@ -11,14 +11,16 @@ from engine.rules import CoverPolicy, DicePass, MainMethod, RuleSet
 
 # The outcome table shared by texts 000, 001, 003 and 004.
 MAJORITY_NICKS = {5: {5}, 6: {6, 12}, 7: {7, 11}, 8: {8, 12}, 9: {9}}
-MAJORITY_OUTS = {
-    5: {2, 3, 11, 12}, 6: {2, 3, 11}, 7: {2, 3, 12}, 8: {2, 3, 11}, 9: {2, 3, 11, 12}
-}
+MAJORITY_OUTS = {5: {2, 3, 11, 12}, 6: {2, 3, 11}, 7: {2, 3, 12}, 8: {2, 3, 11}, 9: {2, 3, 11, 12}}
 
 # The history page (002) as written: a main of 6 also loses on 7.
 HISTORY_NICKS = MAJORITY_NICKS
 HISTORY_OUTS = {
-    5: {2, 3, 11, 12}, 6: {2, 3, 7, 11}, 7: {2, 3, 12}, 8: {2, 3, 11}, 9: {2, 3, 11, 12}
+    5: {2, 3, 11, 12},
+    6: {2, 3, 7, 11},
+    7: {2, 3, 12},
+    8: {2, 3, 11},
+    9: {2, 3, 11, 12},
 }
 
 

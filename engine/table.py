@@ -43,8 +43,10 @@ def seat(state: TableState, player: str) -> list[ev.Event]:
     if not isinstance(player, str) or not player.strip() or player != player.strip():
         raise RuleBroken(Rule.NOT_SEATED, "a player's name is a non-empty string")
     if len(player) > MAX_NAME or player.startswith(ESCROW):
-        raise RuleBroken(Rule.NOT_SEATED, f"a player's name is at most {MAX_NAME} characters "
-                         f"and does not start with {ESCROW!r}")
+        raise RuleBroken(
+            Rule.NOT_SEATED,
+            f"a player's name is at most {MAX_NAME} characters and does not start with {ESCROW!r}",
+        )
     if player == SETTER:
         raise RuleBroken(Rule.SETTER_CANNOT_SIT, "the setter banks the table and has no seat")
     if player in state.seats:
@@ -66,8 +68,9 @@ def cast_for_caster(state: TableState, player: str, die: int) -> list[ev.Event]:
     contest, casts = contest_for(state.contest, state.casts, state.seats)
     if player not in contest or player in casts:
         raise RuleBroken(
-            Rule.NOT_YOUR_CAST, f"{player!r} is not among those still to cast: "
-            + ", ".join(p for p in contest if p not in casts)
+            Rule.NOT_YOUR_CAST,
+            f"{player!r} is not among those still to cast: "
+            + ", ".join(p for p in contest if p not in casts),
         )
     out = Draft(state)
     out.add(ev.DieCastForCaster, player=player, die=die)
@@ -95,8 +98,10 @@ def pass_dice(state: TableState) -> list[ev.Event]:
         raise RuleBroken(
             Rule.PASS_NOT_ALLOWED, f"under {rules.name} rules the caster may not pass by choice"
         )
-    if state.phase is not Phase.AWAITING_MAIN or state.last_result is None or not (
-        state.last_result.caster_won
+    if (
+        state.phase is not Phase.AWAITING_MAIN
+        or state.last_result is None
+        or not (state.last_result.caster_won)
     ):
         raise RuleBroken(
             Rule.PASS_NOT_ALLOWED, "the caster may pass by choice only after winning a round"
@@ -116,9 +121,7 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
     if player == state.caster:
         void_round(state, out, "caster-left")
     voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
-    still_open = [
-        b.id for b in state.bets.values() if player in b.parties and b.id not in voided
-    ]
+    still_open = [b.id for b in state.bets.values() if player in b.parties and b.id not in voided]
     if still_open:
         raise RuleBroken(
             Rule.HAS_OPEN_BETS,
@@ -146,4 +149,3 @@ def close(state: TableState) -> list[ev.Event]:
     void_all(state, out, "table-closed")
     out.add(ev.TableClosed)
     return out.events
-
