@@ -254,7 +254,6 @@ def _dice_passed(t: _Table, e: ev.DicePassed) -> None:
     _next_version(t, e)
     t.caster = e.caster
     t.consecutive_losses = t.consecutive_wins = 0
-    t.last_result = None
     t.standing = None
     if e.caster is None:
         t.phase = Phase.SEATING

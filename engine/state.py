@@ -115,7 +115,7 @@ class TableState:
     consecutive_losses: int = 0
     consecutive_wins: int = 0
     last_result: RoundResult | None = None
-    """How the current caster's last round ended (None after the dice pass)."""
+    """How the table's last round ended."""
     wins: int = 0
     losses: int = 0
     abandoned: int = 0

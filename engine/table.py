@@ -98,11 +98,8 @@ def pass_dice(state: TableState) -> list[ev.Event]:
         raise RuleBroken(
             Rule.PASS_NOT_ALLOWED, f"under {rules.name} rules the caster may not pass by choice"
         )
-    if (
-        state.phase is not Phase.AWAITING_MAIN
-        or state.last_result is None
-        or not (state.last_result.caster_won)
-    ):
+    # The streak resets when the dice pass, so a win on it is this caster's own.
+    if state.phase is not Phase.AWAITING_MAIN or state.consecutive_wins == 0:
         raise RuleBroken(
             Rule.PASS_NOT_ALLOWED, "the caster may pass by choice only after winning a round"
         )
