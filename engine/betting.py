@@ -77,7 +77,10 @@ def cover(
     if type(caster_funds) is not int or caster_funds < 0:
         raise RuleBroken(Rule.INVALID_STAKE, "the caster's funds are a whole number, 0 or more")
     pending = _pending_laid(state)
-    chosen = pending if bet_ids is None else [_pending_bet(state, i) for i in bet_ids]
+    # A stake named twice is covered once (dict.fromkeys keeps the order, drops repeats).
+    chosen = (
+        pending if bet_ids is None else [_pending_bet(state, i) for i in dict.fromkeys(bet_ids)]
+    )
     out = Draft(state)
     if rules.cover is CoverPolicy.FORFEIT:
         owed = sum(b.no_stake for b in pending)

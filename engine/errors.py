@@ -44,8 +44,6 @@ class Rule(enum.Enum):
     """The command does not belong to this part of the round."""
     NOT_YOUR_CAST = "not-your-cast"
     """Only the players still in the cast for first caster cast a die now."""
-    NOT_ENOUGH_PLAYERS = "not-enough-players"
-    """A first caster is chosen among at least one seated player."""
     INVALID_DIE = "invalid-die"
     """A die shows 1 to 6."""
     INVALID_MAIN = "invalid-main"

@@ -198,6 +198,8 @@ def _player_seated(t: _Table, e: ev.PlayerSeated) -> None:
 
 def _player_left(t: _Table, e: ev.PlayerLeft) -> None:
     _next_version(t, e)
+    if e.player not in t.seats:
+        raise ReplayError(f"event {e.version}: {e.player!r} left without a seat")
     t.seats.remove(e.player)
     if e.player in t.contest:
         t.contest = tuple(p for p in t.contest if p != e.player)
@@ -298,7 +300,7 @@ def _stake_laid(t: _Table, e: ev.StakeLaid) -> None:
 
 def _stake_covered(t: _Table, e: ev.StakeCovered) -> None:
     _next_version(t, e)
-    bet = _bet(t, e.bet_id, e.version)
+    bet = _pending(t, e.bet_id, e.version)
     t.bets[e.bet_id] = _replace(bet, yes=e.caster, pending=False)
 
 
@@ -339,7 +341,7 @@ def _side_offered(t: _Table, e: ev.SideBetOffered) -> None:
 
 def _side_accepted(t: _Table, e: ev.SideBetAccepted) -> None:
     _next_version(t, e)
-    bet = _bet(t, e.bet_id, e.version)
+    bet = _pending(t, e.bet_id, e.version)
     if bet.yes is None:
         t.bets[e.bet_id] = _replace(bet, yes=e.acceptor, pending=False)
     else:
@@ -357,6 +359,13 @@ def _bet(t: _Table, bet_id: str, version: int) -> Bet:
         return t.bets[bet_id]
     except KeyError:
         raise ReplayError(f"event {version}: bet {bet_id} is not open") from None
+
+
+def _pending(t: _Table, bet_id: str, version: int) -> Bet:
+    bet = _bet(t, bet_id, version)
+    if not bet.pending:
+        raise ReplayError(f"event {version}: bet {bet_id} was already taken")
+    return bet
 
 
 def _replace(bet: Bet, **changes: Any) -> Bet:

@@ -9,7 +9,7 @@ from engine.command import Draft, open_rules, pass_to_left, require_caster, requ
 from engine.dice import is_die
 from engine.errors import Rule, RuleBroken
 from engine.fold import INITIAL, contest_for
-from engine.money import ESCROW
+from engine.money import ESCROW, refund_transfers
 from engine.rules import RuleSet
 from engine.state import SETTER, Phase, TableState
 
@@ -117,6 +117,11 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
     out = Draft(state)
     if player == state.caster:
         void_round(state, out, "caster-left")
+    for bet in state.bets.values():  # offers made to the leaver alone can never be taken
+        if bet.pending and bet.offered_to == player:
+            out.add(
+                ev.BetVoided, bet_id=bet.id, reason="offeree-left", transfers=refund_transfers(bet)
+            )
     voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
     still_open = [b.id for b in state.bets.values() if player in b.parties and b.id not in voided]
     if still_open:

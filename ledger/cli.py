@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from fractions import Fraction
+from typing import TextIO, cast
 
 import click
 
@@ -14,8 +15,8 @@ from engine.odds import fraction_text, main_odds, random_main_p_win, table
 from engine.rules import MainMethod, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
 from ledger.rulesource import load_ruleset
-from ledger.simulate import simulate as run_simulation
 from ledger.simulate import expected, wilson
+from ledger.simulate import simulate as run_simulation
 
 RULESET_HELP = f"a built-in rule set ({', '.join(BUILTIN)}) or a .json/.toml file"
 
@@ -73,7 +74,10 @@ def odds(ruleset: str, as_json: bool) -> None:
 @click.option("--rounds", type=click.IntRange(min=1), default=100_000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the dice")
 @click.option(
-    "--main", "fixed_main", type=click.IntRange(5, 9), default=None,
+    "--main",
+    "fixed_main",
+    type=click.IntRange(5, 9),
+    default=None,
     help="always call this main (called-main rule sets only); default: chosen by a "
     "preliminary roll",
 )
@@ -88,16 +92,18 @@ def simulate(
             f"under {rules.name} rules the main is thrown", param_hint="--main"
         )
     show = sys.stderr.isatty() if progress is None else progress
-    with click.progressbar(
-        length=rounds, label="rounds", file=sys.stderr if show else _Null()
-    ) as bar:
+    out: TextIO = sys.stderr if show else cast(TextIO, _Null())
+    with click.progressbar(length=rounds, label="rounds", file=out) as bar:
         result = run_simulation(rules, rounds, seed, fixed_main, progress=bar.update)
     click.echo(f"{rounds} rounds of {rules.name}, seed {seed}; 99% Wilson intervals")
     click.echo(f"{'':<34} {'rounds':>8} {'observed':>9} {'99% interval':>17} {'exact':>8}")
     checked = outside = 0
     for label, tally, p_win, p_nick, p_out in expected(result):
-        rows = [("P(win)", tally.wins, p_win), ("P(nick)", tally.nicks, p_nick),
-                ("P(out)", tally.outs, p_out)]
+        rows = [
+            ("P(win)", tally.wins, p_win),
+            ("P(nick)", tally.nicks, p_nick),
+            ("P(out)", tally.outs, p_out),
+        ]
         for what, count, exact in rows:
             if exact is None or tally.rounds == 0:
                 continue

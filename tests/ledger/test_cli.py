@@ -9,8 +9,13 @@ from click.testing import CliRunner
 
 from ledger.cli import main
 
-TEXT_FIGURES = {"5": "1396/2835", "6": "6961/14256", "7": "244/495", "8": "6961/14256",
-                "9": "1396/2835"}
+TEXT_FIGURES = {
+    "5": "1396/2835",
+    "6": "6961/14256",
+    "7": "244/495",
+    "8": "6961/14256",
+    "9": "1396/2835",
+}
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -25,7 +30,10 @@ def test_odds_json_reproduces_the_texts_figures() -> None:
     assert data["ruleset"] == "english"
     assert {m: v["p_win"] for m, v in data["mains"].items()} == TEXT_FIGURES
     assert data["mains"]["5"] == {
-        "p_nick": "1/9", "p_out": "1/6", "p_win": "1396/2835", "disadvantage": "43/2835"
+        "p_nick": "1/9",
+        "p_out": "1/6",
+        "p_win": "1396/2835",
+        "disadvantage": "43/2835",
     }
     assert data["random_main"]["p_win"] == "1979/4032"
     assert data["random_main"]["disadvantage"] == "37/2016"
@@ -52,9 +60,7 @@ def test_odds_for_the_history_table_differs_on_a_main_of_six() -> None:
 
 def test_odds_from_a_custom_toml_file(tmp_path: pytest.TempPathFactory) -> None:
     path = tmp_path / "sevens.toml"  # type: ignore[operator]
-    rows = "\n".join(
-        f"[table.{m}]\nnicks = [{m}]\nouts = [2, 3, 12]" for m in range(5, 10)
-    )
+    rows = "\n".join(f"[table.{m}]\nnicks = [{m}]\nouts = [2, 3, 12]" for m in range(5, 10))
     path.write_text(f'name = "sevens"\n{rows}\n')
     code, out = run("odds", "--ruleset", str(path), "--json")
     assert code == 0, out

@@ -1,0 +1,227 @@
+"""Example-driven tests of bets beyond the round's stakes: odds at Hoyle's prices,
+payouts that fall between minor units, the setter's exposure cap, and side bets on
+every proposition. Tables are checked on teardown to keep their books (tablekit.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+
+import pytest
+
+import engine
+from engine import events as ev
+from engine.errors import Rule
+from engine.events import Limits, Proposition, PropositionKind
+from engine.money import ESCROW
+from engine.rules import from_mapping
+from engine.rulesets import BUILTIN
+from engine.state import SETTER
+from tests.engine.tablekit import (
+    CASTER_WINS,
+    CHANCE_FIRST,
+    NICK_FIRST,
+    Table,
+    kinds,
+    next_total,
+    tables,
+)
+
+
+@pytest.fixture
+def table() -> Iterator[Callable[..., Table]]:
+    yield from tables()
+
+
+# -- odds ---------------------------------------------------------------------------
+
+
+def test_odds_pay_hoyles_table(table: Callable[..., Table]) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    t.bet(engine.lay, "bob", 100)
+    t.do(engine.cover, 100)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 1, 4)  # chance 5: odds 3/2 on the chance, 2/3 on the main
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 25)
+    assert "3/2" in detail and "75/2" in detail and detail.endswith("are 24 and 26")
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "bob", "main", 25)
+    assert detail.endswith("are 24 and 27")
+    t.refused(Rule.ODDS_WITHOUT_STAKE, engine.lay_odds, "cat", "chance", 10)
+    t.refused(Rule.INVALID_PROPOSITION, engine.lay_odds, "ann", "point", 10)
+    t.refused(Rule.INVALID_STAKE, engine.lay_odds, "ann", "chance", 0)
+    (ann,) = t.do(engine.lay_odds, "ann", "chance", 100)
+    assert (ann.stake, ann.payout, ann.breakage) == (100, 150, Fraction(0))
+    assert "0 more" in t.refused(Rule.ODDS_LIMIT, engine.lay_odds, "ann", "chance", 2)
+    (bob,) = t.do(engine.lay_odds, "bob", "main", 60)
+    assert (bob.stake, bob.payout) == (60, 40)
+    assert "40 more" in t.refused(Rule.ODDS_LIMIT, engine.lay_odds, "bob", "main", 42)
+    assert t.state.exposure() == 100 + 150 + 40
+    assert kinds(t.do(engine.throw, 3, 3)) == ["DiceThrown"]
+    out = t.do(engine.throw, 2, 3)  # the chance: the caster and the chance win
+    settled = {e.bet_id: (e.winner, e.transfers[0].amount) for e in out[1:]}
+    assert settled[ann.bet_id] == ("ann", 250) and settled[bob.bet_id] == (SETTER, 100)
+    assert t.players_net() == {"ann": 350, SETTER: -190, "bob": -160}
+
+
+@pytest.mark.parametrize(("stake", "nearest"), [(3, "are 5"), (12, "are 10 and 15")])
+def test_payout_not_payable_names_nearest_stakes(
+    table: Callable[..., Table], stake: int, nearest: str
+) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    t.do(engine.call_main, 5)
+    t.do(engine.throw, 3, 3)  # chance 6 on a main of 5: 4/5
+    assert t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", stake).endswith(
+        nearest
+    )
+    t.do(engine.close)
+
+
+def test_round_down_records_breakage(table: Callable[..., Table]) -> None:
+    data = BUILTIN["english"].to_mapping()
+    data.update(name="round-down", rounding="round-down", odds_multiple=2)
+    t = table(from_mapping(data))
+    t.bet(engine.stake, 25)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 1, 4)
+    first = t.bet(engine.lay_odds, "ann", "chance", 25)
+    (second,) = t.do(engine.lay_odds, "ann", "chance", 25)
+    assert (second.payout, second.breakage) == (37, Fraction(1, 2))
+    t.refused(Rule.ODDS_LIMIT, engine.lay_odds, "ann", "chance", 1)
+    out = t.do(engine.throw, 4, 1)
+    odds = [e for e in out if isinstance(e, ev.BetSettled) and e.bet_id in (first, second.bet_id)]
+    assert [(e.winner, e.transfers[0].amount, e.breakage) for e in odds] == [
+        ("ann", 62, Fraction(1, 2))
+    ] * 2
+    assert t.players_net() == {"ann": 99, SETTER: -99}
+
+
+def test_exposure_limit(table: Callable[..., Table]) -> None:
+    t = table(limits=Limits(max_exposure=200))
+    t.refused(Rule.EXPOSURE_LIMIT, engine.stake, 201)
+    t.bet(engine.stake, 100)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 3, 1)  # chance 4: odds 2/1
+    t.refused(Rule.EXPOSURE_LIMIT, engine.lay_odds, "ann", "chance", 100)
+    t.do(engine.lay_odds, "ann", "chance", 50)
+    assert t.state.exposure() == 200
+    t.refused(Rule.EXPOSURE_LIMIT, engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
+    offer = t.bet(engine.offer_side_bet, "bob", next_total(2), True, 10, 60)
+    t.refused(Rule.EXPOSURE_LIMIT, engine.accept_side_bet, offer, SETTER)
+    t.do(engine.accept_side_bet, offer, "cat")
+    t.do(engine.throw, 1, 1)  # 2: bob's next total; the chance phase goes on
+    t.do(engine.throw, 2, 2)  # the chance: the caster's stake and odds (2/1) win
+    assert t.players_net() == {"bob": 60, "cat": -60, "ann": 200, SETTER: -200}
+
+
+# -- side bets ----------------------------------------------------------------------
+
+
+def test_side_bet_caster_wins_each_side_names_its_stake(table: Callable[..., Table]) -> None:
+    t = table()
+    offer = t.bet(engine.offer_side_bet, "bob", CASTER_WINS, True, 100, 500, to="cat")
+    assert t.state.bets[offer].pending and t.state.bets[offer].yes_stake == 100
+    t.refused(Rule.NOT_SEATED, engine.accept_side_bet, offer, "dan")
+    t.refused(Rule.NOT_OFFERED_TO_YOU, engine.accept_side_bet, offer, "ann")
+    t.refused(Rule.SELF_BET, engine.accept_side_bet, offer, "bob")
+    t.refused(Rule.NOT_YOUR_BET, engine.withdraw_side_bet, offer, "cat")
+    (accepted,) = t.do(engine.accept_side_bet, offer, "cat")
+    assert accepted.amount == 500 and not t.state.bets[offer].pending
+    t.refused(Rule.UNKNOWN_BET, engine.accept_side_bet, offer, "cat")
+    t.refused(Rule.UNKNOWN_BET, engine.withdraw_side_bet, offer, "bob")
+    t.do(engine.call_main, 7)
+    out = t.do(engine.throw, 6, 5)
+    paid = (ev.Transfer(ESCROW + offer, "bob", 600),)
+    assert out[1] == ev.BetSettled(out[1].version, offer, "bob", paid, Fraction(0))
+    assert t.players_net() == {"bob": 500, "cat": -500}
+
+
+def test_side_bet_offer_refusals_and_withdrawal(table: Callable[..., Table]) -> None:
+    t = table(choose=False)
+    t.refused(Rule.WRONG_PHASE, engine.offer_side_bet, "bob", CASTER_WINS, True, 1, 1)
+    t.refused(Rule.SELF_BET, engine.offer_side_bet, "bob", next_total(7), True, 1, 1, to="bob")
+    t.refused(Rule.NOT_SEATED, engine.offer_side_bet, "bob", next_total(7), True, 1, 1, to="dan")
+    t.refused(Rule.NOT_SEATED, engine.offer_side_bet, "dan", next_total(7), True, 1, 1)
+    for bad in (next_total(), next_total(*range(2, 13)), next_total(13), next_total(1, 7)):
+        t.refused(Rule.INVALID_PROPOSITION, engine.offer_side_bet, "bob", bad, True, 1, 1)
+    bad = Proposition(PropositionKind.CASTER_WINS, frozenset({7}))
+    t.refused(Rule.INVALID_PROPOSITION, engine.offer_side_bet, "bob", bad, True, 1, 1)
+    offer = t.bet(engine.offer_side_bet, "bob", next_total(7), True, 100, 500)
+    out = t.do(engine.withdraw_side_bet, offer, "bob")
+    refund = (ev.Transfer(ESCROW + offer, "bob", 100),)
+    assert out == [ev.BetVoided(out[0].version, offer, "withdrawn", refund)]
+    t.refused(Rule.UNKNOWN_BET, engine.withdraw_side_bet, offer, "bob")
+    assert not t.players_net()
+
+
+def test_side_bet_chance_before_main(table: Callable[..., Table]) -> None:
+    t = table()
+    t.do(engine.call_main, 6)
+    t.do(engine.throw, 2, 2)  # chance 4
+    offer = t.bet(engine.offer_side_bet, "bob", CHANCE_FIRST, False, 300, 100)
+    assert t.do(engine.accept_side_bet, offer, SETTER)[0].amount == 100
+    t.do(engine.throw, 1, 5)  # the main: chance-before-main is false
+    assert t.players_net() == {"bob": 100, SETTER: -100}
+
+
+def test_chance_before_main_void_when_no_chance_and_never_accepted(
+    table: Callable[..., Table],
+) -> None:
+    t = table()
+    t.do(engine.call_main, 6)
+    taken = t.bet(engine.offer_side_bet, "bob", CHANCE_FIRST, True, 100, 100)
+    t.do(engine.accept_side_bet, taken, "cat")
+    lonely = t.bet(engine.offer_side_bet, "cat", CASTER_WINS, True, 40, 40)
+    out = t.do(engine.throw, 6, 6)  # 12 nicks on 6: no chance is ever set
+    voids = {e.bet_id: e.reason for e in out if isinstance(e, ev.BetVoided)}
+    assert voids == {taken: "undecidable", lonely: "never-accepted"}
+    assert not t.players_net()
+
+
+def test_side_bet_nick_first_throw(table: Callable[..., Table]) -> None:
+    t = table()
+    offer = t.bet(engine.offer_side_bet, "cat", NICK_FIRST, True, 50, 200)
+    t.do(engine.accept_side_bet, offer, "bob")
+    t.do(engine.call_main, 8)
+    assert kinds(t.do(engine.throw, 6, 6)) == ["DiceThrown", "BetSettled"]
+    assert t.players_net() == {"cat": 200, "bob": -200}
+    t.do(engine.call_main, 8)
+    t.do(engine.throw, 3, 3)
+    t.refused(Rule.PROPOSITION_DECIDED, engine.offer_side_bet, "cat", NICK_FIRST, True, 5, 5)
+
+
+def test_nick_first_throw_waits_for_a_rolled_main(table: Callable[..., Table]) -> None:
+    t = table("french")
+    offer = t.bet(engine.offer_side_bet, "cat", NICK_FIRST, False, 30, 10)
+    t.do(engine.accept_side_bet, offer, "bob")
+    assert kinds(t.do(engine.throw, 1, 1)) == ["DiceThrown"]  # re-tossed
+    assert kinds(t.do(engine.throw, 2, 3)) == ["DiceThrown"]  # the main: 5
+    assert kinds(t.do(engine.throw, 4, 1)) == ["DiceThrown", "BetSettled"]  # nick
+    assert t.players_net() == {"bob": 30, "cat": -30}
+
+
+def test_nick_first_throw_void_when_first_roll_is_no_main(table: Callable[..., Table]) -> None:
+    t = table("history")
+    offer = t.bet(engine.offer_side_bet, "cat", NICK_FIRST, True, 30, 10)
+    t.do(engine.accept_side_bet, offer, "bob")
+    out = t.do(engine.throw, 6, 6)
+    assert [(type(e).__name__, getattr(e, "reason", None)) for e in out[1:]] == [
+        ("BetVoided", "undecidable"),
+        ("DicePassed", "loss"),
+    ]
+
+
+def test_side_bet_next_total_outlives_the_round(table: Callable[..., Table]) -> None:
+    t = table()
+    offer = t.bet(engine.offer_side_bet, "bob", next_total(7, 11), True, 100, 500)
+    t.do(engine.accept_side_bet, offer, "cat")
+    lonely = t.bet(engine.offer_side_bet, "cat", next_total(2), True, 5, 5)
+    t.do(engine.call_main, 7)
+    t.do(engine.void_throw, "wild", 0)  # a void throw decides nothing
+    out = t.do(engine.throw, 1, 1)  # 2 throws out; 2 is not 7 or 11
+    decided = {e.bet_id: type(e).__name__ for e in out[1:]}
+    assert decided == {offer: "BetSettled", lonely: "BetVoided"}
+    assert out[1].winner == "cat"  # type: ignore[union-attr]
+    assert t.players_net() == {"bob": -100, "cat": 100}
