@@ -23,8 +23,8 @@ def load_ruleset(name_or_path: str) -> RuleSet:
     if fmt is None:
         known = ", ".join(sorted(BUILTIN))
         raise RuleSetError(
-            "name", f"{name_or_path!r} is neither a built-in rule set ({known}) "
-            "nor a .json or .toml file"
+            "name",
+            f"{name_or_path!r} is neither a built-in rule set ({known}) nor a .json or .toml file",
         )
     try:
         text = path.read_text(encoding="utf-8")
