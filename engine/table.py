@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from engine import events as ev
 from engine.betting import void_all, void_round
-from engine.command import Draft, open_rules, pass_to_left, require_caster, require_player
+from engine.command import (
+    Draft,
+    left_of,
+    open_rules,
+    pass_to_left,
+    require_caster,
+    require_player,
+)
 from engine.dice import is_die
 from engine.errors import Rule, RuleBroken
 from engine.fold import INITIAL, contest_for
@@ -117,12 +124,13 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
     out = Draft(state)
     if player == state.caster:
         void_round(state, out, "caster-left")
+    voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
     for bet in state.bets.values():  # offers made to the leaver alone can never be taken
-        if bet.pending and bet.offered_to == player:
+        if bet.pending and bet.offered_to == player and bet.id not in voided:
             out.add(
                 ev.BetVoided, bet_id=bet.id, reason="offeree-left", transfers=refund_transfers(bet)
             )
-    voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
+            voided.add(bet.id)
     still_open = [b.id for b in state.bets.values() if player in b.parties and b.id not in voided]
     if still_open:
         raise RuleBroken(
@@ -134,12 +142,8 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
     if state.phase is Phase.SEATING and player in state.contest:
         _choose_if_decided(out)
     if player == state.caster:
-        after_seats = tuple(p for p in state.seats if p != player)
-        # The dice go to whoever sat to the leaver's left.
-        nxt = None
-        if after_seats:
-            i = state.seats.index(player)
-            nxt = state.seats[(i + 1) % len(state.seats)]
+        # The dice go to whoever sat to the leaver's left, if anyone is left.
+        nxt = left_of(state.seats, player) if len(state.seats) > 1 else None
         out.add(ev.DicePassed, caster=nxt, reason="caster-left")
     return out.events
 
