@@ -1,0 +1,156 @@
+"""Events to plain JSON-able data and back, and the canonical bytes that get hashed.
+
+Each event type has a schema version. Decoding refuses a type or version it does not
+know, and a payload that does not fit, with `DecodeError`; the store adds the event's
+position so that bad stored data fails loudly and says where.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from engine import events as ev
+from engine.rules import from_mapping
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        ev.TableOpened,
+        ev.PlayerSeated,
+        ev.PlayerLeft,
+        ev.TableClosed,
+        ev.DieCastForCaster,
+        ev.CasterChosen,
+        ev.DicePassed,
+        ev.CasterForfeited,
+        ev.MainCalled,
+        ev.DiceThrown,
+        ev.ThrowVoided,
+        ev.CasterStaked,
+        ev.StakeLaid,
+        ev.StakeCovered,
+        ev.OddsLaid,
+        ev.SideBetOffered,
+        ev.SideBetAccepted,
+        ev.BetSettled,
+        ev.BetVoided,
+    )
+}
+SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)
+
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls) if f.name != "version")
+    for cls in EVENT_TYPES.values()
+}
+
+
+class DecodeError(ValueError):
+    """Stored event data that this code cannot read."""
+
+
+def _fraction_out(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _fraction_in(value: Any) -> Fraction:
+    if not isinstance(value, str):
+        raise DecodeError(f"expected a fraction as 'n/d', got {value!r}")
+    return Fraction(value)
+
+
+def _proposition_out(p: ev.Proposition) -> dict[str, Any]:
+    return {"kind": p.kind.value, "totals": sorted(p.totals)}
+
+
+def _proposition_in(data: Any) -> ev.Proposition:
+    return ev.Proposition(ev.PropositionKind(data["kind"]), frozenset(data["totals"]))
+
+
+def _transfers_out(transfers: tuple[ev.Transfer, ...]) -> list[dict[str, Any]]:
+    return [{"source": t.source, "target": t.target, "amount": t.amount} for t in transfers]
+
+
+def _transfers_in(data: Any) -> tuple[ev.Transfer, ...]:
+    return tuple(ev.Transfer(t["source"], t["target"], _int(t["amount"])) for t in data)
+
+
+def _limits_out(limits: ev.Limits) -> dict[str, Any]:
+    return {f: getattr(limits, f) for f in ("min_stake", "max_stake", "max_exposure")}
+
+
+def _limits_in(data: Any) -> ev.Limits:
+    return ev.Limits(**data)
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise DecodeError(f"expected a whole number, got {value!r}")
+    return value
+
+
+# Fields that are not plain JSON values, by name (a name means the same in every event).
+_SPECIAL: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "rules": (lambda r: r.to_mapping(), from_mapping),
+    "limits": (_limits_out, _limits_in),
+    "proposition": (_proposition_out, _proposition_in),
+    "transfers": (_transfers_out, _transfers_in),
+    "breakage": (_fraction_out, _fraction_in),
+}
+
+
+def encode(event: ev.Event) -> tuple[str, int, dict[str, Any]]:
+    """(event type, schema version, payload) for storage. The version is not in the
+    payload: the store keeps it as the event's version in its stream."""
+    cls = type(event)
+    name = cls.__name__
+    payload: dict[str, Any] = {}
+    for f in _FIELDS[cls]:
+        value = getattr(event, f)
+        special = _SPECIAL.get(f)
+        payload[f] = special[0](value) if special is not None else value
+    return name, SCHEMA_VERSION[name], payload
+
+
+def decode(name: str, schema: int, version: int, payload: Mapping[str, Any]) -> ev.Event:
+    """Rebuild an event, refusing anything this code does not know."""
+    cls = EVENT_TYPES.get(name)
+    if cls is None:
+        raise DecodeError(f"unknown event type {name!r}")
+    if schema != SCHEMA_VERSION[name]:
+        raise DecodeError(f"{name} schema version {schema} is not one this code reads")
+    if not isinstance(payload, Mapping):
+        raise DecodeError(f"{name} payload is not an object")
+    fields = _FIELDS[cls]
+    if len(payload) != len(fields) or any(f not in payload for f in fields):
+        raise DecodeError(f"{name} payload has fields {sorted(payload)}, expected {sorted(fields)}")
+    kwargs: dict[str, Any] = {}
+    try:
+        for f in fields:
+            special = _SPECIAL.get(f)
+            kwargs[f] = special[1](payload[f]) if special is not None else payload[f]
+        event: ev.Event = cls(version=version, **kwargs)
+    except DecodeError:
+        raise
+    except (TypeError, ValueError, KeyError) as exc:
+        raise DecodeError(f"{name} payload does not fit: {exc}") from None
+    return event
+
+
+def canonical(document: Mapping[str, Any]) -> bytes:
+    """The one byte string a document hashes to: sorted keys, no spaces, UTF-8.
+
+    Amounts are integers and fractions are "n/d" strings, so no float ever reaches it.
+    """
+    return json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+
+
+def chain_hash(previous: str, document: Mapping[str, Any]) -> str:
+    """SHA-256 over the previous hash and the canonical event: a stream's hash chain."""
+    return hashlib.sha256(previous.encode() + b"\n" + canonical(document)).hexdigest()

@@ -1,0 +1,98 @@
+"""Connecting to the database and keeping its schema current.
+
+SQLite is the embedded default; PostgreSQL is reached with
+DATABASE_URL=postgresql+psycopg://... . Either way the schema comes from the Alembic
+migrations in migrations/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+DEFAULT_URL = "sqlite:///hazard.sqlite3"
+BUSY_TIMEOUT_MS = 10_000
+
+
+class SchemaBehind(RuntimeError):
+    """The database's schema is older than this code."""
+
+
+def database_url() -> str:
+    return os.environ.get("DATABASE_URL", DEFAULT_URL)
+
+
+def make_engine(url: str | None = None, **kwargs: Any) -> sa.Engine:
+    url = url or database_url()
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, **kwargs)
+        _sqlite_durability(engine)
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _sqlite_durability(engine: sa.Engine) -> None:
+    """WAL, fsync on every commit, and writers that take the lock up front.
+
+    pysqlite's own transaction handling defers BEGIN and so lets two writers both read
+    and then one fail to upgrade its lock; BEGIN IMMEDIATE takes the write lock at the
+    start, so the busy timeout queues writers instead. A connection opened with
+    `execution_options(writes=True)` begins that way; readers begin deferred, so WAL
+    lets them read while a writer writes.
+    """
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(connection: sa.Connection) -> None:
+        writes = connection.get_execution_options().get("writes", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+
+
+def _alembic_config(connection: sa.Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: sa.Engine) -> None:
+    """Apply every migration the database has not had (`hazard db upgrade`)."""
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "head")
+
+
+def schema_status(engine: sa.Engine) -> tuple[str | None, str]:
+    """(the database's revision, the code's head revision)."""
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert head is not None
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    return current, head
+
+
+def require_current(engine: sa.Engine) -> None:
+    """Refuse to run against a schema that is behind, saying what to run."""
+    current, head = schema_status(engine)
+    if current != head:
+        raise SchemaBehind(
+            f"the database schema is at {current or 'nothing'}, this code needs {head}: "
+            "run `hazard db upgrade`"
+        )

@@ -1,0 +1,165 @@
+"""The event store's guarantees, on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+import engine as hz
+from ledger import db
+from ledger.store import GENESIS, ConcurrencyError, CorruptEvent, EventStore
+
+STREAM = "table:1"
+
+
+def opened() -> tuple[hz.TableState, list[hz.Event]]:
+    events = hz.open_table(hz.BUILTIN["english"], hz.Limits(min_stake=10))
+    return hz.fold(events), events
+
+
+def append(store: EventStore, stream: str, expected: int, events: list[hz.Event]) -> None:
+    with store.transaction() as conn:
+        store.append(conn, stream, expected, events, actor="setter")
+
+
+def test_appended_events_load_back_equal(store: EventStore) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    seated = hz.seat(state, "ann")
+    append(store, STREAM, 1, seated)
+    assert store.load(STREAM) == [*events, *seated]
+    assert hz.fold(store.load(STREAM)) == hz.fold(seated, state)
+    assert store.version(STREAM) == 2
+
+
+def test_a_stale_expected_version_conflicts_and_writes_nothing(store: EventStore) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    with pytest.raises(ConcurrencyError) as info:
+        append(store, STREAM, 1, hz.seat(state, "bob"))
+    assert info.value.actual == 2
+    assert [r.version for r in store.read(STREAM)] == [1, 2]
+    assert hz.fold(store.load(STREAM)).seats == ("ann",)
+
+
+def test_the_database_refuses_update_and_delete(store: EventStore, engine: sa.Engine) -> None:
+    _, events = opened()
+    append(store, STREAM, 0, events)
+    for statement in ("UPDATE events SET actor = 'mallory'", "DELETE FROM events"):
+        with pytest.raises(sa.exc.DatabaseError, match="immutable"), engine.begin() as conn:
+            conn.exec_driver_sql(statement)
+    assert store.read(STREAM)[0].actor == "setter"
+
+
+def test_each_stream_is_a_hash_chain(store: EventStore) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    append(store, "table:2", 0, opened()[1])
+    first, second = store.read(STREAM)
+    assert first.prev_hash == GENESIS
+    assert second.prev_hash == first.hash
+    assert store.read("table:2")[0].prev_hash == GENESIS
+    assert list(store.verify()) == []
+
+
+def test_verify_names_the_first_event_that_does_not_match(
+    store: EventStore, engine: sa.Engine
+) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    # Tamper behind the triggers' back, as someone with the database file could.
+    with engine.begin() as conn:
+        _drop_immutability(conn)
+        conn.exec_driver_sql(
+            """UPDATE events SET payload = '{"player":"eve"}' WHERE position = 2"""
+        )
+    problems = list(store.verify())
+    assert len(problems) == 1
+    assert problems[0].startswith("position 2 (table:1 v2)")
+    assert "hash does not match" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("payload", "not json", "payload is not JSON"),
+        ("type", "DiceExploded", "unknown event type"),
+        ("schema_version", 99, "schema version 99"),
+        ("payload", json.dumps({"wrong": 1}), "payload has fields"),
+    ],
+)
+def test_bad_stored_data_fails_loudly_naming_the_position(
+    store: EventStore, engine: sa.Engine, column: str, value: object, message: str
+) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    with engine.begin() as conn:
+        _drop_immutability(conn)
+        conn.execute(sa.text(f"UPDATE events SET {column} = :v WHERE position = 2"), {"v": value})
+    with pytest.raises(CorruptEvent, match=message) as info:
+        store.load(STREAM)
+    assert info.value.position == 2
+    assert "position 2" in str(info.value)
+
+
+def test_concurrent_writers_never_let_a_tailing_reader_skip(store: EventStore) -> None:
+    """Positions become visible in order: a reader tailing 'after P' sees every one."""
+    writers, appends = 4, 15
+    done = threading.Event()
+    seen: list[int] = []
+
+    def write(n: int) -> None:
+        stream = f"table:w{n}"
+        _, events = opened()
+        append(store, stream, 0, events)
+        state = hz.fold(events)
+        for i in range(appends):
+            new = hz.seat(state, f"p{i}")
+            append(store, stream, state.version, new)
+            state = hz.fold(new, state)
+
+    def tail() -> None:
+        after = 0
+        while True:
+            finished = done.is_set()
+            for row in store.read_all(after):
+                seen.append(row.position)
+                after = row.position
+            if finished:
+                return
+
+    reader = threading.Thread(target=tail)
+    reader.start()
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    reader.join()
+    total = writers * (appends + 1)
+    assert seen == list(range(1, total + 1))
+
+
+def test_the_schema_is_current_after_upgrade_and_behind_before(database_url: str) -> None:
+    eng = db.make_engine(database_url)
+    with pytest.raises(db.SchemaBehind, match="hazard db upgrade"):
+        db.require_current(eng)
+    db.upgrade(eng)
+    db.require_current(eng)
+    eng.dispose()
+
+
+def _drop_immutability(conn: sa.Connection) -> None:
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_delete")
+    else:
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update_delete ON events")
