@@ -132,3 +132,38 @@ class _Null:
 
     def isatty(self) -> bool:
         return False
+
+
+@main.group()
+def db() -> None:
+    """The database: DATABASE_URL, or hazard.sqlite3 here by default."""
+
+
+@db.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every migration the database has not had."""
+    from ledger import db as database
+
+    engine = database.make_engine()
+    database.upgrade(engine)
+    current, _ = database.schema_status(engine)
+    click.echo(f"database schema at {current}")
+
+
+@main.command()
+def verify() -> None:
+    """Recompute every stream's hash chain; name the first event that does not match."""
+    from ledger import db as database
+    from ledger.store import EventStore
+
+    engine = database.make_engine()
+    try:
+        database.require_current(engine)
+    except database.SchemaBehind as exc:
+        raise click.ClickException(str(exc)) from None
+    problems = list(EventStore(engine).verify())
+    for line in problems:
+        click.echo(line)
+    if problems:
+        raise SystemExit(1)
+    click.echo("every hash chain verifies")

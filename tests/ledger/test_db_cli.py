@@ -1,0 +1,49 @@
+"""`hazard db upgrade` and `hazard verify`, against the database in DATABASE_URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+import engine as hz
+from ledger import db
+from ledger.cli import main
+from ledger.store import EventStore
+
+
+@pytest.fixture
+def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    value = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    monkeypatch.setenv("DATABASE_URL", value)
+    return value
+
+
+def test_verify_refuses_a_schema_that_is_behind(url: str) -> None:
+    result = CliRunner().invoke(main, ["verify"])
+    assert result.exit_code == 1
+    assert "hazard db upgrade" in result.output
+
+
+def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
+    result = CliRunner().invoke(main, ["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "0001" in result.output
+    engine = db.make_engine(url)
+    store = EventStore(engine)
+    events = hz.open_table(hz.BUILTIN["english"])
+    with store.transaction() as conn:
+        store.append(conn, "table:1", 0, events, actor="setter")
+        store.append(conn, "table:1", 1, hz.seat(hz.fold(events), "ann"), actor="setter")
+    ok = CliRunner().invoke(main, ["verify"])
+    assert ok.exit_code == 0
+    assert "every hash chain verifies" in ok.output
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+        conn.execute(sa.text("UPDATE events SET actor = 'eve' WHERE position = 2"))
+    bad = CliRunner().invoke(main, ["verify"])
+    assert bad.exit_code == 1
+    assert "position 2 (table:1 v2)" in bad.output
+    engine.dispose()
