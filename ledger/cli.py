@@ -167,3 +167,24 @@ def verify() -> None:
     if problems:
         raise SystemExit(1)
     click.echo("every hash chain verifies")
+
+
+@main.group()
+def projections() -> None:
+    """The read models (postings, balances), derived from the events."""
+
+
+@projections.command("rebuild")
+def projections_rebuild() -> None:
+    """Throw the read models away and rebuild them from every event."""
+    from ledger import db as database
+    from ledger import projections as models
+    from ledger.store import EventStore
+
+    engine = database.make_engine()
+    try:
+        database.require_current(engine)
+    except database.SchemaBehind as exc:
+        raise click.ClickException(str(exc)) from None
+    count = models.rebuild(EventStore(engine))
+    click.echo(f"rebuilt the read models from {count} events")

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.rules import from_mapping
+from ledger import accounts
 
 EVENT_TYPES: dict[str, type] = {
     cls.__name__: cls
@@ -39,6 +40,9 @@ EVENT_TYPES: dict[str, type] = {
         ev.SideBetAccepted,
         ev.BetSettled,
         ev.BetVoided,
+        accounts.Deposited,
+        accounts.Withdrawn,
+        accounts.CreditLimitSet,
     )
 }
 SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)

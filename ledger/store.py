@@ -110,6 +110,8 @@ class EventStore:
         with self.engine.connect() as conn:
             conn.execution_options(writes=True)
             with conn.begin():
+                if self.postgres:  # writers queue here, before they read what they check
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK})
                 yield conn
 
     def append(
@@ -117,7 +119,7 @@ class EventStore:
         conn: sa.Connection,
         stream: str,
         expected_version: int,
-        new_events: Sequence[Event],
+        new_events: Sequence[Any],
         actor: str,
         idempotency_key: str | None = None,
     ) -> list[Recorded]:
@@ -203,16 +205,30 @@ class EventStore:
             )
             return [decode_row(row) for row in result]
 
-    def read_all(self, after_position: int = 0, limit: int = 1000) -> list[Recorded]:
+    def read_all(
+        self, after_position: int = 0, limit: int = 1000, conn: sa.Connection | None = None
+    ) -> list[Recorded]:
         """Events of every stream after `after_position`, in order: how readers tail."""
-        with self.engine.connect() as conn:
-            result = conn.execute(
-                sa.select(events_table)
-                .where(events_table.c.position > after_position)
-                .order_by(events_table.c.position)
-                .limit(limit)
-            )
-            return [Recorded(**row._mapping) for row in result]
+        query = (
+            sa.select(events_table)
+            .where(events_table.c.position > after_position)
+            .order_by(events_table.c.position)
+            .limit(limit)
+        )
+        if conn is not None:
+            return [Recorded(**row._mapping) for row in conn.execute(query)]
+        with self.engine.connect() as own:
+            return [Recorded(**row._mapping) for row in own.execute(query)]
+
+    def stream_version(self, conn: sa.Connection, stream: str) -> int:
+        """The stream's version as this transaction sees it."""
+        return int(
+            conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(events_table.c.version), 0)).where(
+                    events_table.c.stream == stream
+                )
+            ).scalar_one()
+        )
 
     def version(self, stream: str) -> int:
         with self.engine.connect() as conn:

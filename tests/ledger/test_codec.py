@@ -52,7 +52,8 @@ def _a_table_with_every_event() -> list[hz.Event]:
 def test_every_event_type_round_trips() -> None:
     log = _a_table_with_every_event()
     kinds = {type(e).__name__ for e in log}
-    assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"}
+    account_events = {"Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
+    assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events
     for event in log:
         name, schema, payload = codec.encode(event)
         assert codec.decode(name, schema, event.version, payload) == event

@@ -47,3 +47,20 @@ def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
     assert bad.exit_code == 1
     assert "position 2 (table:1 v2)" in bad.output
     engine.dispose()
+
+
+def test_projections_rebuild_reports_the_events_it_read(url: str) -> None:
+    from ledger.book import Book
+
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    engine = db.make_engine(url)
+    book = Book(EventStore(engine))
+    book.deposit("player:ann", 700, actor="setter")
+    book.withdraw("player:ann", 200, actor="setter")
+    with engine.begin() as conn:  # a read model gone wrong: rebuild must fix it
+        conn.execute(sa.text("UPDATE accounts SET balance = 1"))
+    result = CliRunner().invoke(main, ["projections", "rebuild"])
+    assert result.exit_code == 0, result.output
+    assert "from 2 events" in result.output
+    assert book.balances() == {"player:ann": 500, "cash": -500}
+    engine.dispose()

@@ -1,0 +1,75 @@
+"""Accounts: the money outside the tables, and how table accounts map onto them.
+
+A table's engine names accounts locally ("ann", "setter", "escrow:b12"). The ledger
+is one book for the whole club: each player has one account across tables, the
+setter (the bank) has one, every bet's escrow is its own account, and deposits and
+withdrawals move money to and from `cash`, the world outside. So all balances sum to
+zero, always: cash is negative by exactly what the club holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.events import Event, Transfer
+from engine.money import ESCROW, holds
+from engine.state import SETTER
+
+CASH = "cash"
+TABLE_PREFIX = "table:"
+ACCOUNT_PREFIX = "account:"
+
+
+@dataclass(frozen=True, slots=True)
+class Deposited:
+    version: int
+    account: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class Withdrawn:
+    version: int
+    account: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class CreditLimitSet:
+    """The setter lets `account` go as far as `limit` below zero."""
+
+    version: int
+    account: str
+    limit: int
+
+
+AccountEvent = Deposited | Withdrawn | CreditLimitSet
+
+
+def player_account(name: str) -> str:
+    return SETTER if name == SETTER else f"player:{name}"
+
+
+def account_stream(account: str) -> str:
+    return ACCOUNT_PREFIX + account
+
+
+def book_account(table_stream: str, local: str) -> str:
+    """The ledger account behind a table's local account name."""
+    if local.startswith(ESCROW):
+        return f"escrow:{table_stream.removeprefix(TABLE_PREFIX)}:{local.removeprefix(ESCROW)}"
+    return player_account(local)
+
+
+def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ...]:
+    """The money an event moves, in ledger accounts."""
+    if isinstance(event, Deposited):
+        return (Transfer(CASH, event.account, event.amount),)
+    if isinstance(event, Withdrawn):
+        return (Transfer(event.account, CASH, event.amount),)
+    if isinstance(event, CreditLimitSet):
+        return ()
+    return tuple(
+        Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
+        for t in holds(event)
+    )

@@ -1,0 +1,174 @@
+"""The double-entry book on SQLite and PostgreSQL: postings, balances, overdrafts."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+import engine as hz
+from engine.money import balances as engine_balances
+from engine.money import postings as engine_postings
+from ledger import projections
+from ledger.accounts import CASH
+from ledger.book import Book, InvalidAmount
+from ledger.projections import Overdraft
+from ledger.schema import accounts, postings
+from ledger.store import EventStore
+
+STREAM = "table:1"
+
+
+@pytest.fixture
+def book(store: EventStore) -> Book:
+    return Book(store)
+
+
+def play(book: Book, commands: list) -> tuple[hz.TableState, list[hz.Event]]:  # type: ignore[type-arg]
+    """Run table commands through the book, each in its own transaction."""
+    state, log = hz.INITIAL, []
+    for command in commands:
+        events = command(state)
+        with book.store.transaction() as conn:
+            book.record(conn, STREAM, state.version, events, actor="croupier")
+        state = hz.fold(events, state)
+        log.extend(events)
+    return state, log
+
+
+def test_deposits_and_withdrawals_move_money_to_and_from_cash(book: Book) -> None:
+    book.deposit("player:ann", 5000, actor="setter")
+    book.withdraw("player:ann", 1200, actor="setter")
+    assert book.balances() == {"player:ann": 3800, CASH: -3800}
+
+
+def test_an_overdraft_is_refused_and_writes_nothing(book: Book) -> None:
+    book.deposit("player:ann", 100, actor="setter")
+    with pytest.raises(Overdraft, match="player:ann would stand at -1"):
+        book.withdraw("player:ann", 101, actor="setter")
+    assert len(book.store.read_all()) == 1
+    assert book.balances() == {"player:ann": 100, CASH: -100}
+
+
+def test_credit_granted_by_the_setter_allows_a_negative_balance(book: Book) -> None:
+    book.set_credit_limit("player:ann", 500, actor="setter")
+    book.withdraw("player:ann", 500, actor="setter")
+    with pytest.raises(Overdraft, match="credit limit of 500"):
+        book.withdraw("player:ann", 1, actor="setter")
+    assert book.balances()["player:ann"] == -500
+
+
+@pytest.mark.parametrize("amount", [0, -5, 1.5, True])
+def test_amounts_are_whole_positive_minor_units(book: Book, amount: object) -> None:
+    with pytest.raises(InvalidAmount):
+        book.deposit("player:ann", amount, actor="setter")  # type: ignore[arg-type]
+    assert book.store.read_all() == []
+
+
+def _round_with_money() -> list:  # type: ignore[type-arg]
+    return [
+        lambda s: hz.open_table(hz.BUILTIN["english"]),
+        lambda s: hz.seat(s, "ann"),
+        lambda s: hz.seat(s, "bob"),
+        lambda s: hz.cast_for_caster(s, "ann", 1),
+        lambda s: hz.cast_for_caster(s, "bob", 6),
+        lambda s: hz.call_main(s, 7),
+        lambda s: hz.stake(s, 1000),  # ann against the setter
+        lambda s: hz.lay(s, "bob", 400),
+        lambda s: hz.cover(s, 4000),
+        lambda s: hz.throw(s, 2, 2),  # chance 4
+        lambda s: hz.lay_odds(s, "ann", "chance", 500),  # pays 6/3: 1000
+        lambda s: hz.throw(s, 1, 3),  # the chance: ann wins
+    ]
+
+
+def _fund(book: Book) -> None:
+    book.deposit("player:ann", 5000, actor="setter")
+    book.deposit("player:bob", 5000, actor="setter")
+    book.deposit("setter", 100_000, actor="setter")
+
+
+def test_a_round_posts_what_the_engine_says_and_balances_sum_to_zero(book: Book) -> None:
+    _fund(book)
+    _, log = play(book, _round_with_money())
+    # By hand: ann wins 1000 from the setter, 400 from bob and 1000 on the odds.
+    live = book.balances()
+    assert live["player:ann"] == 5000 + 1000 + 400 + 1000
+    assert live["player:bob"] == 5000 - 400
+    assert live["setter"] == 100_000 - 1000 - 1000
+    assert sum(live.values()) == 0
+    assert not any(k.startswith("escrow:") for k in live)  # every escrow is back to zero
+    engine_net = engine_balances(engine_postings(log))
+    assert engine_net["ann"] == live["player:ann"] - 5000
+
+
+def test_postings_come_in_balanced_pairs_naming_their_event(book: Book, engine: sa.Engine) -> None:
+    _fund(book)
+    play(book, _round_with_money())
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(postings)).all()
+        by_position: dict[int, int] = {}
+        for row in rows:
+            by_position[row.position] = by_position.get(row.position, 0) + row.amount
+    assert rows
+    assert set(by_position.values()) == {0}
+
+
+def test_a_bet_the_player_cannot_fund_is_refused_with_no_event(book: Book) -> None:
+    book.deposit("setter", 100_000, actor="setter")
+    book.deposit("player:ann", 300, actor="setter")
+    commands = _round_with_money()[:6]
+    state, _ = play(book, commands)
+    before = len(book.store.read_all())
+    with pytest.raises(Overdraft, match="player:ann"), book.store.transaction() as conn:
+        book.record(conn, STREAM, state.version, hz.stake(state, 1000), actor="croupier")
+    assert len(book.store.read_all()) == before
+    assert book.balances()["player:ann"] == 300
+
+
+def test_two_concurrent_bets_cannot_overdraw_one_account(book: Book) -> None:
+    book.deposit("player:ann", 1000, actor="setter")
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def withdraw() -> None:
+        barrier.wait()
+        try:
+            book.withdraw("player:ann", 700, actor="setter")
+            outcomes.append("ok")
+        except Overdraft:
+            outcomes.append("overdraft")
+
+    threads = [threading.Thread(target=withdraw) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Writers queue for the append lock, so the second sees the first's withdrawal.
+    assert sorted(outcomes) == ["ok", "overdraft"]
+    assert book.balances()["player:ann"] == 300
+
+
+def test_rebuilding_the_read_models_gives_the_live_ones(book: Book, engine: sa.Engine) -> None:
+    _fund(book)
+    book.set_credit_limit("player:bob", 250, actor="setter")
+    play(book, _round_with_money())
+
+    def snapshot() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        with engine.connect() as conn:
+            accts = conn.execute(sa.select(accounts).order_by(accounts.c.account)).all()
+            posts = conn.execute(
+                sa.select(
+                    postings.c.position,
+                    postings.c.account,
+                    postings.c.amount,
+                    postings.c.counterparty,
+                ).order_by(postings.c.position, postings.c.account, postings.c.amount)
+            ).all()
+        return [tuple(r) for r in accts], [tuple(r) for r in posts]
+
+    live = snapshot()
+    read = projections.rebuild(book.store)
+    assert read == len(book.store.read_all(limit=10_000))
+    assert snapshot() == live
