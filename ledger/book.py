@@ -7,7 +7,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import projections
+from engine.state import TableState
+from ledger import projections, snapshots
 from ledger.accounts import CreditLimitSet, Deposited, Withdrawn, account_stream
 from ledger.store import EventStore, Recorded, StoreError
 
@@ -28,10 +29,21 @@ class Book:
         events: Sequence[Any],
         actor: str,
         idempotency_key: str | None = None,
+        state_after: TableState | None = None,
     ) -> list[Recorded]:
-        """Append and post in the caller's transaction; an overdraft undoes both."""
+        """Append and post in the caller's transaction; an overdraft undoes both.
+
+        Given the table's state after the events, a snapshot is cached each time the
+        stream passes a multiple of `snapshots.EVERY`.
+        """
         rows = self.store.append(conn, stream, expected_version, events, actor, idempotency_key)
         projections.apply(conn, rows)
+        if (
+            state_after is not None
+            and rows
+            and snapshots.due(expected_version, state_after.version, snapshots.EVERY)
+        ):
+            snapshots.save_in(conn, stream, state_after)
         return rows
 
     def _account_event(self, account: str, kind: type, actor: str, **fields: int) -> Recorded:

@@ -57,7 +57,7 @@ class DecodeError(ValueError):
     """Stored event data that this code cannot read."""
 
 
-def _fraction_out(value: Fraction) -> str:
+def fraction_text(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
@@ -103,7 +103,7 @@ _SPECIAL: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "limits": (_limits_out, _limits_in),
     "proposition": (_proposition_out, _proposition_in),
     "transfers": (_transfers_out, _transfers_in),
-    "breakage": (_fraction_out, _fraction_in),
+    "breakage": (fraction_text, _fraction_in),
 }
 
 

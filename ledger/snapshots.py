@@ -1,0 +1,161 @@
+"""Snapshots: folded table state cached by stream and version.
+
+A snapshot is only a cache. Loading a table is the newest snapshot plus the events
+after it; a snapshot that is missing, or written by a format this code does not
+read, is passed over and the table is folded from its first event. Snapshots can be
+deleted at any time.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any
+
+import sqlalchemy as sa
+
+import engine as hz
+from engine.events import Limits, Proposition, PropositionKind
+from engine.rules import from_mapping
+from engine.state import Bet, BetKind, Phase, RoundResult
+from ledger import codec
+from ledger.schema import snapshots
+from ledger.store import EventStore
+
+FORMAT = 1
+EVERY = 500
+"""Take a snapshot each time a table's version passes a multiple of this."""
+
+
+def encode_state(state: hz.TableState) -> bytes:
+    assert state.rules is not None
+    document = {
+        "format": FORMAT,
+        "version": state.version,
+        "phase": state.phase.value,
+        "rules": state.rules.to_mapping(),
+        "limits": [state.limits.min_stake, state.limits.max_stake, state.limits.max_exposure],
+        "seats": list(state.seats),
+        "caster": state.caster,
+        "round": state.round,
+        "main": state.main,
+        "chance": state.chance,
+        "throws": state.throws,
+        "streak": [state.consecutive_losses, state.consecutive_wins],
+        "last_result": state.last_result.value if state.last_result else None,
+        "tally": [state.wins, state.losses, state.abandoned],
+        "contest": list(state.contest),
+        "casts": dict(state.casts),
+        "standing": list(state.standing) if state.standing else None,
+        "last_total": state.last_total,
+        "bets": [_bet_out(b) for b in state.bets.values()],
+    }
+    return codec.canonical(document)
+
+
+def decode_state(blob: bytes) -> hz.TableState | None:
+    """The state in a snapshot, or None for a format this code does not read."""
+    doc = json.loads(blob)
+    if doc.get("format") != FORMAT:
+        return None
+    lo, hi, cap = doc["limits"]
+    return hz.TableState(
+        version=doc["version"],
+        phase=Phase(doc["phase"]),
+        rules=from_mapping(doc["rules"]),
+        limits=Limits(lo, hi, cap),
+        seats=tuple(doc["seats"]),
+        caster=doc["caster"],
+        round=doc["round"],
+        main=doc["main"],
+        chance=doc["chance"],
+        throws=doc["throws"],
+        consecutive_losses=doc["streak"][0],
+        consecutive_wins=doc["streak"][1],
+        last_result=RoundResult(doc["last_result"]) if doc["last_result"] else None,
+        wins=doc["tally"][0],
+        losses=doc["tally"][1],
+        abandoned=doc["tally"][2],
+        contest=tuple(doc["contest"]),
+        casts=MappingProxyType(dict(doc["casts"])),
+        standing=(doc["standing"][0], doc["standing"][1]) if doc["standing"] else None,
+        last_total=doc["last_total"],
+        bets=MappingProxyType({b["id"]: _bet_in(b) for b in doc["bets"]}),
+    )
+
+
+def _bet_out(bet: Bet) -> dict[str, Any]:
+    return {
+        "id": bet.id,
+        "kind": bet.kind.value,
+        "round": bet.round,
+        "proposition": [bet.proposition.kind.value, sorted(bet.proposition.totals)],
+        "yes": bet.yes,
+        "no": bet.no,
+        "stakes": [bet.yes_stake, bet.no_stake],
+        "pending": bet.pending,
+        "offered_to": bet.offered_to,
+        "breakage": codec.fraction_text(bet.breakage),
+    }
+
+
+def _bet_in(doc: dict[str, Any]) -> Bet:
+    kind, totals = doc["proposition"]
+    return Bet(
+        doc["id"],
+        BetKind(doc["kind"]),
+        doc["round"],
+        Proposition(PropositionKind(kind), frozenset(totals)),
+        doc["yes"],
+        doc["no"],
+        doc["stakes"][0],
+        doc["stakes"][1],
+        doc["pending"],
+        doc["offered_to"],
+        Fraction(doc["breakage"]),
+    )
+
+
+def save(store: EventStore, stream: str, state: hz.TableState) -> None:
+    """Cache `state` as the snapshot of `stream` at its version (once per version)."""
+    with store.transaction() as conn:
+        save_in(conn, stream, state)
+
+
+def save_in(conn: sa.Connection, stream: str, state: hz.TableState) -> None:
+    """As `save`, inside the caller's transaction."""
+    exists = conn.execute(
+        sa.select(snapshots.c.version).where(
+            snapshots.c.stream == stream, snapshots.c.version == state.version
+        )
+    ).first()
+    if exists is None:
+        conn.execute(
+            snapshots.insert().values(
+                stream=stream, version=state.version, state=encode_state(state)
+            )
+        )
+
+
+def load(store: EventStore, stream: str) -> hz.TableState:
+    """The table's current state: the newest readable snapshot plus the tail."""
+    state = hz.INITIAL
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(snapshots.c.version, snapshots.c.state)
+            .where(snapshots.c.stream == stream)
+            .order_by(snapshots.c.version.desc())
+            .limit(3)
+        ).all()
+    for row in rows:
+        cached = decode_state(row.state)
+        if cached is not None:
+            state = cached
+            break
+    return hz.fold(store.load(stream, after_version=state.version), state)
+
+
+def due(before: int, after: int, every: int = EVERY) -> bool:
+    """Whether appending took the stream past a multiple of `every`."""
+    return after // every > before // every

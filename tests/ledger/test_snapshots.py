@@ -1,0 +1,99 @@
+"""Snapshots are a cache: snapshot plus tail is full replay, and losing them is harmless."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine as hz
+from ledger import snapshots
+from ledger.schema import snapshots as snapshot_table
+from ledger.store import EventStore
+from tests.engine.test_properties import History, histories
+
+
+def test_state_survives_the_snapshot_encoding() -> None:
+    @given(histories())
+    @settings(max_examples=60, deadline=None)
+    def check(h: History) -> None:
+        if h.state.rules is not None:
+            assert snapshots.decode_state(snapshots.encode_state(h.state)) == h.state
+
+    check()
+
+
+def _store_history(store: EventStore, stream: str, events: list[hz.Event], cut: int) -> None:
+    """Append `events` in two batches, snapshotting the state at `cut`."""
+    with store.transaction() as conn:
+        store.append(conn, stream, 0, events[:cut], actor="test")
+    snapshots.save(store, stream, hz.fold(events[:cut]))
+    with store.transaction() as conn:
+        store.append(conn, stream, cut, events[cut:], actor="test")
+
+
+def test_snapshot_plus_tail_equals_full_replay(store: EventStore, engine: sa.Engine) -> None:
+    counter = iter(range(10**6))
+
+    @given(histories(), st.data())
+    @settings(
+        max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    def check(h: History, data: st.DataObject) -> None:
+        if len(h.events) < 2:
+            return
+        stream = f"table:{next(counter)}"
+        cut = data.draw(st.integers(1, len(h.events)))
+        _store_history(store, stream, h.events, cut)
+        full = hz.fold(store.load(stream))
+        assert snapshots.load(store, stream) == full == h.state
+
+    check()
+
+
+def test_losing_or_spoiling_snapshots_changes_nothing(store: EventStore, engine: sa.Engine) -> None:
+    events = hz.open_table(hz.BUILTIN["english"])
+    state = hz.fold(events)
+    for p in ("ann", "bob"):
+        new = hz.seat(state, p)
+        events += new
+        state = hz.fold(new, state)
+    _store_history(store, "table:1", events, 2)
+    assert snapshots.load(store, "table:1") == state
+    with engine.begin() as conn:  # a snapshot in a format this code does not read
+        conn.execute(snapshot_table.update().values(state=b'{"format": 99}'))
+    assert snapshots.load(store, "table:1") == state
+    with engine.begin() as conn:
+        conn.execute(snapshot_table.delete())
+    assert snapshots.load(store, "table:1") == state
+
+
+def test_snapshots_are_due_each_time_a_multiple_is_passed() -> None:
+    assert snapshots.due(499, 500)
+    assert snapshots.due(498, 503)
+    assert not snapshots.due(500, 999)
+    assert snapshots.due(999, 1000, every=500)
+
+
+def test_the_book_takes_a_snapshot_every_n_events(
+    store: EventStore, engine: sa.Engine, monkeypatch: object
+) -> None:
+    from ledger.book import Book
+
+    monkeypatch.setattr(snapshots, "EVERY", 3)  # type: ignore[attr-defined]
+    book = Book(store)
+    state = hz.INITIAL
+    commands = [
+        lambda s: hz.open_table(hz.BUILTIN["english"]),
+        *[lambda s, p=p: hz.seat(s, p) for p in ("ann", "bob", "cat", "dan", "eve", "fay")],
+    ]
+    for command in commands:
+        events = command(state)
+        after = hz.fold(events, state)
+        with store.transaction() as conn:
+            book.record(conn, "table:1", state.version, events, "t", state_after=after)
+        state = after
+    with engine.connect() as conn:
+        versions = conn.execute(sa.select(snapshot_table.c.version)).scalars().all()
+    assert sorted(versions) == [3, 6]
+    assert snapshots.load(store, "table:1") == state
