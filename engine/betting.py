@@ -129,10 +129,9 @@ def _forfeit(state: TableState, out: Draft, caster: str) -> None:
 
 def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Event]:
     """`bettor` backs the chance (or the main) against the setter at Hoyle's odds."""
-    open_rules(state)
+    rules = open_rules(state)
     if state.phase is not Phase.CHANCE:
         raise RuleBroken(Rule.ODDS_BEFORE_CHANCE, "odds are laid only once a chance is set")
-    rules = open_rules(state)
     require_player(state, bettor)
     if on not in ("chance", "main"):
         raise RuleBroken(Rule.INVALID_PROPOSITION, "odds are on the chance or on the main")

@@ -82,16 +82,16 @@ def odds_payout(
     refuses such a stake and names the nearest stakes that pay exactly; the
     round-down policy pays the whole units and records the rest as breakage.
     """
-    exact = odds_ratio(main, chance, on_chance) * stake
+    ratio = odds_ratio(main, chance, on_chance)
+    exact = ratio * stake
     if exact.denominator == 1:
         return int(exact), Fraction(0)
     if rounding is Rounding.ROUND_DOWN:
         paid = floor(exact)
         return paid, exact - paid
-    step = odds_ratio(main, chance, on_chance).denominator
+    step = ratio.denominator  # stakes that are multiples of it pay whole units
     lower = stake - stake % step
     nearest = [s for s in (lower, lower + step) if s > 0]
-    ratio = odds_ratio(main, chance, on_chance)
     raise RuleBroken(
         Rule.PAYOUT_NOT_PAYABLE,
         f"odds of {ratio.numerator}/{ratio.denominator} on a stake of {stake} would pay "
