@@ -14,6 +14,7 @@ from engine.errors import RuleSetError
 from engine.odds import fraction_text, main_odds, random_main_p_win, table
 from engine.rules import MainMethod, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
+from ledger.book import Book
 from ledger.rulesource import load_ruleset
 from ledger.simulate import expected, wilson
 from ledger.simulate import simulate as run_simulation
@@ -150,18 +151,21 @@ def db_upgrade() -> None:
     click.echo(f"database schema at {current}")
 
 
+def _book() -> Book:
+    """The book for DATABASE_URL; a schema that is behind is a clear error, not a crash."""
+    from ledger.bootstrap import open_book
+    from ledger.db import SchemaBehind
+
+    try:
+        return open_book()
+    except SchemaBehind as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @main.command()
 def verify() -> None:
     """Recompute every stream's hash chain; name the first event that does not match."""
-    from ledger import db as database
-    from ledger.store import EventStore
-
-    engine = database.make_engine()
-    try:
-        database.require_current(engine)
-    except database.SchemaBehind as exc:
-        raise click.ClickException(str(exc)) from None
-    problems = list(EventStore(engine).verify())
+    problems = list(_book().store.verify())
     for line in problems:
         click.echo(line)
     if problems:
@@ -177,14 +181,7 @@ def projections() -> None:
 @projections.command("rebuild")
 def projections_rebuild() -> None:
     """Throw the read models away and rebuild them from every event."""
-    from ledger import db as database
     from ledger import projections as models
-    from ledger.store import EventStore
 
-    engine = database.make_engine()
-    try:
-        database.require_current(engine)
-    except database.SchemaBehind as exc:
-        raise click.ClickException(str(exc)) from None
-    count = models.rebuild(EventStore(engine))
+    count = models.rebuild(_book().store)
     click.echo(f"rebuilt the read models from {count} events")

@@ -163,3 +163,24 @@ def _drop_immutability(conn: sa.Connection) -> None:
         conn.exec_driver_sql("DROP TRIGGER events_refuse_delete")
     else:
         conn.exec_driver_sql("DROP TRIGGER events_refuse_update_delete ON events")
+
+
+def test_a_server_database_behind_the_code_refuses_to_start(database_url: str) -> None:
+    from ledger.bootstrap import open_book
+
+    if database_url.startswith("sqlite"):
+        book = open_book(database_url)  # the embedded default upgrades itself
+        db.require_current(book.store.engine)
+        book.store.engine.dispose()
+        return
+    with pytest.raises(db.SchemaBehind, match="run `hazard db upgrade`"):
+        open_book(database_url)
+
+
+def test_sqlite_runs_durable_wal_with_a_busy_timeout(tmp_path: object) -> None:
+    eng = db.make_engine(f"sqlite:///{tmp_path}/d.sqlite3")
+    with eng.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == db.BUSY_TIMEOUT_MS
+    eng.dispose()

@@ -1,0 +1,26 @@
+"""The one place that wires the store together from configuration.
+
+The embedded default (SQLite, no server to install) upgrades its own schema, so that
+`hazard serve` on a fresh machine just works. Any other database must be upgraded on
+purpose with `hazard db upgrade`; until then, this refuses to start and says so.
+"""
+
+from __future__ import annotations
+
+from ledger import db
+from ledger.book import Book
+from ledger.store import EventStore
+
+
+def open_book(url: str | None = None) -> Book:
+    url = url or db.database_url()
+    engine = db.make_engine(url)
+    if url.startswith("sqlite"):
+        db.upgrade(engine)
+    else:
+        try:
+            db.require_current(engine)
+        except db.SchemaBehind:
+            engine.dispose()  # no pooled connection outlives the refusal
+            raise
+    return Book(EventStore(engine))
