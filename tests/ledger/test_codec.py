@@ -82,3 +82,46 @@ def test_decode_refuses_unknown_types_versions_and_shapes() -> None:
         codec.decode("DiceThrown", 2, 1, {"die1": 1, "die2": 2})
     with pytest.raises(codec.DecodeError, match="payload has fields"):
         codec.decode("DiceThrown", 1, 1, {"die1": 1})
+
+
+def test_the_fast_batch_decoder_agrees_with_the_careful_one() -> None:
+    """store.decode_rows takes shortcuts; on good and bad rows alike it must give the
+    same events, or the same CorruptEvent at the same position, as decode_row."""
+    from ledger.store import decode_row, decode_rows
+
+    class Row:
+        def __init__(self, *values: object) -> None:
+            self.position, self.type, self.schema_version, self.version, self.payload = values
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter((self.position, self.type, self.schema_version, self.version, self.payload))
+
+    good = []
+    for position, event in enumerate(_a_table_with_every_event(), start=1):
+        name, schema, payload = codec.encode(event)
+        good.append(Row(position, name, schema, event.version, codec.canonical(payload).decode()))
+    assert decode_rows(good) == [decode_row(r) for r in good]
+    spoilt = [
+        lambda r: Row(r.position, r.type, r.schema_version, r.version, r.payload + " x"),
+        lambda r: Row(r.position, r.type, r.schema_version, r.version, r.payload[:-1]),
+        lambda r: Row(r.position, r.type, 7, r.version, r.payload),
+        lambda r: Row(r.position, "Nope", r.schema_version, r.version, r.payload),
+        lambda r: Row(r.position, r.type, r.schema_version, r.version, "[]"),
+        lambda r: Row(r.position, r.type, r.schema_version, r.version, "{}"),
+    ]
+    for spoil in spoilt:
+        for row in good:
+            bad = spoil(row)
+            assert _outcome(lambda b=bad: decode_rows([b])[0]) == _outcome(
+                lambda b=bad: decode_row(b)
+            )
+
+
+def _outcome(decode: object) -> object:
+    """The event decoded, or the error's position and message."""
+    from ledger.store import CorruptEvent
+
+    try:
+        return decode()  # type: ignore[operator]
+    except CorruptEvent as exc:
+        return (exc.position, str(exc))
