@@ -125,3 +125,28 @@ def _outcome(decode: object) -> object:
         return decode()  # type: ignore[operator]
     except CorruptEvent as exc:
         return (exc.position, str(exc))
+
+
+def test_the_spliced_hash_input_is_the_canonical_document() -> None:
+    """Hashing splices the stored payload text in; for a canonical payload that must be
+    byte for byte the canonical encoding of the whole document."""
+    from ledger.store import Recorded
+
+    for position, event in enumerate(_a_table_with_every_event(), start=1):
+        name, schema, payload = codec.encode(event)
+        row = Recorded(
+            position,
+            "table:1",
+            event.version,
+            name,
+            schema,
+            codec.canonical(payload).decode(),
+            "ann",
+            None,
+            "2026-11-20T00:00:00Z",
+            "0" * 64,
+            "",
+        )
+        assert row.hashed() == codec.canonical(row.document())
+    assert codec.canonical_spliced({}, "p", "[1]") == b'{"p":[1]}'
+    assert codec.canonical_spliced({"a": 1, "z": 2}, "p", "{}") == b'{"a":1,"p":{},"z":2}'
