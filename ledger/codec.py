@@ -160,14 +160,17 @@ def decode_plan(name: str) -> Plan | None:
     return cls, SCHEMA_VERSION[name], frozenset(fields), converters
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical(document: Mapping[str, Any]) -> bytes:
     """The one byte string a document hashes to: sorted keys, no spaces, UTF-8.
 
     Amounts are integers and fractions are "n/d" strings, so no float ever reaches it.
     """
-    return json.dumps(
-        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode()
+    return _CANONICAL.encode(document).encode()
 
 
 def canonical_spliced(document: Mapping[str, Any], key: str, raw: str) -> bytes:
@@ -175,12 +178,22 @@ def canonical_spliced(document: Mapping[str, Any], key: str, raw: str) -> bytes:
 
     `raw` is spliced in as it is, so it must already be canonical JSON, as the store
     writes payloads; a stored payload rewritten in any other form hashes differently,
-    which is what an auditor wants.
+    which is what an auditor wants. The splice goes before the first key that sorts
+    after `key`: `,"name":` cannot occur inside an encoded string, whose quotes are
+    escaped, so the search finds the key and nothing else.
     """
-    head = canonical({k: v for k, v in document.items() if k < key})[1:-1]
-    tail = canonical({k: v for k, v in document.items() if k > key})[1:-1]
-    middle = json.dumps(key).encode() + b":" + raw.encode()
-    return b"{" + b",".join(part for part in (head, middle, tail) if part) + b"}"
+    body = canonical(document)
+    entry = _CANONICAL.encode(key).encode() + b":" + raw.encode()
+    later = sorted(k for k in document if k > key)
+    if not later:
+        return body[:-1] + (b"," if len(body) > 2 else b"") + entry + b"}"
+    marker = _CANONICAL.encode(later[0]).encode() + b":"
+    at = (
+        body.index(b"{" + marker) + 1
+        if body.startswith(b"{" + marker)
+        else (body.index(b"," + marker) + 1)
+    )
+    return body[:at] + entry + b"," + body[at:]
 
 
 def chain_hash(previous: str, data: bytes) -> str:

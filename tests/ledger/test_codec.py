@@ -6,6 +6,8 @@ import json
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engine as hz
 from engine.events import Proposition, PropositionKind
@@ -150,3 +152,22 @@ def test_the_spliced_hash_input_is_the_canonical_document() -> None:
         assert row.hashed() == codec.canonical(row.document())
     assert codec.canonical_spliced({}, "p", "[1]") == b'{"p":[1]}'
     assert codec.canonical_spliced({"a": 1, "z": 2}, "p", "{}") == b'{"a":1,"p":{},"z":2}'
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(
+    st.dictionaries(st.text(max_size=12).filter(lambda k: k != "payload"), _JSON, max_size=8),
+    _JSON,
+)
+@settings(max_examples=300, deadline=None)
+def test_splicing_a_canonical_value_is_canonical_encoding(document: dict, value: object) -> None:  # type: ignore[type-arg]
+    raw = codec.canonical({"v": value})[len(b'{"v":') : -1].decode()
+    assert codec.canonical_spliced(document, "payload", raw) == codec.canonical(
+        {**document, "payload": value}
+    )
