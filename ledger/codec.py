@@ -178,10 +178,13 @@ def canonical_spliced(document: Mapping[str, Any], key: str, raw: str) -> bytes:
 
     `raw` is spliced in as it is, so it must already be canonical JSON, as the store
     writes payloads; a stored payload rewritten in any other form hashes differently,
-    which is what an auditor wants. The splice goes before the first key that sorts
-    after `key`: `,"name":` cannot occur inside an encoded string, whose quotes are
-    escaped, so the search finds the key and nothing else.
+    which is what an auditor wants. `document` is flat, its values scalars (the
+    store's columns): the splice goes before the first key that sorts after `key`,
+    and `,"name":` cannot occur inside an encoded string, whose quotes are escaped,
+    so the search finds that key and nothing else. (In a nested object it could.)
     """
+    if any(isinstance(v, (dict, list, tuple)) for v in document.values()):
+        raise ValueError("canonical_spliced takes a flat document of scalars")
     body = canonical(document)
     entry = _CANONICAL.encode(key).encode() + b":" + raw.encode()
     later = sorted(k for k in document if k > key)
