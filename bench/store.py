@@ -41,12 +41,10 @@ import cProfile
 import gc
 import io
 import json
-import os
 import pstats
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +61,7 @@ from engine import events as ev
 from engine.fold import fold
 from ledger import codec, db, snapshots
 from ledger.store import EventStore, Recorded, decode_rows
+from tests import pgcluster
 
 SEED = 1757
 DEFAULT_EVENTS = 1_000_000
@@ -415,21 +414,6 @@ def es_append_contenders(
 # -- PostgreSQL ---------------------------------------------------------------------
 
 
-def _pg_bin(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
-    return str(candidates[-1]) if candidates else None
-
-
-def _as_postgres_user(cmd: list[str]) -> list[str]:
-    """initdb refuses to run as root; as root, drop to `postgres` (as the tests do)."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *cmd]
-    return cmd
-
-
 PG_SETTINGS = {
     "fsync": "on",
     "synchronous_commit": "on",
@@ -440,60 +424,25 @@ PG_SETTINGS = {
 
 @contextmanager
 def postgres_server(parent: Path | None) -> Iterator[tuple[str | None, str]]:
-    """(socket directory, "") for a temporary cluster, or (None, why not).
-
-    Like tests/ledger/conftest.py: initdb on a temporary cluster (as `postgres` when
-    run as root), listening only on a Unix socket in that directory; but durable.
-    """
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        yield None, "PostgreSQL is not installed (no initdb): the PostgreSQL half is skipped"
-        return
+    """(socket directory, "") for a temporary, durable cluster, or (None, why not)."""
     try:
         import psycopg  # noqa: F401
     except ImportError:
         yield None, "psycopg is not installed (the `postgres` extra): PostgreSQL skipped"
         return
-    base = Path(tempfile.mkdtemp(prefix="hazard-bench-pg-", dir=parent))
-    data, sock = base / "data", base / "sock"
-    sock.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres")
-        shutil.chown(sock, "postgres")
-    try:
-        subprocess.run(
-            _as_postgres_user(
-                [initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"]
-            ),
-            check=True,
-            capture_output=True,
-        )
-        settings = " ".join(f"-c {k}={v}" for k, v in PG_SETTINGS.items())
-        options = f"-k {sock} -c listen_addresses='' {settings} -c max_connections=50"
-        subprocess.run(
-            _as_postgres_user(
-                [pg_ctl, "-D", str(data), "-o", options, "-w", "-l", str(base / "log"), "start"]
-            ),
-            check=True,
-            capture_output=True,
-        )
-    except subprocess.CalledProcessError as exc:
-        shutil.rmtree(base, ignore_errors=True)
-        stderr = exc.stderr.decode(errors="replace").strip() if exc.stderr else ""
-        yield None, f"could not start PostgreSQL ({exc.cmd[0]}: {stderr or exc})"
-        return
-    try:
+    with ExitStack() as stack:
+        try:
+            sock = stack.enter_context(
+                pgcluster.temporary_cluster(PG_SETTINGS, parent, prefix="hazard-bench-pg-")
+            )
+        except pgcluster.Unavailable as exc:
+            yield None, f"{exc}: the PostgreSQL half is skipped"
+            return
         yield str(sock), ""
-    finally:
-        subprocess.run(
-            _as_postgres_user([pg_ctl, "-D", str(data), "-m", "fast", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def pg_url(sock: str, name: str) -> str:
-    return f"postgresql+psycopg://postgres@/{name}?host={sock}"
+    return pgcluster.url(sock, name)
 
 
 def pg_create(sock: str, name: str) -> str:

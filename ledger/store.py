@@ -293,13 +293,7 @@ class EventStore:
 
     def version(self, stream: str) -> int:
         with self.engine.connect() as conn:
-            return int(
-                conn.execute(
-                    sa.select(sa.func.coalesce(sa.func.max(events_table.c.version), 0)).where(
-                        events_table.c.stream == stream
-                    )
-                ).scalar_one()
-            )
+            return self.stream_version(conn, stream)
 
     def verify(self) -> Iterator[str]:
         """Recompute every stream's hash chain; yield a line per event that does not

@@ -5,7 +5,7 @@ every proposition. Tables are checked on teardown to keep their books (tablekit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -25,14 +25,7 @@ from tests.engine.tablekit import (
     Table,
     kinds,
     next_total,
-    tables,
 )
-
-
-@pytest.fixture
-def table() -> Iterator[Callable[..., Table]]:
-    yield from tables()
-
 
 # -- odds ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ events say; every table is checked on teardown to keep its books (see tablekit.p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -26,14 +26,7 @@ from tests.engine.tablekit import (
     Table,
     kinds,
     next_total,
-    tables,
 )
-
-
-@pytest.fixture
-def table() -> Iterator[Callable[..., Table]]:
-    yield from tables()
-
 
 # -- the table: opening, seating, the first caster ----------------------------------
 

@@ -7,13 +7,10 @@ half with the reason; .ci/run installs it so that CI never does.
 
 from __future__ import annotations
 
-import glob
 import itertools
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -21,55 +18,17 @@ import sqlalchemy as sa
 
 from ledger import db
 from ledger.store import EventStore
-
-
-def _pg_bin(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return candidates[-1] if candidates else None
-
-
-def _as_postgres_user(cmd: list[str]) -> list[str]:
-    """initdb refuses to run as root; CI runs as root, so drop to `postgres`."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *cmd]
-    return cmd
+from tests import pgcluster
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL is not installed (no initdb): its half of the store tests skipped")
-    base = Path(tempfile.mkdtemp(prefix="hazard-pg-"))
-    data, sock = base / "data", base / "sock"
-    sock.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres")
-        shutil.chown(sock, "postgres")
-    subprocess.run(
-        _as_postgres_user([initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"]),
-        check=True,
-        capture_output=True,
-    )
-    options = f"-k {sock} -c listen_addresses='' -c fsync=off -c max_connections=50"
-    subprocess.run(
-        _as_postgres_user(
-            [pg_ctl, "-D", str(data), "-o", options, "-w", "-l", str(base / "log"), "start"]
-        ),
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@/postgres?host={sock}"
-    finally:
-        subprocess.run(
-            _as_postgres_user([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(base, ignore_errors=True)
+    with ExitStack() as stack:
+        try:
+            sock = stack.enter_context(pgcluster.temporary_cluster({"fsync": "off"}))
+        except pgcluster.Unavailable as exc:
+            pytest.skip(f"{exc}: the PostgreSQL half of the store tests is skipped")
+        yield pgcluster.url(sock)
 
 
 _counter = itertools.count()
