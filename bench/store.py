@@ -84,12 +84,12 @@ APPEND_RATIO_GOAL = 0.5
 SNAPSHOT_LOAD_TARGET = 0.010
 REPLAY_TARGET = 300_000
 
-COLUMNS = Recorded.__slots__
+COLUMNS = Recorded._fields
 _INSERT = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({{}})"
 INSERT_SQLITE = _INSERT.format(", ".join(["?"] * len(COLUMNS)))
 INSERT_PG = _INSERT.format(", ".join(["%s"] * len(COLUMNS)))
 LOAD_SQL = (
-    "SELECT position, type, schema_version, version, payload FROM events "
+    "SELECT type, schema_version, version, payload FROM events "
     "WHERE stream = {p} AND version > {p} ORDER BY version"
 )
 
@@ -364,7 +364,8 @@ def decode_stored(rows: Sequence[Any]) -> list[ev.Event]:
     Its state column is a BLOB, so the bytes become text first."""
     schema = codec.SCHEMA_VERSION
     return decode_rows(
-        (0, s.topic, schema[s.topic], s.originator_version, s.state.decode()) for s in rows
+        ((s.topic, schema[s.topic], s.originator_version, s.state.decode()) for s in rows),
+        lambda version: version,  # a peer's row has no global position
     )
 
 
@@ -830,7 +831,7 @@ def read_contenders(
     load_sql = LOAD_SQL.format(p="?")
 
     def raw_read(_: Any) -> list[ev.Event]:
-        return decode_rows(raw_con.execute(load_sql, (raw_stream, 0)))
+        return decode_rows(raw_con.execute(load_sql, (raw_stream, 0)), lambda version: version)
 
     reads = [
         Contender(

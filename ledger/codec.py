@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from fractions import Fraction
+from json.encoder import encode_basestring  # what the encoder uses for text (ensure_ascii off)
 from typing import Any
 
 from engine import events as ev
@@ -48,9 +49,10 @@ EVENT_TYPES: dict[str, type] = {
 SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)
 
 _FIELDS: dict[type, tuple[str, ...]] = {
-    cls: tuple(f.name for f in dataclasses.fields(cls) if f.name != "version")
-    for cls in EVENT_TYPES.values()
+    cls: tuple(f.name for f in dataclasses.fields(cls)[1:]) for cls in EVENT_TYPES.values()
 }
+"""Each event type's payload fields, in declaration order: every field but `version`,
+which comes first (decoding passes it positionally)."""
 
 
 class DecodeError(ValueError):
@@ -145,8 +147,11 @@ def decode(name: str, schema: int, version: int, payload: Mapping[str, Any]) -> 
     return event
 
 
-Plan = tuple[type, int, frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...]]
-"""How to rebuild one event type: (class, schema version, payload fields, converters)."""
+Plan = tuple[
+    type, int, frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...], tuple[str, ...]
+]
+"""How to rebuild one event type: (class, schema version, payload fields, converters,
+the fields in the order the class takes them after `version`)."""
 
 
 def decode_plan(name: str) -> Plan | None:
@@ -157,7 +162,7 @@ def decode_plan(name: str) -> Plan | None:
         return None
     fields = _FIELDS[cls]
     converters = tuple((f, _SPECIAL[f][1]) for f in fields if f in _SPECIAL)
-    return cls, SCHEMA_VERSION[name], frozenset(fields), converters
+    return cls, SCHEMA_VERSION[name], frozenset(fields), converters, fields
 
 
 _CANONICAL = json.JSONEncoder(
@@ -173,30 +178,117 @@ def canonical(document: Mapping[str, Any]) -> bytes:
     return _CANONICAL.encode(document).encode()
 
 
-def canonical_spliced(document: Mapping[str, Any], key: str, raw: str) -> bytes:
-    """`canonical(document | {key: json.loads(raw)})`, without parsing `raw`.
+HashInput = Callable[[int, int, str, int, str], bytes]
+"""(position, version, event type, schema version, payload text) -> the bytes hashed."""
 
-    `raw` is spliced in as it is, so it must already be canonical JSON, as the store
-    writes payloads; a stored payload rewritten in any other form hashes differently,
-    which is what an auditor wants. `document` is flat, its values scalars (the
-    store's columns): the splice goes before the first key that sorts after `key`,
-    and `,"name":` cannot occur inside an encoded string, whose quotes are escaped,
-    so the search finds that key and nothing else. (In a nested object it could.)
+
+def hash_input(stream: str, actor: str, idempotency_key: str | None, recorded_at: str) -> HashInput:
+    """What the hashes of events appended together cover, one event at a time: the
+    canonical encoding of the event's columns (all but the hashes), with the payload
+    spliced in as its stored text.
+
+    Byte for byte `canonical({...the columns, "payload": parsed payload})` when the
+    payload is canonical JSON, as the store writes it (a test holds the two equal).
+    It is written out by hand, the columns an append shares encoded once, because
+    building and sorting a dict per event cost more than the insert. A payload
+    rewritten in any other form hashes differently, which is what an auditor wants.
+    The keys are in sorted order.
     """
-    if any(isinstance(v, (dict, list, tuple)) for v in document.values()):
-        raise ValueError("canonical_spliced takes a flat document of scalars")
-    body = canonical(document)
-    entry = _CANONICAL.encode(key).encode() + b":" + raw.encode()
-    later = sorted(k for k in document if k > key)
-    if not later:
-        return body[:-1] + (b"," if len(body) > 2 else b"") + entry + b"}"
-    marker = _CANONICAL.encode(later[0]).encode() + b":"
-    at = (
-        body.index(b"{" + marker) + 1
-        if body.startswith(b"{" + marker)
-        else (body.index(b"," + marker) + 1)
+    s = _CANONICAL.encode
+    head = f'{{"actor":{s(actor)},"idempotency_key":{s(idempotency_key)},"payload":'
+    middle = f',"recorded_at":{s(recorded_at)},"schema_version":'
+    tail = f',"stream":{s(stream)},"type":'
+    names: dict[str, str] = {}
+
+    def framed(position: int, version: int, type_: str, schema_version: int, payload: str) -> bytes:
+        name = names.get(type_)
+        if name is None:
+            name = names[type_] = s(type_)
+        return (
+            f'{head}{payload},"position":{_int_text(position)}{middle}'
+            f'{_int_text(schema_version)}{tail}{name},"version":{_int_text(version)}}}'
+        ).encode()
+
+    return framed
+
+
+def _int_text(value: int) -> str:
+    if type(value) is not int:
+        raise TypeError(f"expected a whole number, got {value!r}")
+    return int.__repr__(value)
+
+
+def _transfers_text(transfers: tuple[ev.Transfer, ...]) -> str:
+    """`canonical(_transfers_out(transfers))`, the hot special field, written directly."""
+    return (
+        "["
+        + ",".join(
+            f'{{"amount":{_int_text(t.amount)},"source":{_str_text(t.source)},'
+            f'"target":{_str_text(t.target)}}}'
+            for t in transfers
+        )
+        + "]"
     )
-    return body[:at] + entry + b"," + body[at:]
+
+
+def _str_text(value: str) -> str:
+    if type(value) is not str:
+        raise TypeError(f"expected text, got {value!r}")
+    return encode_basestring(value)
+
+
+_SPECIAL_TEXT: dict[str, Callable[[Any], str]] = {
+    name: (lambda value, out=out: _CANONICAL.encode(out(value)))
+    for name, (out, _) in _SPECIAL.items()
+} | {
+    "transfers": _transfers_text,
+    "breakage": lambda value: '"' + fraction_text(value) + '"',
+}
+"""Per special field: its value as canonical JSON text."""
+
+_Writer = tuple[tuple[str, str, Callable[[Any], str] | None], ...]
+_WRITERS: dict[type, _Writer] = {}
+
+
+def _writer(cls: type) -> _Writer:
+    """(text before the value, field, text of a special value) per payload field, in
+    key order."""
+    fields = sorted(_FIELDS[cls])
+    return tuple(
+        (("{" if i == 0 else ",") + encode_basestring(f) + ":", f, _SPECIAL_TEXT.get(f))
+        for i, f in enumerate(fields)
+    )
+
+
+def payload_text(event: ev.Event) -> tuple[str, int, str]:
+    """(event type, schema version, payload as canonical JSON text): the same as
+    `canonical(encode(event)[2]).decode()` (a test holds the two equal), written field
+    by field without building the payload, because appends spent most of their time
+    there (bench.store)."""
+    cls = type(event)
+    writer = _WRITERS.get(cls)
+    if writer is None:
+        if cls not in _FIELDS:
+            raise TypeError(f"{cls.__name__} is not an event type the store knows")
+        writer = _WRITERS[cls] = _writer(cls)
+    parts: list[str] = []
+    append = parts.append
+    for before, f, special in writer:
+        value = getattr(event, f)
+        append(before)
+        if special is not None:
+            append(special(value))
+        elif type(value) is int:
+            append(int.__repr__(value))
+        elif type(value) is str:
+            append(encode_basestring(value))
+        elif value is None:
+            append("null")
+        else:
+            append(_CANONICAL.encode(value))
+    name = cls.__name__
+    text = "".join(parts) + "}" if parts else "{}"
+    return name, SCHEMA_VERSION[name], text
 
 
 def chain_hash(previous: str, data: bytes) -> str:

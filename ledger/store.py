@@ -10,14 +10,16 @@ never skips one.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import sqlalchemy as sa
 
+from engine.errors import HazardError
 from engine.events import Event
 from ledger import codec
 from ledger.schema import events as events_table
@@ -46,9 +48,9 @@ class CorruptEvent(StoreError):
         self.position = position
 
 
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """An event as stored, with where, when and by whom."""
+class Recorded(NamedTuple):
+    """An event as stored, with where, when and by whom. A named tuple, so that the
+    row an append builds is the row it inserts."""
 
     position: int
     stream: str
@@ -79,17 +81,8 @@ class Recorded:
     def hashed(self) -> bytes:
         """The bytes the hash covers: `document()` in canonical form, built around the
         stored payload text rather than by parsing and re-encoding it."""
-        header = {
-            "position": self.position,
-            "stream": self.stream,
-            "version": self.version,
-            "type": self.type,
-            "schema_version": self.schema_version,
-            "actor": self.actor,
-            "idempotency_key": self.idempotency_key,
-            "recorded_at": self.recorded_at,
-        }
-        return codec.canonical_spliced(header, "payload", self.payload)
+        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
+        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
 
     def event(self) -> Event:
         return decode_row(self)
@@ -117,45 +110,75 @@ class _Slow(Exception):
     """A row the fast path leaves to `decode_row`."""
 
 
-def decode_rows(rows: Iterable[Any]) -> list[Event]:
-    """`decode_row` over (position, type, schema_version, version, payload) rows, faster.
+def decode_rows(
+    rows: Iterable[tuple[str, int, int, str]], position_of: Callable[[int], int]
+) -> list[Event]:
+    """`decode_row` over (type, schema_version, version, payload) rows of one stream,
+    faster; `position_of(version)` says where a row that fails is, for its error.
 
     For a row that codec.decode would accept, the fast path does the same work with
     less overhead: the JSON scanner without json.loads' wrapper, the field check as one
-    set comparison, and the special fields converted by codec's own functions. Any
-    other row (unknown type or schema version, a payload that is not an object of
-    exactly the type's fields, a conversion or constructor that fails) goes through
-    `decode_row`, which returns the same event or raises the same CorruptEvent.
+    set comparison, the special fields converted by codec's own functions, and the
+    event built positionally. A table's history repeats itself (36 throws, a few
+    stakes), so the fields decoded from a payload text are kept for the next row with
+    the same text, when they are all immutable. Any other row (unknown type or schema
+    version, a payload that is not an object of exactly the type's fields, a
+    conversion or constructor that fails) goes through `decode_row`, which returns the
+    same event or raises the same CorruptEvent.
     """
-    plans: dict[str, codec.Plan] = {}
+    kinds: dict[str, tuple[type, int, dict[str, tuple[Any, ...]], codec.Plan]] = {}
     scan = _scan_json
     out: list[Event] = []
     append = out.append
     for row in rows:
-        _position, name, schema, version, payload = row
+        name, schema, version, payload = row
         try:
-            plan = plans.get(name)
-            if plan is None:
-                plan = plans[name] = _plan(name)
-            cls, schema_version, fields, specials = plan
+            kind = kinds.get(name)
+            if kind is None:
+                plan = codec.decode_plan(name)
+                if plan is None:
+                    raise _Slow
+                kind = kinds[name] = (plan[0], plan[1], {}, plan)
+            cls, schema_version, known, plan = kind
             if schema != schema_version:
                 raise _Slow
-            data, end = scan(payload, 0)
-            if end != len(payload) or type(data) is not dict or data.keys() != fields:
-                raise _Slow
-            for f, convert in specials:
-                data[f] = convert(data[f])
-            append(cls(version=version, **data))
+            values = known.get(payload)
+            if values is None:
+                values = _decode_values(scan, payload, plan)
+                if len(known) < _SEEN_PER_TYPE and _immutable(values):
+                    known[payload] = values
+            append(cls(version, *values))
         except Exception:
-            append(decode_row(_Row(*row)))
+            append(decode_row(_Row(position_of(version), *row)))
     return out
 
 
-def _plan(name: str) -> codec.Plan:
-    plan = codec.decode_plan(name)
-    if plan is None:
+def _decode_values(
+    scan: Callable[[str, int], tuple[Any, int]], payload: str, plan: codec.Plan
+) -> tuple[Any, ...]:
+    """The event's fields after `version`, in order, from a payload text that is a
+    JSON object of exactly the type's fields; _Slow (or the converter's error) if not."""
+    _cls, _schema, fields, specials, order = plan
+    data, end = scan(payload, 0)
+    if end != len(payload) or type(data) is not dict or data.keys() != fields:
         raise _Slow
-    return plan
+    for f, convert in specials:
+        data[f] = convert(data[f])
+    return tuple([data[f] for f in order])
+
+
+_SEEN_PER_TYPE = 4096
+"""Payload texts remembered per event type while decoding one batch."""
+
+
+def _immutable(values: tuple[Any, ...]) -> bool:
+    """Hashable means nothing in it can change (lists and dicts are not), so one
+    decoded value may serve every row with the same text."""
+    try:
+        hash(values)
+    except TypeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,28 +190,103 @@ class _Row:
     payload: str
 
 
+def _mark(conn: sa.Connection) -> str:
+    """The driver's parameter marker: sqlite3 takes ?, psycopg %s."""
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+def _discard(conn: sa.Connection) -> None:
+    """Close a connection that may be broken, and keep it out of the pool too."""
+    try:
+        conn.invalidate()
+    finally:
+        conn.close()
+
+
+def _close_all(connections: list[sa.Connection]) -> None:
+    while connections:
+        connections.pop().close()
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class EventStore:
+    IDLE_WRITERS = 8
+    """Write connections kept open between transactions (one per concurrent writer)."""
+
     def __init__(self, engine: sa.Engine, clock: Callable[[], str] = utc_now) -> None:
         self.engine = engine
         self.clock = clock
         self.postgres = engine.dialect.name == "postgresql"
+        self._idle: list[sa.Connection] = []
+        self._finalizer = weakref.finalize(self, _close_all, self._idle)
+
+    def close(self) -> None:
+        """Close the write connections kept open; the store opens new ones if used."""
+        _close_all(self._idle)
 
     # -- writing --------------------------------------------------------------------
 
     @contextmanager
     def transaction(self) -> Iterator[sa.Connection]:
-        """A write transaction: everything appended in it commits, or none of it."""
-        with self.engine.connect() as conn:
-            conn.execution_options(writes=True)
-            with conn.begin() as tx:
-                if self.postgres:  # writers queue here, before they read what they check
-                    conn.execute(_LOCK, {"k": APPEND_LOCK})
-                    conn.info["hazard_locked"] = tx
+        """A write transaction: everything appended in it commits, or none of it.
+
+        The connection is kept open for the next transaction: checking one out of
+        SQLAlchemy's pool and back cost ~45 us, half of a raw single-row commit on
+        SQLite (bench.store). A refused command (a StoreError or a broken rule) rolls
+        back and keeps it; any other failure discards it, so that a broken connection
+        is not handed out again. One the server dropped while it was kept (a restart)
+        fails as the transaction begins, and is replaced there, once.
+        """
+        conn, tx = self._begin()
+        try:
+            with tx:
                 yield conn
+        except (StoreError, HazardError):
+            self._keep(conn)
+            raise
+        except BaseException:
+            _discard(conn)
+            raise
+        self._keep(conn)
+
+    def _begin(self) -> tuple[sa.Connection, sa.RootTransaction]:
+        try:
+            kept = self._idle.pop()  # atomic: each connection goes to one thread
+        except IndexError:
+            return self._begin_new()
+        try:
+            return self._begin_on(kept)
+        except sa.exc.DBAPIError as exc:
+            _discard(kept)
+            if not exc.connection_invalidated:
+                raise
+            # The server dropped it while it was kept (a restart): a new one, once.
+            return self._begin_new()
+
+    def _begin_new(self) -> tuple[sa.Connection, sa.RootTransaction]:
+        conn = self.engine.connect()
+        conn.execution_options(writes=True)
+        try:
+            return self._begin_on(conn)
+        except BaseException:
+            conn.close()
+            raise
+
+    def _begin_on(self, conn: sa.Connection) -> tuple[sa.Connection, sa.RootTransaction]:
+        tx = conn.begin()
+        if self.postgres:  # writers queue here, before they read what they check
+            conn.execute(_LOCK, {"k": APPEND_LOCK})
+            conn.info["hazard_locked"] = tx
+        return conn, tx
+
+    def _keep(self, conn: sa.Connection) -> None:
+        if not conn.invalidated and len(self._idle) < self.IDLE_WRITERS:
+            self._idle.append(conn)
+        else:
+            conn.close()
 
     def append(
         self,
@@ -206,37 +304,42 @@ class EventStore:
         """
         if self.postgres and conn.info.get("hazard_locked") is not conn.get_transaction():
             conn.execute(_LOCK, {"k": APPEND_LOCK})  # a caller's own transaction
-        head = conn.execute(_HEAD, {"stream": stream}).first()
-        version, prev = (head.version, head.hash) if head else (0, GENESIS)
-        if version != expected_version:
-            raise ConcurrencyError(stream, expected_version, version)
-        position = conn.execute(_LAST_POSITION).scalar_one()
-        recorded_at = self.clock()
-        rows: list[Recorded] = []
-        for event in new_events:
-            position += 1
-            version += 1
-            if event.version != version:
-                raise StoreError(
-                    f"event {type(event).__name__} is numbered {event.version}, "
-                    f"but it would be version {version} of {stream!r}"
-                )
-            name, schema, payload = codec.encode(event)
-            text = codec.canonical(payload).decode()
-            values = (position, stream, version, name, schema, text, actor, idempotency_key)
-            unhashed = Recorded(*values, recorded_at, prev, "")
-            digest = codec.chain_hash(prev, unhashed.hashed())
-            rows.append(Recorded(*values, recorded_at, prev, digest))
-            prev = digest
-        if rows:
-            try:
-                # Straight to the driver: SQLAlchemy's per-row parameter handling cost
-                # more than the insert itself (bench.store).
-                sql = _INSERT_SQL.format("?" if conn.dialect.paramstyle == "qmark" else "%s")
-                conn.exec_driver_sql(sql, [tuple(getattr(r, c) for c in _COLUMNS) for r in rows])
-            except sa.exc.IntegrityError:
-                # A writer that slipped past the check (no lock): the key still holds.
-                raise ConcurrencyError(stream, expected_version, -1) from None
+        # Straight to the driver, in the caller's transaction: SQLAlchemy's statement
+        # and parameter handling cost more than the statements themselves (bench.store).
+        cursor = conn.connection.cursor()
+        try:
+            mark = _mark(conn)
+            cursor.execute(_HEAD_SQL.format(mark), (stream, stream))
+            position, version, prev = cast(tuple[int, int, str], cursor.fetchone())
+            if version != expected_version:
+                raise ConcurrencyError(stream, expected_version, version)
+            recorded_at = self.clock()
+            rows: list[Recorded] = []
+            framed = codec.hash_input(stream, actor, idempotency_key, recorded_at)
+            chain_hash = codec.chain_hash
+            for event in new_events:
+                position += 1
+                version += 1
+                if event.version != version:
+                    raise StoreError(
+                        f"event {type(event).__name__} is numbered {event.version}, "
+                        f"but it would be version {version} of {stream!r}"
+                    )
+                name, schema, text = codec.payload_text(event)
+                digest = chain_hash(prev, framed(position, version, name, schema, text))
+                rows.append(
+                    Recorded(position, stream, version, name, schema, text, actor,
+                             idempotency_key, recorded_at, prev, digest)
+                )  # fmt: skip
+                prev = digest
+            if rows:
+                try:
+                    cursor.executemany(_INSERT_SQL.format(mark), rows)
+                except conn.dialect.loaded_dbapi.IntegrityError:
+                    # A writer that slipped past the check (no lock): the key still holds.
+                    raise ConcurrencyError(stream, expected_version, -1) from None
+        finally:
+            cursor.close()
         return rows
 
     # -- reading --------------------------------------------------------------------
@@ -253,18 +356,21 @@ class EventStore:
     def load(self, stream: str, after_version: int = 0) -> list[Event]:
         """The stream's events, decoded; bad stored data fails loudly."""
         with self.engine.connect() as conn:
-            result = conn.execute(
-                sa.select(
-                    events_table.c.position,
-                    events_table.c.type,
-                    events_table.c.schema_version,
-                    events_table.c.version,
-                    events_table.c.payload,
-                )
-                .where(events_table.c.stream == stream, events_table.c.version > after_version)
-                .order_by(events_table.c.version)
-            )
-            return decode_rows(result)
+            # The driver's rows as they come: SQLAlchemy's result rows cost as much
+            # again as fetching them (bench.store).
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(_LOAD_SQL.format(_mark(conn)), (stream, after_version))
+                rows = cast(Iterable[tuple[str, int, int, str]], cursor)
+                return decode_rows(rows, lambda version: self._position(conn, stream, version))
+            finally:
+                cursor.close()
+
+    def _position(self, conn: sa.Connection, stream: str, version: int) -> int:
+        query = sa.select(events_table.c.position).where(
+            events_table.c.stream == stream, events_table.c.version == version
+        )
+        return int(conn.execute(query).scalar_one())
 
     def read_all(
         self, after_position: int = 0, limit: int = 1000, conn: sa.Connection | None = None
@@ -326,14 +432,19 @@ class EventStore:
 # The statements `append` runs, built once: building a statement costs more than
 # running it from SQLAlchemy's compiled cache.
 _LOCK = sa.text("SELECT pg_advisory_xact_lock(:k)")
-_HEAD = (
-    sa.select(events_table.c.version, events_table.c.hash)
-    .where(events_table.c.stream == sa.bindparam("stream"))
-    .order_by(events_table.c.version.desc())
-    .limit(1)
+_HEAD_SQL = (
+    # One round trip: the last global position, and the stream's version and hash.
+    "SELECT (SELECT coalesce(max(position), 0) FROM events),"
+    " coalesce((SELECT max(version) FROM events WHERE stream = {0}), 0),"
+    " coalesce((SELECT hash FROM events WHERE stream = {0} ORDER BY version DESC LIMIT 1), '"
+    + GENESIS
+    + "')"
 )
-_LAST_POSITION = sa.select(sa.func.coalesce(sa.func.max(events_table.c.position), 0))
-_COLUMNS = Recorded.__slots__
+_LOAD_SQL = (
+    "SELECT type, schema_version, version, payload FROM events"
+    " WHERE stream = {0} AND version > {0} ORDER BY version"
+)
+_COLUMNS = Recorded._fields
 _INSERT_SQL = (
     f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join(['{0}'] * len(_COLUMNS))})"
 )

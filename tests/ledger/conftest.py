@@ -62,5 +62,7 @@ def engine(database_url: str) -> Iterator[sa.Engine]:
 
 
 @pytest.fixture
-def store(engine: sa.Engine) -> EventStore:
-    return EventStore(engine)
+def store(engine: sa.Engine) -> Iterator[EventStore]:
+    store = EventStore(engine)
+    yield store
+    store.close()

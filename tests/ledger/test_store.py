@@ -184,3 +184,46 @@ def test_sqlite_runs_durable_wal_with_a_busy_timeout(tmp_path: object) -> None:
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == db.BUSY_TIMEOUT_MS
     eng.dispose()
+
+
+# -- the write connections kept between transactions ---------------------------------
+
+
+def _driver_connection(store: EventStore) -> object:
+    """The driver connection the next write transaction runs on."""
+    with store.transaction() as conn:
+        return conn.connection.dbapi_connection
+
+
+def test_a_refused_write_keeps_its_connection_and_a_failed_one_does_not(
+    store: EventStore,
+) -> None:
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    first = _driver_connection(store)
+    with pytest.raises(ConcurrencyError):
+        append(store, STREAM, 0, hz.seat(state, "ann"))
+    assert _driver_connection(store) is first  # the refusal rolled back; all is well
+    with pytest.raises(RuntimeError), store.transaction():
+        raise RuntimeError("something unexpected")
+    assert _driver_connection(store) is not first  # it might be broken: not reused
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    assert store.version(STREAM) == 2
+
+
+def test_a_kept_connection_the_server_dropped_is_replaced_unseen(
+    store: EventStore, database_url: str
+) -> None:
+    """A server restart between two writes costs the second one nothing."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite has no server to drop a connection")
+    state, events = opened()
+    append(store, STREAM, 0, events)
+    with store.transaction() as conn:
+        pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+    admin = sa.create_engine(database_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as other:
+        assert other.exec_driver_sql(f"SELECT pg_terminate_backend({int(pid)})").scalar_one()
+    admin.dispose()
+    append(store, STREAM, 1, hz.seat(state, "ann"))
+    assert store.version(STREAM) == 2
