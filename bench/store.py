@@ -349,12 +349,13 @@ def es_durability(datastore: Any) -> dict[str, Any]:
 
 
 def stored_events(es_persistence: Any, stream: str, events: Sequence[ev.Event]) -> list[Any]:
-    """The peer's input: eventsourcing StoredEvents with the project's codec bytes."""
+    """The peer's input: eventsourcing StoredEvents with the project's codec bytes,
+    encoded as EventStore.append encodes them (codec.payload_text)."""
     stored = es_persistence.StoredEvent
     out = []
     for e in events:
-        name, _schema, payload = codec.encode(e)
-        out.append(stored(stream, e.version, name, codec.canonical(payload)))
+        name, _schema, text = codec.payload_text(e)
+        out.append(stored(stream, e.version, name, text.encode()))
     return out
 
 

@@ -227,3 +227,36 @@ def test_a_kept_connection_the_server_dropped_is_replaced_unseen(
     admin.dispose()
     append(store, STREAM, 1, hz.seat(state, "ann"))
     assert store.version(STREAM) == 2
+
+
+def test_loading_leaves_the_garbage_collector_as_it_found_it(store: EventStore) -> None:
+    """Loads hold the cyclic collector off while they decode; it must come back on,
+    and stay off for a caller who had turned it off."""
+    import gc
+
+    _, events = opened()
+    append(store, STREAM, 0, events)
+    assert gc.isenabled()
+    assert store.load(STREAM) == events
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert store.load(STREAM) == events
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_concurrent_loads_resume_the_collector_when_the_last_ends() -> None:
+    import gc
+
+    from ledger.store import _collector_paused
+
+    assert gc.isenabled()
+    first, second = _collector_paused(), _collector_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the second load is still decoding
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
