@@ -21,6 +21,14 @@ ACCOUNT_PREFIX = "account:"
 
 
 @dataclass(frozen=True, slots=True)
+class AccountOpened:
+    """A player joins the club: their account exists from here on."""
+
+    version: int
+    account: str
+
+
+@dataclass(frozen=True, slots=True)
 class Deposited:
     version: int
     account: str
@@ -43,7 +51,7 @@ class CreditLimitSet:
     limit: int
 
 
-AccountEvent = Deposited | Withdrawn | CreditLimitSet
+AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
 def player_account(name: str) -> str:
@@ -67,7 +75,7 @@ def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ..
         return (Transfer(CASH, event.account, event.amount),)
     if isinstance(event, Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, CreditLimitSet):
+    if isinstance(event, CreditLimitSet | AccountOpened):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)

@@ -41,6 +41,7 @@ EVENT_TYPES: dict[str, type] = {
         ev.SideBetAccepted,
         ev.BetSettled,
         ev.BetVoided,
+        accounts.AccountOpened,
         accounts.Deposited,
         accounts.Withdrawn,
         accounts.CreditLimitSet,

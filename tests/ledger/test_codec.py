@@ -54,7 +54,7 @@ def _a_table_with_every_event() -> list[hz.Event]:
 def test_every_event_type_round_trips() -> None:
     log = _a_table_with_every_event()
     kinds = {type(e).__name__ for e in log}
-    account_events = {"Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
+    account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events
     for event in log:
         name, schema, payload = codec.encode(event)
@@ -144,10 +144,11 @@ def test_every_event_class_takes_its_version_first() -> None:
 def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
     """Appends write payloads field by field; the text must be exactly what encoding
     the payload dict canonically gives, or stored hashes would not verify."""
-    from ledger.accounts import CreditLimitSet, Deposited, Withdrawn
+    from ledger.accounts import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
     events = [
         *_a_table_with_every_event(),
+        AccountOpened(version=1, account="player:ann"),
         Deposited(version=1, account='player:"odd\\name\u00e9\x01', amount=10**30),
         Withdrawn(version=2, account="player:ann", amount=1),
         CreditLimitSet(version=3, account="player:ann", limit=0),
