@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import sqlalchemy as sa
 
+from ledger import tableviews
 from ledger.accounts import CASH, CreditLimitSet, transfers_of
 from ledger.schema import accounts, postings
 from ledger.store import EventStore, Recorded, StoreError
@@ -97,17 +98,22 @@ def rebuild(store: EventStore, batch: int = 5000) -> int:
     """Rebuild every read model from the events; returns how many events were read.
 
     The overdraft check is not re-run: the events were accepted under it, and a
-    rebuild must reproduce history, not judge it again.
+    rebuild must reproduce history, not judge it again. Each table is folded from its
+    first event through `tableviews.apply`, as its commands were when they were live.
     """
     count = 0
     with store.transaction() as conn:
         conn.execute(postings.delete())
         conn.execute(accounts.delete())
+        tableviews.clear(conn)
+        tables = tableviews.Replay(conn)
         after = 0
         while True:
             rows = store.read_all(after, limit=batch, conn=conn)
             if not rows:
+                tables.finish()
                 return count
             apply(conn, rows, check=False)
+            tables.feed(rows)
             count += len(rows)
             after = rows[-1].position

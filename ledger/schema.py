@@ -75,3 +75,86 @@ snapshots = sa.Table(
     sa.Column("version", sa.Integer, primary_key=True),
     sa.Column("state", sa.LargeBinary, nullable=False),
 )
+
+# API bearer tokens. Only a SHA-256 hash of the secret is kept; `id` is the token's
+# public name, and a revoked token keeps its row so that the audit trail can name it.
+tokens = sa.Table(
+    "tokens",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("revoked_at", sa.String(32), nullable=True),
+    sa.CheckConstraint("role IN ('setter', 'croupier', 'auditor', 'player')", name="role"),
+)
+
+# Read models of the tables (ledger.tableviews), written in the append's transaction
+# and rebuilt from the events with the rest.
+#
+# One row per bet closed, settled or voided: the position of the BetSettled/BetVoided
+# event. `transfers` and `sources` are canonical JSON: what the settlement moved, in
+# ledger accounts, and the positions of the events it came from. Every listing pages by
+# position, so each index ends in it: "after position P" is a range scan in any of them.
+settlements = sa.Table(
+    "settlements",
+    metadata,
+    sa.Column(
+        "position",
+        sa.BigInteger,
+        sa.ForeignKey("events.position"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("stream", sa.String(200), nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("bet_id", sa.String(32), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("winner", sa.String(200), nullable=True),
+    sa.Column("reason", sa.String(200), nullable=True),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.Column("transfers", sa.Text, nullable=False),
+    sa.Column("sources", sa.Text, nullable=False),
+    sa.CheckConstraint("outcome IN ('settled', 'voided')", name="outcome"),
+    sa.Index("ix_settlements_stream_round", "stream", "round", "position"),
+    sa.Index("ix_settlements_stream_position", "stream", "position"),
+    sa.Index("ix_settlements_bet_id", "bet_id", "stream"),
+    sa.Index("ix_settlements_recorded_at", "recorded_at"),
+)
+
+# Who was party to each settlement, by ledger account ("player:ann", "setter"): keyed
+# (party, position), so "a player's settlements, paged by position" is a range scan.
+settlement_parties = sa.Table(
+    "settlement_parties",
+    metadata,
+    sa.Column(
+        "position",
+        sa.BigInteger,
+        sa.ForeignKey("settlements.position"),
+        nullable=False,
+        autoincrement=False,
+    ),
+    sa.Column("party", sa.String(220), nullable=False),
+    sa.PrimaryKeyConstraint("party", "position"),
+)
+
+# One row per round of a table: who cast, the main and chance, how it ended, and the
+# span of the table's stream that belongs to it (open rounds have no result yet).
+rounds = sa.Table(
+    "rounds",
+    metadata,
+    sa.Column("stream", sa.String(200), primary_key=True),
+    sa.Column("round", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("caster", sa.String(200), nullable=False),
+    sa.Column("main", sa.Integer, nullable=True),
+    sa.Column("chance", sa.Integer, nullable=True),
+    sa.Column("result", sa.String(16), nullable=True),
+    sa.Column("first_version", sa.Integer, nullable=False),
+    sa.Column("last_version", sa.Integer, nullable=False),
+    sa.Column("first_position", sa.BigInteger, nullable=False),
+    sa.Column("last_position", sa.BigInteger, nullable=False),
+    sa.Column("started_at", sa.String(32), nullable=False),
+    sa.Column("ended_at", sa.String(32), nullable=True),
+)

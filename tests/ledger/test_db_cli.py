@@ -25,15 +25,16 @@ def test_the_embedded_default_upgrades_itself(url: str) -> None:
     result = CliRunner().invoke(main, ["verify"])
     assert result.exit_code == 0, result.output
     engine = db.make_engine(url)
-    assert db.schema_status(engine)[0] == "0001"
+    current, head = db.schema_status(engine)
+    assert current == head
     engine.dispose()
 
 
 def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
     result = CliRunner().invoke(main, ["db", "upgrade"])
     assert result.exit_code == 0, result.output
-    assert "0001" in result.output
     engine = db.make_engine(url)
+    assert f"database schema at {db.schema_status(engine)[1]}" in result.output
     store = EventStore(engine)
     events = hz.open_table(hz.BUILTIN["english"])
     with store.transaction() as conn:

@@ -1,0 +1,484 @@
+"""Read models of the tables: every settlement and every round, beside the events.
+
+`apply` runs in the append's transaction, given the table's state before the rows just
+appended, and folds them one event at a time: each BetSettled or BetVoided becomes a
+`settlements` row (with its parties in `settlement_parties`), and each event extends
+the `rounds` row of the round it belongs to. `Replay` feeds every table's events
+through the same `apply` when the read models are rebuilt, and must arrive at the same
+rows. So nothing here depends on where one append ends and the next begins, only on the
+events' order: `apply` may be given one append or several, as long as no append is cut
+next to a settlement (see `Replay`).
+
+Which round an event belongs to: the round in play when it happened (the state's
+`round` before it; the CasterChosen that begins round 1 belongs to round 1), except
+that what a throw decides belongs with the throw. So the throw that ends round 3 and
+the settlements it makes are round 3's last events, and a DicePassed that follows them
+is round 4's first: the round of the caster it hands the dice to.
+
+The queries return plain JSON-able dicts, money in integer minor units and times as the
+ISO strings stored. Every listing pages by keyset (after a position or round, never by
+OFFSET) along an index that ends in the paging column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+
+import engine as hz
+from engine import events as ev
+from ledger.accounts import TABLE_PREFIX, book_account
+from ledger.schema import events as events_table
+from ledger.schema import rounds as rounds_table
+from ledger.schema import settlement_parties
+from ledger.schema import settlements as settlements_table
+from ledger.store import CorruptEvent, EventStore, Recorded
+
+Closing = ev.BetSettled | ev.BetVoided
+CLOSING_TYPES = frozenset({"BetSettled", "BetVoided"})
+
+DECIDED_BY: dict[str, type] = {
+    "never-accepted": ev.DiceThrown,
+    "undecidable": ev.DiceThrown,
+    "dice-passed": ev.DicePassed,
+    "caster-left": ev.PlayerLeft,
+    "offeree-left": ev.PlayerLeft,
+    "forfeit": ev.CasterForfeited,
+    "table-closed": ev.TableClosed,
+}
+"""The act that voids a bet, by the void's reason. A bet is refused or withdrawn by the
+void itself. Every settlement is decided by a throw."""
+
+END_OF_TIME = "9999-12-31T23:59:59.999999Z"
+"""Later than any time stored: the default end of a time range."""
+
+BET_TAKEN = (
+    ev.CasterStaked,
+    ev.StakeLaid,
+    ev.OddsLaid,
+    ev.SideBetOffered,
+    ev.StakeCovered,
+    ev.SideBetAccepted,
+)
+"""Events that place a bet or take its other side: where a settlement's money came from."""
+_BET_TAKEN_TYPES = tuple(cls.__name__ for cls in BET_TAKEN)
+
+
+class Step(NamedTuple):
+    """One event of a table as stored, with the table's state either side of it."""
+
+    row: Recorded
+    event: hz.Event
+    before: hz.TableState
+    after: hz.TableState
+
+
+# -- writing ------------------------------------------------------------------------
+
+
+def apply(
+    conn: sa.Connection, stream: str, before: hz.TableState, rows: Sequence[Recorded]
+) -> hz.TableState:
+    """Write the settlements and rounds that `rows`, just appended to the table
+    `stream` in this transaction, make; return the table's state after them."""
+    if not rows:
+        return before
+    steps = list(_fold(before, rows))
+    deciders = [_decider(steps, i) for i in range(len(steps))]
+    members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
+    _write_rounds(conn, stream, steps, members)
+    _write_settlements(conn, stream, steps, deciders)
+    return steps[-1].after
+
+
+def clear(conn: sa.Connection) -> None:
+    """Empty the read models, before a rebuild."""
+    conn.execute(settlement_parties.delete())
+    conn.execute(settlements_table.delete())
+    conn.execute(rounds_table.delete())
+
+
+class Replay:
+    """Every table folded from its first event, fed the events of all streams in order
+    and in batches (ledger.projections.rebuild).
+
+    A settlement looks for the act that decided it across the settlements next to it
+    (a throw comes just before the bets it decides; a departure or closing just after
+    the bets it voids). So the events are handed to `apply` cut only between two events
+    that close no bet; the end of a batch waits for the next one.
+    """
+
+    def __init__(self, conn: sa.Connection) -> None:
+        self.conn = conn
+        self.states: dict[str, hz.TableState] = {}
+        self.held: list[Recorded] = []
+
+    def feed(self, rows: Iterable[Recorded]) -> None:
+        pending = [*self.held, *rows]
+        cut = _last_safe_cut(pending)
+        self.held = pending[cut:]
+        self._apply(pending[:cut])
+
+    def finish(self) -> None:
+        held, self.held = self.held, []
+        self._apply(held)
+
+    def _apply(self, rows: list[Recorded]) -> None:
+        for run in _runs_by_stream(rows):
+            stream = run[0].stream
+            if stream.startswith(TABLE_PREFIX):
+                state = self.states.get(stream, hz.INITIAL)
+                self.states[stream] = apply(self.conn, stream, state, run)
+
+
+def _last_safe_cut(rows: Sequence[Recorded]) -> int:
+    """The last index at which `rows` may be cut: between two events that close no bet
+    (0 if there is none; the last row may yet be followed by what it decides)."""
+    for k in range(len(rows) - 1, 0, -1):
+        if rows[k - 1].type not in CLOSING_TYPES and rows[k].type not in CLOSING_TYPES:
+            return k
+    return 0
+
+
+def _runs_by_stream(rows: Sequence[Recorded]) -> Iterator[list[Recorded]]:
+    """Consecutive rows of one stream. An append is consecutive, so a run is whole
+    appends, and the settlements in it lie next to what decided them."""
+    run: list[Recorded] = []
+    for row in rows:
+        if run and row.stream != run[0].stream:
+            yield run
+            run = []
+        run.append(row)
+    if run:
+        yield run
+
+
+def _fold(state: hz.TableState, rows: Iterable[Recorded]) -> Iterator[Step]:
+    for row in rows:
+        event = row.event()
+        after = hz.fold([event], state)
+        yield Step(row, event, state, after)
+        state = after
+
+
+def _decider(steps: Sequence[Step], i: int) -> int | None:
+    """The index of the act that decided the bet closed at `i` (None for any other
+    event, or a bet refused or withdrawn, which is its own act).
+
+    The engine writes a throw first and the bets it decides after it; a departure,
+    a forfeit, a pass of the dice or a closing after the bets it voids. Either way only
+    other closings of the same command lie between.
+    """
+    event = steps[i].event
+    if isinstance(event, ev.BetSettled):
+        act: type | None = ev.DiceThrown
+    elif isinstance(event, ev.BetVoided):
+        act = DECIDED_BY.get(event.reason)
+    else:
+        return None
+    if act is None:
+        return None
+    direction = -1 if act is ev.DiceThrown else 1
+    j = i + direction
+    while 0 <= j < len(steps) and isinstance(steps[j].event, Closing):
+        j += direction
+    if 0 <= j < len(steps) and isinstance(steps[j].event, act):
+        return j
+    return None
+
+
+def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
+    """The round the event at `i` belongs to (0: none yet, while the table seats)."""
+    if decider is not None and isinstance(steps[decider].event, ev.DiceThrown):
+        return steps[decider].before.round  # what a throw decides goes with the throw
+    step = steps[i]
+    return step.before.round or step.after.round
+
+
+# -- rounds
+
+
+def _write_rounds(
+    conn: sa.Connection, stream: str, steps: Sequence[Step], members: Sequence[int]
+) -> None:
+    touched = sorted({r for r in members if r})
+    if not touched:
+        return
+    r = rounds_table
+    records = {
+        row.round: dict(row._mapping)
+        for row in conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round.in_(touched)))
+    }
+    stored = set(records)  # the round still open when these rows were appended, if any
+    for step, number in zip(steps, members, strict=True):
+        if number:
+            records[number] = _extend(records.get(number), stream, number, step)
+    fresh = [records[n] for n in touched if n not in stored]
+    if fresh:
+        conn.execute(r.insert(), fresh)
+    for number in sorted(stored):
+        conn.execute(
+            r.update().where(r.c.stream == stream, r.c.round == number).values(records[number])
+        )
+
+
+def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step) -> dict[str, Any]:
+    """The round's row, with the event in `step` added to it."""
+    row = step.row
+    if record is None:
+        record = {
+            "stream": stream,
+            "round": number,
+            "caster": None,
+            "main": None,
+            "chance": None,
+            "result": None,
+            "first_version": row.version,
+            "first_position": row.position,
+            "started_at": row.recorded_at,
+            "ended_at": None,
+        }
+    record["last_version"], record["last_position"] = row.version, row.position
+    # Only a state still in this round shows its caster, main and chance: the throw that
+    # ends a round clears them, and what it settles comes after it. The dice may change
+    # hands within a round (a caster leaving before the main): the last caster counts.
+    for state in (step.before, step.after):
+        if state.round == number:
+            record["caster"] = state.caster or record["caster"]
+            record["main"] = state.main if state.main is not None else record["main"]
+            record["chance"] = state.chance if state.chance is not None else record["chance"]
+    if step.before.round == number < step.after.round:
+        assert step.after.last_result is not None
+        record["result"] = step.after.last_result.value
+        record["ended_at"] = row.recorded_at
+    return record
+
+
+# -- settlements
+
+
+def _write_settlements(
+    conn: sa.Connection, stream: str, steps: Sequence[Step], deciders: Sequence[int | None]
+) -> None:
+    closed = [i for i, step in enumerate(steps) if isinstance(step.event, Closing)]
+    if not closed:
+        return
+    taken = _bet_positions(conn, stream, steps, {_bet_id(steps[i]) for i in closed})
+    rows, parties = [], []
+    for i in closed:
+        step, decider = steps[i], deciders[i]
+        event = step.event
+        assert isinstance(event, Closing)
+        bet = step.before.bets[event.bet_id]
+        acts = [] if decider is None else [steps[decider].row.position]
+        sources = sorted({*taken.get(bet.id, ()), *acts, step.row.position})
+        rows.append(
+            {
+                "position": step.row.position,
+                "stream": stream,
+                "round": bet.round,
+                "bet_id": bet.id,
+                "kind": bet.kind.value,
+                "outcome": "settled" if isinstance(event, ev.BetSettled) else "voided",
+                "winner": event.winner if isinstance(event, ev.BetSettled) else None,
+                "reason": event.reason if isinstance(event, ev.BetVoided) else None,
+                "recorded_at": step.row.recorded_at,
+                "transfers": _canonical(_transfers(stream, event.transfers)),
+                "sources": _canonical(sources),
+            }
+        )
+        parties += [
+            {"position": step.row.position, "party": account}
+            for account in sorted({book_account(stream, p) for p in bet.parties})
+        ]
+    conn.execute(settlements_table.insert(), rows)
+    conn.execute(settlement_parties.insert(), parties)
+
+
+def _bet_id(step: Step) -> str:
+    event = step.event
+    assert isinstance(event, Closing)
+    return event.bet_id
+
+
+def _placed_at(bet_id: str) -> int:
+    """The version of the event that placed the bet: a bet's id is "b<version>"."""
+    return int(bet_id.removeprefix("b"))
+
+
+def _bet_positions(
+    conn: sa.Connection, stream: str, steps: Sequence[Step], bet_ids: set[str]
+) -> dict[str, list[int]]:
+    """The positions of the events that placed each bet and took its other side.
+
+    Those in `steps` are at hand; the rest come from the stream's events between the
+    oldest bet's placing and the first step, one range of the (stream, version) key.
+    A bet lives no longer than a round, so that range is at most about a round long.
+    """
+    found: dict[str, list[int]] = {}
+    first = steps[0].row.version
+    oldest = min(_placed_at(b) for b in bet_ids)
+    if oldest < first:
+        earlier = conn.execute(
+            sa.select(events_table.c.position, events_table.c.payload)
+            .where(
+                events_table.c.stream == stream,
+                events_table.c.version >= oldest,
+                events_table.c.version < first,
+                events_table.c.type.in_(_BET_TAKEN_TYPES),
+            )
+            .order_by(events_table.c.version)
+        )
+        for position, payload in earlier:
+            bet_id = json.loads(payload)["bet_id"]
+            if bet_id in bet_ids:
+                found.setdefault(bet_id, []).append(position)
+    for step in steps:
+        if isinstance(step.event, BET_TAKEN) and step.event.bet_id in bet_ids:
+            found.setdefault(step.event.bet_id, []).append(step.row.position)
+    return found
+
+
+def _transfers(stream: str, transfers: Iterable[ev.Transfer]) -> list[dict[str, Any]]:
+    """A settlement's transfers in the ledger's accounts, as the book posts them."""
+    return [
+        {
+            "source": book_account(stream, t.source),
+            "target": book_account(stream, t.target),
+            "amount": t.amount,
+        }
+        for t in transfers
+    ]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# -- reading ------------------------------------------------------------------------
+
+
+def settlements(
+    conn: sa.Connection,
+    *,
+    stream: str | None = None,
+    round: int | None = None,
+    party: str | None = None,
+    bet_id: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    after_position: int = 0,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """Settlements in position order, after `after_position`, at most `limit`.
+
+    Filters: the table's `stream` ("table:t1") and its `round`; a `party` by ledger
+    account ("player:ann", "setter"); a `bet_id`; and `since` (inclusive) to `until`
+    (exclusive), ISO times compared as stored. Page on by passing the last position
+    seen as `after_position`.
+    """
+    s = settlements_table
+    query = sa.select(s)
+    position = s.c.position
+    if party is not None:
+        p = settlement_parties
+        query = query.join(p, p.c.position == s.c.position).where(p.c.party == party)
+        position = p.c.position  # so the page walks the (party, position) key
+    if stream is not None:
+        query = query.where(s.c.stream == stream)
+    if round is not None:
+        query = query.where(s.c.round == round)
+    if bet_id is not None:
+        query = query.where(s.c.bet_id == bet_id)
+    if since is not None:
+        # A range closed at both ends, so that SQLite (which has no statistics) reads
+        # it from the recorded_at index; open-ended, it walks every settlement from the
+        # first by position, testing each.
+        query = query.where(s.c.recorded_at >= since, s.c.recorded_at < (until or END_OF_TIME))
+    elif until is not None:
+        query = query.where(s.c.recorded_at < until)
+    query = query.where(position > after_position).order_by(position).limit(limit)
+    return [_settlement_view(row) for row in conn.execute(query)]
+
+
+def _settlement_view(row: Any) -> dict[str, Any]:
+    return {
+        "position": row.position,
+        "table": row.stream.removeprefix(TABLE_PREFIX),
+        "round": row.round,
+        "bet_id": row.bet_id,
+        "kind": row.kind,
+        "outcome": row.outcome,
+        "winner": row.winner,
+        "reason": row.reason,
+        "recorded_at": row.recorded_at,
+        "transfers": json.loads(row.transfers),
+        "sources": json.loads(row.sources),
+    }
+
+
+def rounds(
+    conn: sa.Connection, stream: str, after_round: int = 0, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The table's rounds in order, after `after_round`, at most `limit`."""
+    r = rounds_table
+    query = (
+        sa.select(r)
+        .where(r.c.stream == stream, r.c.round > after_round)
+        .order_by(r.c.round)
+        .limit(limit)
+    )
+    return [_round_view(row) for row in conn.execute(query)]
+
+
+def _round_view(row: Any) -> dict[str, Any]:
+    view = dict(row._mapping)
+    stream = view.pop("stream")
+    return {"table": stream.removeprefix(TABLE_PREFIX), **view}
+
+
+def round_detail(
+    conn: sa.Connection, store: EventStore, stream: str, round: int
+) -> dict[str, Any] | None:
+    """One round: its row, every event of the table's stream that belongs to it, and
+    the settlements of the bets made in it; None if the table has no such round.
+
+    The events are read on `conn`, in the same snapshot as the round's span, rather
+    than through a fresh connection of `store`'s.
+    """
+    r = rounds_table
+    row = conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round == round)).first()
+    if row is None:
+        return None
+    e = events_table
+    events = conn.execute(
+        sa.select(e.c.position, e.c.version, e.c.type, e.c.payload, e.c.actor, e.c.recorded_at)
+        .where(e.c.stream == stream, e.c.version.between(row.first_version, row.last_version))
+        .order_by(e.c.version)
+    )
+    # Every bet made in the round was placed by one of its events, so its settlements
+    # are fewer than its events.
+    span = row.last_version - row.first_version + 1
+    return {
+        **_round_view(row),
+        "events": [_event_view(event) for event in events],
+        "settlements": settlements(conn, stream=stream, round=round, limit=span),
+    }
+
+
+def _event_view(row: Any) -> dict[str, Any]:
+    try:
+        payload = json.loads(row.payload)
+    except ValueError as exc:
+        raise CorruptEvent(row.position, f"payload is not JSON ({exc})") from None
+    return {
+        "position": row.position,
+        "version": row.version,
+        "type": row.type,
+        "payload": payload,
+        "actor": row.actor,
+        "recorded_at": row.recorded_at,
+    }
