@@ -229,11 +229,6 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _mark(conn: sa.Connection) -> str:
-    """The driver's parameter marker: sqlite3 takes ?, psycopg %s."""
-    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
-
-
 def _discard(conn: sa.Connection) -> None:
     """Close a connection that may be broken, and keep it out of the pool too."""
     try:
@@ -259,6 +254,11 @@ class EventStore:
         self.engine = engine
         self.clock = clock
         self.postgres = engine.dialect.name == "postgresql"
+        # The statements run on the driver's cursor, in its parameter style.
+        mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+        self._head_sql = _HEAD_SQL.format(mark)
+        self._insert_sql = _INSERT_SQL.format(mark)
+        self._load_sql = _LOAD_SQL.format(mark)
         self._idle: list[sa.Connection] = []
         self._finalizer = weakref.finalize(self, _close_all, self._idle)
 
@@ -347,8 +347,7 @@ class EventStore:
         # and parameter handling cost more than the statements themselves (bench.store).
         cursor = conn.connection.cursor()
         try:
-            mark = _mark(conn)
-            cursor.execute(_HEAD_SQL.format(mark), (stream,))
+            cursor.execute(self._head_sql, (stream,))
             position, head_version, head_hash = cast(tuple[int, Any, Any], cursor.fetchone())
             version, prev = (head_version, head_hash) if head_version else (0, GENESIS)
             if version != expected_version:
@@ -375,9 +374,9 @@ class EventStore:
             if rows:
                 try:
                     if len(rows) == 1:  # psycopg's executemany costs an extra round trip
-                        cursor.execute(_INSERT_SQL.format(mark), rows[0])
+                        cursor.execute(self._insert_sql, rows[0])
                     else:
-                        cursor.executemany(_INSERT_SQL.format(mark), rows)
+                        cursor.executemany(self._insert_sql, rows)
                 except conn.dialect.loaded_dbapi.IntegrityError:
                     # A writer that slipped past the check (no lock): the key still holds.
                     raise ConcurrencyError(stream, expected_version, -1) from None
@@ -403,7 +402,7 @@ class EventStore:
             # again as fetching them (bench.store).
             cursor = conn.connection.cursor()
             try:
-                cursor.execute(_LOAD_SQL.format(_mark(conn)), (stream, after_version))
+                cursor.execute(self._load_sql, (stream, after_version))
                 rows = _fetched(cursor)
                 with _collector_paused():
                     return decode_rows(rows, lambda v: self._position(conn, stream, v))

@@ -30,7 +30,8 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import events as ev
-from ledger.accounts import TABLE_PREFIX, book_account
+from ledger import codec
+from ledger.accounts import TABLE_PREFIX, book_account, transfers_of
 from ledger.schema import events as events_table
 from ledger.schema import rounds as rounds_table
 from ledger.schema import settlement_parties
@@ -286,7 +287,7 @@ def _write_settlements(
                 "winner": event.winner if isinstance(event, ev.BetSettled) else None,
                 "reason": event.reason if isinstance(event, ev.BetVoided) else None,
                 "recorded_at": step.row.recorded_at,
-                "transfers": _canonical(_transfers(stream, event.transfers)),
+                "transfers": _canonical(_transfers(stream, event)),
                 "sources": _canonical(sources),
             }
         )
@@ -342,20 +343,16 @@ def _bet_positions(
     return found
 
 
-def _transfers(stream: str, transfers: Iterable[ev.Transfer]) -> list[dict[str, Any]]:
-    """A settlement's transfers in the ledger's accounts, as the book posts them."""
+def _transfers(stream: str, event: ev.BetSettled | ev.BetVoided) -> list[dict[str, Any]]:
+    """A settlement's transfers in the ledger's accounts, exactly as the book posts them."""
     return [
-        {
-            "source": book_account(stream, t.source),
-            "target": book_account(stream, t.target),
-            "amount": t.amount,
-        }
-        for t in transfers
+        {"source": t.source, "target": t.target, "amount": t.amount}
+        for t in transfers_of(stream, event)
     ]
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return codec.canonical(value).decode()
 
 
 # -- reading ------------------------------------------------------------------------
