@@ -1,4 +1,8 @@
-"""Test-wide settings.
+"""Test-wide settings, and the databases every suite that stores runs against.
+
+The session starts PostgreSQL itself: initdb on a temporary cluster, listening only on
+a Unix socket in that directory. A machine without PostgreSQL skips the PostgreSQL
+half with the reason; .ci/run installs it so that CI never does.
 
 Hypothesis explores new examples on every local run, which is how it finds bugs; on
 CI (CI=true) it is derandomised, so a landing is judged on the same examples every
@@ -7,10 +11,67 @@ time and a failure there is reproducible from the log.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
 
+import pytest
+import sqlalchemy as sa
 from hypothesis import settings
+
+from ledger import db
+from ledger.store import EventStore
+from tests import pgcluster
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    with ExitStack() as stack:
+        try:
+            sock = stack.enter_context(pgcluster.temporary_cluster({"fsync": "off"}))
+        except pgcluster.Unavailable as exc:
+            pytest.skip(f"{exc}: the PostgreSQL half of the store tests is skipped")
+        yield pgcluster.url(sock)
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database of each kind."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'hazard.sqlite3'}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = f"test_{os.getpid()}_{next(_counter)}"
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield server.replace("/postgres?", f"/{name}?")
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[sa.Engine]:
+    eng = db.make_engine(database_url)
+    db.upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def store(engine: sa.Engine) -> Iterator[EventStore]:
+    store = EventStore(engine)
+    yield store
+    store.close()

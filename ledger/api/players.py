@@ -1,0 +1,93 @@
+"""Players and their accounts: create, deposit, withdraw, credit, balance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from flask.views import MethodView
+from flask_smorest import Blueprint, abort
+
+from ledger.accounts import CreditLimitSet, Deposited, Withdrawn, player_account
+from ledger.api import club, require, require_self
+from ledger.api.schemas import (
+    AmountSchema,
+    BalanceSchema,
+    CreditLimitSchema,
+    PlayerSchema,
+    ProblemSchema,
+    WriteHeadersSchema,
+    WriteResultSchema,
+)
+from ledger.schema import accounts
+from ledger.tokens import Role
+
+blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
+
+
+@blp.route("")
+class Players(MethodView):
+    @blp.arguments(WriteHeadersSchema, location="headers")
+    @blp.arguments(PlayerSchema)
+    @blp.response(201, WriteResultSchema)
+    @blp.alt_response(409, schema=ProblemSchema, description="The player exists")
+    def post(self, headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        """Create a player (setter, croupier)."""
+        who = require(Role.CROUPIER)
+        return club().create_player(body["name"], who.actor, headers.get("idempotency_key"))
+
+
+def _account_write(kind: type, name: str, amount: int, key: str | None) -> dict[str, Any]:
+    who = require()  # the setter alone moves money in and out, and grants credit
+    return club().account_command(name, kind, amount, who.actor, key)
+
+
+@blp.route("/<name>/deposits", methods=["POST"])
+@blp.arguments(WriteHeadersSchema, location="headers")
+@blp.arguments(AmountSchema)
+@blp.response(201, WriteResultSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+def deposit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
+    """Deposit money into a player's account (setter)."""
+    return _account_write(Deposited, name, body["amount"], headers.get("idempotency_key"))
+
+
+@blp.route("/<name>/withdrawals", methods=["POST"])
+@blp.arguments(WriteHeadersSchema, location="headers")
+@blp.arguments(AmountSchema)
+@blp.response(201, WriteResultSchema)
+@blp.alt_response(422, schema=ProblemSchema, description="Not enough funds")
+def withdraw(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
+    """Withdraw money from a player's account (setter)."""
+    return _account_write(Withdrawn, name, body["amount"], headers.get("idempotency_key"))
+
+
+@blp.route("/<name>/credit-limit", methods=["PUT"])
+@blp.arguments(WriteHeadersSchema, location="headers")
+@blp.arguments(CreditLimitSchema)
+@blp.response(200, WriteResultSchema)
+def credit_limit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
+    """Set how far below zero a player may go (setter)."""
+    return _account_write(CreditLimitSet, name, body["limit"], headers.get("idempotency_key"))
+
+
+@blp.route("/<name>/balance", methods=["GET"])
+@blp.response(200, BalanceSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+def balance(name: str) -> dict[str, Any]:
+    """A player's balance and credit limit (the player, setter, auditor)."""
+    who = require(Role.AUDITOR, Role.PLAYER)
+    require_self(who, name)
+    if not club().player_exists(name):
+        abort(404, message=f"there is no player {name!r}")
+    with club().store.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
+                accounts.c.account == player_account(name)
+            )
+        ).first()
+    return {
+        "player": name,
+        "balance": row.balance if row else 0,
+        "credit_limit": row.credit_limit if row else 0,
+    }

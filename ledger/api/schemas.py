@@ -1,0 +1,196 @@
+"""Request and response schemas (marshmallow), which are also the OpenAPI contract."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from engine.events import PropositionKind
+
+MONEY = validate.Range(min=1, max=10**15)
+"""Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
+NAME = validate.Regexp(r"^[A-Za-z0-9_.-]{1,100}$", error="1 to 100 letters, digits, _ . -")
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details."""
+
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    rule = fields.String()
+    field = fields.String(allow_none=True)
+    current_version = fields.Integer()
+    account = fields.String()
+    errors = fields.Dict()
+
+
+class WriteHeadersSchema(Schema):
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key",
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "A repeat with the same key and body writes nothing"},
+    )
+
+
+class TableWriteHeadersSchema(WriteHeadersSchema):
+    if_match = fields.Integer(
+        data_key="If-Match",
+        validate=validate.Range(min=0),
+        metadata={"description": "The table version this write expects; 409 if stale"},
+    )
+
+
+class EventSchema(Schema):
+    position = fields.Integer(required=True)
+    stream = fields.String(required=True)
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    payload = fields.Dict(required=True)
+    actor = fields.String(required=True)
+    recorded_at = fields.String(required=True)
+    hash = fields.String(required=True)
+
+
+class WriteResultSchema(Schema):
+    table = fields.String()
+    player = fields.String()
+    version = fields.Integer(required=True)
+    events = fields.List(fields.Nested(EventSchema), required=True)
+
+
+class PlayerSchema(Schema):
+    name = fields.String(required=True, validate=NAME)
+
+
+class AmountSchema(Schema):
+    amount = fields.Integer(required=True, strict=True, validate=MONEY)
+
+
+class CreditLimitSchema(Schema):
+    limit = fields.Integer(required=True, strict=True, validate=validate.Range(min=0, max=10**15))
+
+
+class BalanceSchema(Schema):
+    player = fields.String(required=True)
+    balance = fields.Integer(required=True)
+    credit_limit = fields.Integer(required=True)
+
+
+class LimitsSchema(Schema):
+    min_stake = fields.Integer(strict=True, load_default=1, validate=MONEY)
+    max_stake = fields.Integer(strict=True, allow_none=True, load_default=None, validate=MONEY)
+    max_exposure = fields.Integer(
+        strict=True, allow_none=True, load_default=None, validate=validate.Range(0, 10**15)
+    )
+
+
+class OpenTableSchema(Schema):
+    id = fields.String(required=True, validate=NAME)
+    ruleset = fields.String(load_default=None, metadata={"description": "a built-in rule set"})
+    rules = fields.Dict(
+        load_default=None, metadata={"description": "a custom rule set, as `hazard odds` takes"}
+    )
+    limits = fields.Nested(LimitsSchema, load_default=dict)
+
+
+class SeatSchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+
+
+class CastSchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+    die = fields.Integer(required=True, strict=True)
+
+
+class MainSchema(Schema):
+    main = fields.Integer(required=True, strict=True)
+
+
+class ThrowSchema(Schema):
+    die1 = fields.Integer(required=True, strict=True)
+    die2 = fields.Integer(required=True, strict=True)
+
+
+class VoidThrowSchema(Schema):
+    reason = fields.String(required=True, metadata={"description": "cocked or wild"})
+    off = fields.Integer(required=True, strict=True, metadata={"description": "1, 2 or 0: both"})
+    standing = fields.Integer(strict=True, allow_none=True, load_default=None)
+
+
+class StakeSchema(Schema):
+    amount = fields.Integer(required=True, strict=True, validate=MONEY)
+
+
+class LaySchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+    amount = fields.Integer(required=True, strict=True, validate=MONEY)
+
+
+class CoverSchema(Schema):
+    bets = fields.List(
+        fields.String(validate=validate.Length(max=32)),
+        load_default=None,
+        metadata={"description": "the laid stakes to cover; all pending when omitted"},
+    )
+
+
+class OddsSchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+    on = fields.String(required=True, validate=validate.OneOf(["chance", "main"]))
+    amount = fields.Integer(required=True, strict=True, validate=MONEY)
+
+
+class PropositionSchema(Schema):
+    kind = fields.String(
+        required=True,
+        validate=validate.OneOf([kind.value for kind in PropositionKind]),
+    )
+    totals = fields.List(fields.Integer(strict=True), load_default=list)
+
+
+class SideBetSchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+    proposition = fields.Nested(PropositionSchema, required=True)
+    backs = fields.Boolean(required=True, metadata={"description": "true: for it; false: against"})
+    stake = fields.Integer(required=True, strict=True, validate=MONEY)
+    asks = fields.Integer(required=True, strict=True, validate=MONEY)
+    to = fields.String(allow_none=True, load_default=None, validate=validate.Length(max=100))
+
+
+class RefuseSchema(Schema):
+    bet = fields.String(required=True, validate=validate.Length(min=1, max=32))
+
+
+class SideBetActSchema(Schema):
+    player = fields.String(required=True, validate=NAME)
+    bet = fields.String(required=True, validate=validate.Length(min=1, max=32))
+
+
+class BetSchema(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(required=True)
+    round = fields.Integer(required=True)
+    proposition = fields.Dict(required=True)
+    yes = fields.String(allow_none=True, required=True)
+    no = fields.String(allow_none=True, required=True)
+    yes_stake = fields.Integer(required=True)
+    no_stake = fields.Integer(required=True)
+    pending = fields.Boolean(required=True)
+    offered_to = fields.String(allow_none=True, required=True)
+
+
+class TableStateSchema(Schema):
+    table = fields.String(required=True)
+    version = fields.Integer(required=True)
+    phase = fields.String(required=True)
+    rules = fields.String(required=True)
+    seats = fields.List(fields.String(), required=True)
+    caster = fields.String(allow_none=True, required=True)
+    round = fields.Integer(required=True)
+    main = fields.Integer(allow_none=True, required=True)
+    chance = fields.Integer(allow_none=True, required=True)
+    consecutive_losses = fields.Integer(required=True)
+    consecutive_wins = fields.Integer(required=True)
+    setter_exposure = fields.Integer(required=True)
+    open_bets = fields.List(fields.Nested(BetSchema), required=True)

@@ -1,0 +1,283 @@
+"""Tables, play and bets: each write is one engine command through Club.command."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flask_smorest import Blueprint
+
+import engine as hz
+from engine.rules import from_mapping
+from ledger.api import club, require, require_self
+from ledger.api import schemas as s
+from ledger.service import Decide
+from ledger.tokens import Holder, Role
+
+blp = Blueprint("tables", __name__, url_prefix="/tables", description="Tables, play and bets")
+
+WRITE = (Role.CROUPIER,)
+"""Who runs a table (besides the setter)."""
+BET = (Role.CROUPIER, Role.PLAYER)
+"""Who places bets (a player only their own)."""
+
+
+def _run(
+    table: str,
+    who: Holder,
+    headers: dict[str, Any],
+    body: dict[str, Any],
+    decide: Decide,
+    players: Sequence[str] = (),
+    **kw: Any,
+) -> dict[str, Any]:
+    return club().command(
+        table,
+        who.actor,
+        decide,
+        if_match=headers.get("if_match"),
+        key=headers.get("idempotency_key"),
+        request={"path": _path(), "body": body},
+        players=players,
+        **kw,
+    )
+
+
+def _path() -> str:
+    from flask import request
+
+    return request.path
+
+
+def state_view(table: str, state: hz.TableState) -> dict[str, Any]:
+    assert state.rules is not None
+    return {
+        "table": table,
+        "version": state.version,
+        "phase": state.phase.value,
+        "rules": state.rules.name,
+        "seats": list(state.seats),
+        "caster": state.caster,
+        "round": state.round,
+        "main": state.main,
+        "chance": state.chance,
+        "consecutive_losses": state.consecutive_losses,
+        "consecutive_wins": state.consecutive_wins,
+        "setter_exposure": state.exposure(),
+        "open_bets": [
+            {
+                "id": b.id,
+                "kind": b.kind.value,
+                "round": b.round,
+                "proposition": {
+                    "kind": b.proposition.kind.value,
+                    "totals": sorted(b.proposition.totals),
+                },
+                "yes": b.yes,
+                "no": b.no,
+                "yes_stake": b.yes_stake,
+                "no_stake": b.no_stake,
+                "pending": b.pending,
+                "offered_to": b.offered_to,
+            }
+            for b in state.open_bets
+        ],
+    }
+
+
+@blp.route("", methods=["POST"])
+@blp.arguments(s.WriteHeadersSchema, location="headers")
+@blp.arguments(s.OpenTableSchema)
+@blp.response(201, s.WriteResultSchema)
+@blp.alt_response(409, schema=s.ProblemSchema, description="The table exists")
+@blp.alt_response(422, schema=s.ProblemSchema, description="A bad rule set or limits")
+def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """Open a table with a rule set (built-in by name, or custom) and its limits."""
+    who = require(*WRITE)
+    if body.get("rules") is not None:
+        if body.get("ruleset") is not None:
+            raise hz.RuleSetError("ruleset", "name a built-in rule set or give rules, not both")
+        rules = from_mapping(body["rules"])
+    else:
+        name = body.get("ruleset") or hz.DEFAULT
+        if name not in hz.BUILTIN:
+            known = ", ".join(sorted(hz.BUILTIN))
+            raise hz.RuleSetError("ruleset", f"{name!r} is not a built-in rule set ({known})")
+        rules = hz.BUILTIN[name]
+    limits = hz.Limits(**body["limits"])
+    return _run(
+        body["id"],
+        who,
+        headers,
+        body,
+        lambda _st, _funds: hz.open_table(rules, limits),
+        new_table=True,
+    )
+
+
+@blp.route("/<table>", methods=["GET"])
+@blp.response(200, s.TableStateSchema)
+@blp.alt_response(404, schema=s.ProblemSchema, description="No such table")
+def table_state(table: str) -> dict[str, Any]:
+    """The table's derived state: phase, caster, main, chance, open bets, version."""
+    require(Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
+    return state_view(table, club().state(table))
+
+
+Make = Callable[[Holder, dict[str, Any]], tuple[Decide, Sequence[str]]]
+
+
+def _write(rule: str, schema: type | None, doc: str, roles: tuple[Role, ...] = WRITE) -> Any:
+    """Register POST /tables/<table>/<rule>, which runs the engine command `make` builds
+    from the caller and the request body."""
+
+    def register(make: Make) -> Make:
+        def view(headers: dict[str, Any], *args: Any, table: str) -> dict[str, Any]:
+            body = args[0] if args else {}
+            who = require(*roles)
+            decide, players = make(who, body)
+            return _run(table, who, headers, body, decide, players)
+
+        view.__name__ = rule.replace("-", "_").replace("/", "_")
+        view.__doc__ = doc
+        wrapped: Any = view
+        if schema is not None:
+            wrapped = blp.arguments(schema)(wrapped)
+        wrapped = blp.arguments(s.TableWriteHeadersSchema, location="headers")(wrapped)
+        wrapped = blp.response(201, s.WriteResultSchema)(wrapped)
+        wrapped = blp.alt_response(404, schema=s.ProblemSchema, description="No such table")(
+            wrapped
+        )
+        wrapped = blp.alt_response(409, schema=s.ProblemSchema, description="Stale If-Match")(
+            wrapped
+        )
+        wrapped = blp.alt_response(422, schema=s.ProblemSchema, description="A rule broken")(
+            wrapped
+        )
+        blp.route(f"/<table>/{rule}", methods=["POST"])(wrapped)
+        return make
+
+    return register
+
+
+@_write("seats", s.SeatSchema, "Seat a player at the table.")
+def _seat(who: Holder, body: dict[str, Any]) -> Any:
+    return (lambda st, _: hz.seat(st, body["player"])), [body["player"]]
+
+
+@_write("leave", s.SeatSchema, "A player leaves the table (a player: only themselves).", BET)
+def _leave(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    return (lambda st, _: hz.leave(st, body["player"])), []
+
+
+@_write("close", None, "Close the table; open bets are voided and their stakes returned.")
+def _close(who: Holder, body: dict[str, Any]) -> Any:
+    return (lambda st, _: hz.close(st)), []
+
+
+@_write("casts", s.CastSchema, "Enter the die a player cast to choose the first caster.")
+def _cast(who: Holder, body: dict[str, Any]) -> Any:
+    return (lambda st, _: hz.cast_for_caster(st, body["player"], body["die"])), []
+
+
+@_write("main", s.MainSchema, "The caster's main: called (5 to 9) where the rule set lets them.")
+def _main(who: Holder, body: dict[str, Any]) -> Any:
+    return (lambda st, _: hz.call_main(st, body["main"])), []
+
+
+@_write("throws", s.ThrowSchema, "Record a throw: two dice, each 1 to 6.")
+def _throw(who: Holder, body: dict[str, Any]) -> Any:
+    return (lambda st, _: hz.throw(st, body["die1"], body["die2"])), []
+
+
+@_write("void-throws", s.VoidThrowSchema, "Record a cocked or wild throw, which does not count.")
+def _void(who: Holder, body: dict[str, Any]) -> Any:
+    return (
+        lambda st, _: hz.void_throw(st, body["reason"], body["off"], body["standing"])
+    ), []
+
+
+@_write("pass", None, "The caster passes the dice (where the rule set allows).", BET)
+def _pass(who: Holder, body: dict[str, Any]) -> Any:
+    def decide(st: hz.TableState, _: Any) -> list[hz.Event]:
+        _caster_only(who, st)
+        return hz.pass_dice(st)
+
+    return decide, []
+
+
+def _caster_only(who: Holder, st: hz.TableState) -> None:
+    """A player acting as the caster must be the caster."""
+    if who.role is Role.PLAYER and st.caster != who.name:
+        raise hz.RuleBroken(hz.Rule.NOT_YOUR_BET, "only the caster does this")
+
+
+@_write("stakes", s.StakeSchema, "The caster stakes against the setter.", BET)
+def _stake(who: Holder, body: dict[str, Any]) -> Any:
+    def decide(st: hz.TableState, _: Any) -> list[hz.Event]:
+        _caster_only(who, st)
+        return hz.stake(st, body["amount"])
+
+    return decide, []
+
+
+@_write("lays", s.LaySchema, "A player lays a stake against the caster.", BET)
+def _lay(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    return (lambda st, _: hz.lay(st, body["player"], body["amount"])), []
+
+
+@_write("covers", s.CoverSchema, "The caster covers stakes laid against them.", BET)
+def _cover(who: Holder, body: dict[str, Any]) -> Any:
+    def decide(st: hz.TableState, funds: Any) -> list[hz.Event]:
+        _caster_only(who, st)
+        caster = st.caster
+        return hz.cover(st, funds(caster) if caster else 0, body.get("bets"))
+
+    return decide, []
+
+
+@_write("refusals", s.RefuseSchema, "The caster refuses a laid stake; it is returned.", BET)
+def _refuse(who: Holder, body: dict[str, Any]) -> Any:
+    def decide(st: hz.TableState, _: Any) -> list[hz.Event]:
+        _caster_only(who, st)
+        return hz.refuse(st, body["bet"])
+
+    return decide, []
+
+
+@_write("odds", s.OddsSchema, "Lay odds on the chance or the main, once a chance is set.", BET)
+def _odds(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    return (lambda st, _: hz.lay_odds(st, body["player"], body["on"], body["amount"])), []
+
+
+@_write("side-bets", s.SideBetSchema, "Offer a side bet, to anyone or to one participant.", BET)
+def _offer(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    prop = body["proposition"]
+    proposition = hz.Proposition(hz.PropositionKind(prop["kind"]), frozenset(prop["totals"]))
+    return (
+        lambda st, _: hz.offer_side_bet(
+            st,
+            body["player"],
+            proposition,
+            body["backs"],
+            body["stake"],
+            body["asks"],
+            body["to"],
+        )
+    ), []
+
+
+@_write("side-bets/accept", s.SideBetActSchema, "Accept a side bet offered.", BET)
+def _accept(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    return (lambda st, _: hz.accept_side_bet(st, body["bet"], body["player"])), []
+
+
+@_write("side-bets/withdraw", s.SideBetActSchema, "Withdraw a side bet not yet accepted.", BET)
+def _withdraw(who: Holder, body: dict[str, Any]) -> Any:
+    require_self(who, body["player"])
+    return (lambda st, _: hz.withdraw_side_bet(st, body["bet"], body["player"])), []

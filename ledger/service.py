@@ -1,0 +1,222 @@
+"""The club's commands, as the API runs them: the one place that turns a request into
+engine commands, records the events, posts the money and answers.
+
+Every write follows one path (`Club.command`): in a write transaction (appends are
+serialised, so nothing moves under it) read the table's current state, check the
+caller's If-Match version, let the engine decide, and record the events with their
+postings and read models. The idempotency key and the response are stored in the same
+transaction, so a repeat is answered from the store and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+import engine as hz
+from ledger import snapshots, tableviews
+from ledger.accounts import (
+    AccountOpened,
+    CreditLimitSet,
+    Deposited,
+    Withdrawn,
+    account_stream,
+    player_account,
+)
+from ledger.book import Book, InvalidAmount
+from ledger.idempotency import run_once
+from ledger.schema import accounts
+from ledger.store import Recorded, StoreError
+
+TABLE_PREFIX = "table:"
+
+Funds = Callable[[str], int]
+"""What a player has free to stake: balance plus credit, read in the write transaction."""
+Decide = Callable[[hz.TableState, Funds], list[hz.Event]]
+
+
+class StaleVersion(StoreError):
+    """If-Match named a version the table has moved on from."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(f"the table is at version {current}, not {expected} as expected")
+        self.expected, self.current = expected, current
+
+
+class NotFound(StoreError):
+    """No such table or player."""
+
+
+class AlreadyExists(StoreError):
+    """A table or player by that name is already there."""
+
+
+def table_stream(table_id: str) -> str:
+    return TABLE_PREFIX + table_id
+
+
+def event_view(row: Recorded) -> dict[str, Any]:
+    """An appended event as the API shows it."""
+    return {
+        "position": row.position,
+        "stream": row.stream,
+        "version": row.version,
+        "type": row.type,
+        "payload": json.loads(row.payload),
+        "actor": row.actor,
+        "recorded_at": row.recorded_at,
+        "hash": row.hash,
+    }
+
+
+class Club:
+    def __init__(self, book: Book) -> None:
+        self.book = book
+        self.store = book.store
+        self._states: dict[str, hz.TableState] = {}
+        self._states_lock = threading.Lock()
+
+    # -- table state ------------------------------------------------------------------
+
+    def state(self, table_id: str, conn: sa.Connection | None = None) -> hz.TableState:
+        """The table's current state: the newest state this process has folded, brought
+        up to the stream's head (in `conn`'s transaction when given)."""
+        stream = table_stream(table_id)
+        with self._states_lock:
+            cached = self._states.get(stream)
+        head = (
+            self.store.stream_version(conn, stream)
+            if conn is not None
+            else self.store.version(stream)
+        )
+        if cached is not None and cached.version == head:
+            state = cached
+        elif cached is not None and cached.version < head:
+            state = hz.fold(self.store.load(stream, after_version=cached.version), cached)
+        else:
+            state = snapshots.load(self.store, stream)
+        if state.phase is hz.Phase.NEW:
+            raise NotFound(f"there is no table {table_id!r}")
+        self._remember(stream, state)
+        return state
+
+    def _remember(self, stream: str, state: hz.TableState) -> None:
+        with self._states_lock:
+            known = self._states.get(stream)
+            if known is None or known.version < state.version:
+                self._states[stream] = state
+
+    # -- writes -----------------------------------------------------------------------
+
+    def command(
+        self,
+        table_id: str,
+        actor: str,
+        decide: Decide,
+        *,
+        if_match: int | None = None,
+        key: str | None = None,
+        request: Mapping[str, Any] | None = None,
+        new_table: bool = False,
+        players: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        """Run one engine command against a table and record what it decides.
+
+        `players` are the players the command names, who must have accounts."""
+        stream = table_stream(table_id)
+        after: list[hz.TableState] = []
+
+        def handler(conn: sa.Connection) -> dict[str, Any]:
+            if new_table:
+                if self.store.stream_version(conn, stream):
+                    raise AlreadyExists(f"there is already a table {table_id!r}")
+                before = hz.INITIAL
+            else:
+                before = self.state(table_id, conn)
+            if if_match is not None and if_match != before.version:
+                raise StaleVersion(if_match, before.version)
+            self._require_players(conn, players)
+            events = decide(before, lambda name: self.free_funds(conn, name))
+            state = hz.fold(events, before)
+            rows = self.book.record(
+                conn, stream, before.version, events, actor, key, state_after=state
+            )
+            tableviews.apply(conn, stream, before, rows)
+            after.append(state)
+            return {"table": table_id, "version": state.version, "events": _views(rows)}
+
+        response = run_once(
+            self.store, key, {"table": table_id, "actor": actor, **(request or {})}, handler
+        )
+        if after:
+            self._remember(stream, after[0])
+        return response
+
+    def _require_players(self, conn: sa.Connection, names: Sequence[str]) -> None:
+        for name in names:
+            if name != hz.SETTER and not self.store.stream_version(
+                conn, account_stream(player_account(name))
+            ):
+                raise NotFound(f"there is no player {name!r}: create the player first")
+
+    # -- players and accounts ---------------------------------------------------------
+
+    def create_player(self, name: str, actor: str, key: str | None = None) -> dict[str, Any]:
+        if name == hz.SETTER or not name or len(name) > 100:
+            raise InvalidAmount("a player's name is 1 to 100 characters and not 'setter'")
+        stream = account_stream(player_account(name))
+
+        def handler(conn: sa.Connection) -> dict[str, Any]:
+            if self.store.stream_version(conn, stream):
+                raise AlreadyExists(f"there is already a player {name!r}")
+            rows = self.book.record(
+                conn, stream, 0, [AccountOpened(version=1, account=player_account(name))], actor
+            )
+            return {"player": name, "version": 1, "events": _views(rows)}
+
+        return run_once(self.store, key, {"create-player": name, "actor": actor}, handler)
+
+    def account_command(
+        self,
+        name: str,
+        kind: type[Deposited | Withdrawn | CreditLimitSet],
+        amount: int,
+        actor: str,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        account = player_account(name)
+        stream = account_stream(account)
+        field = "limit" if kind is CreditLimitSet else "amount"
+        if type(amount) is not int or amount < (0 if field == "limit" else 1):
+            raise InvalidAmount(f"{field} must be a whole, positive number of minor units")
+
+        def handler(conn: sa.Connection) -> dict[str, Any]:
+            version = self.store.stream_version(conn, stream)
+            if not version and name != hz.SETTER:
+                raise NotFound(f"there is no player {name!r}")
+            event = kind(version=version + 1, account=account, **{field: amount})
+            rows = self.book.record(conn, stream, version, [event], actor)
+            return {"player": name, "version": version + 1, "events": _views(rows)}
+
+        request = {"account": name, "kind": kind.__name__, field: amount, "actor": actor}
+        return run_once(self.store, key, request, handler)
+
+    def free_funds(self, conn: sa.Connection, name: str) -> int:
+        """A player's balance plus their credit limit, as the ledger stands in `conn`."""
+        row = conn.execute(
+            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
+                accounts.c.account == player_account(name)
+            )
+        ).first()
+        return 0 if row is None else max(0, row.balance + row.credit_limit)
+
+    def player_exists(self, name: str) -> bool:
+        return name == hz.SETTER or bool(self.store.version(account_stream(player_account(name))))
+
+
+def _views(rows: Sequence[Recorded]) -> list[dict[str, Any]]:
+    return [event_view(r) for r in rows]

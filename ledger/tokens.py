@@ -1,0 +1,90 @@
+"""API bearer tokens: created by `hazard token create`, stored only as a SHA-256 hash.
+
+A token is `hz_` and 32 random bytes in URL-safe base64: enough entropy that an
+unsalted hash is safe to keep (as GitHub and others do), and a lookup by that hash is
+one index probe.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from ledger.schema import tokens
+from ledger.store import utc_now
+
+PREFIX = "hz_"
+
+
+class Role(enum.Enum):
+    SETTER = "setter"
+    """The bank: everything."""
+    CROUPIER = "croupier"
+    """Runs tables, play and bets; no deposits, withdrawals or credit."""
+    AUDITOR = "auditor"
+    """Reads everything, writes nothing."""
+    PLAYER = "player"
+    """Reads their own account and public table state; places their own bets."""
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who a request comes from."""
+
+    id: str
+    name: str
+    role: Role
+
+    @property
+    def actor(self) -> str:
+        """What events record as their actor."""
+        return f"{self.role.value}:{self.name}"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create(engine: sa.Engine, role: Role, name: str) -> str:
+    """A new token for `name` in `role`; the only time the secret is seen."""
+    if not name or len(name) > 200:
+        raise ValueError("a token's name is 1 to 200 characters")
+    token = PREFIX + secrets.token_urlsafe(32)
+    with engine.begin() as conn:
+        conn.execute(
+            tokens.insert().values(
+                id=secrets.token_hex(8),
+                name=name,
+                role=role.value,
+                token_hash=_digest(token),
+                created_at=utc_now(),
+            )
+        )
+    return token
+
+
+def holder(engine: sa.Engine, token: str) -> Holder | None:
+    """The holder of a live token, or None."""
+    if not token.startswith(PREFIX) or len(token) > 200:
+        return None
+    with engine.connect() as conn:
+        row = conn.execute(
+            sa.select(tokens.c.id, tokens.c.name, tokens.c.role).where(
+                tokens.c.token_hash == _digest(token), tokens.c.revoked_at.is_(None)
+            )
+        ).first()
+    return None if row is None else Holder(row.id, row.name, Role(row.role))
+
+
+def any_setter(engine: sa.Engine) -> bool:
+    with engine.connect() as conn:
+        return (
+            conn.execute(
+                sa.select(tokens.c.id).where(tokens.c.role == Role.SETTER.value).limit(1)
+            ).first()
+            is not None
+        )
