@@ -51,6 +51,10 @@ class NotFound(StoreError):
     """No such table or player."""
 
 
+class Forbidden(StoreError):
+    """The caller's role or identity does not allow this, as the table stands."""
+
+
 class AlreadyExists(StoreError):
     """A table or player by that name is already there."""
 

@@ -70,6 +70,13 @@ def require(*roles: Role) -> Holder:
     return who
 
 
+def scoped_key(who: Holder, headers: dict[str, Any]) -> str | None:
+    """The request's Idempotency-Key, scoped to the token that sent it, so that two
+    clients who happen to pick the same key never see each other's answers."""
+    key = headers.get("idempotency_key")
+    return None if key is None else f"{who.id}:{key}"
+
+
 def require_self(who: Holder, player: str) -> None:
     """A player acts only for themselves."""
     if who.role is Role.PLAYER and who.name != player:

@@ -9,7 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 
 from ledger.accounts import CreditLimitSet, Deposited, Withdrawn, player_account
-from ledger.api import club, require, require_self
+from ledger.api import club, require, require_self, scoped_key
 from ledger.api.schemas import (
     AmountSchema,
     BalanceSchema,
@@ -34,12 +34,14 @@ class Players(MethodView):
     def post(self, headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         """Create a player (setter, croupier)."""
         who = require(Role.CROUPIER)
-        return club().create_player(body["name"], who.actor, headers.get("idempotency_key"))
+        return club().create_player(body["name"], who.actor, scoped_key(who, headers))
 
 
-def _account_write(kind: type, name: str, amount: int, key: str | None) -> dict[str, Any]:
+def _account_write(
+    kind: type, name: str, amount: int, headers: dict[str, Any]
+) -> dict[str, Any]:
     who = require()  # the setter alone moves money in and out, and grants credit
-    return club().account_command(name, kind, amount, who.actor, key)
+    return club().account_command(name, kind, amount, who.actor, scoped_key(who, headers))
 
 
 @blp.route("/<name>/deposits", methods=["POST"])
@@ -49,7 +51,7 @@ def _account_write(kind: type, name: str, amount: int, key: str | None) -> dict[
 @blp.alt_response(404, schema=ProblemSchema, description="No such player")
 def deposit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
     """Deposit money into a player's account (setter)."""
-    return _account_write(Deposited, name, body["amount"], headers.get("idempotency_key"))
+    return _account_write(Deposited, name, body["amount"], headers)
 
 
 @blp.route("/<name>/withdrawals", methods=["POST"])
@@ -59,7 +61,7 @@ def deposit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[st
 @blp.alt_response(422, schema=ProblemSchema, description="Not enough funds")
 def withdraw(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
     """Withdraw money from a player's account (setter)."""
-    return _account_write(Withdrawn, name, body["amount"], headers.get("idempotency_key"))
+    return _account_write(Withdrawn, name, body["amount"], headers)
 
 
 @blp.route("/<name>/credit-limit", methods=["PUT"])
@@ -68,7 +70,7 @@ def withdraw(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[s
 @blp.response(200, WriteResultSchema)
 def credit_limit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
     """Set how far below zero a player may go (setter)."""
-    return _account_write(CreditLimitSet, name, body["limit"], headers.get("idempotency_key"))
+    return _account_write(CreditLimitSet, name, body["limit"], headers)
 
 
 @blp.route("/<name>/balance", methods=["GET"])

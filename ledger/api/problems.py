@@ -18,7 +18,7 @@ from engine.errors import RuleBroken, RuleSetError
 from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
 from ledger.projections import Overdraft
-from ledger.service import AlreadyExists, NotFound, StaleVersion
+from ledger.service import AlreadyExists, Forbidden, NotFound, StaleVersion
 from ledger.store import ConcurrencyError
 
 PROBLEM_JSON = "application/problem+json"
@@ -112,6 +112,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(NotFound)
     def _missing(exc: NotFound) -> Response:
         return problem(404, "not-found", "Not found", str(exc))
+
+    @app.errorhandler(Forbidden)
+    def _forbidden(exc: Forbidden) -> Response:
+        return problem(403, "forbidden", "Forbidden", str(exc))
 
     @app.errorhandler(AlreadyExists)
     def _exists(exc: AlreadyExists) -> Response:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.events import PropositionKind
 
@@ -28,16 +28,34 @@ class ProblemSchema(Schema):
 class WriteHeadersSchema(Schema):
     idempotency_key = fields.String(
         data_key="Idempotency-Key",
-        validate=validate.Length(min=1, max=200),
-        metadata={"description": "A repeat with the same key and body writes nothing"},
+        validate=validate.Regexp(r"^[\x21-\x7e]{1,100}$", error="1 to 100 visible ASCII characters"),
+        metadata={
+            "description": "A repeat with the same key and body gets the first response and "
+            "writes nothing; the same key with another body is refused (422). Keys are "
+            "scoped to the token that sends them."
+        },
     )
 
 
+class TableVersion(fields.String):
+    """An If-Match value: the table's version, bare (`7`) or as the ETag a GET of the
+    table gives (`"7"`)."""
+
+    def _deserialize(self, value: object, attr: str | None, data: object, **kw: object) -> int:
+        text = super()._deserialize(value, attr, data, **kw).strip()
+        digits = text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+        if not digits.isascii() or not digits.isdigit() or len(digits) > 12:
+            raise ValidationError('the table\'s version: a whole number, bare or quoted ("7")')
+        return int(digits)
+
+
 class TableWriteHeadersSchema(WriteHeadersSchema):
-    if_match = fields.Integer(
+    if_match = TableVersion(
         data_key="If-Match",
-        validate=validate.Range(min=0),
-        metadata={"description": "The table version this write expects; 409 if stale"},
+        metadata={
+            "description": "The table version this write expects, as GET gives it in ETag; "
+            "a stale version is refused with 409 and the current version"
+        },
     )
 
 

@@ -9,9 +9,9 @@ from flask_smorest import Blueprint
 
 import engine as hz
 from engine.rules import from_mapping
-from ledger.api import club, require, require_self
+from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
-from ledger.service import Decide
+from ledger.service import Decide, Forbidden
 from ledger.tokens import Holder, Role
 
 blp = Blueprint("tables", __name__, url_prefix="/tables", description="Tables, play and bets")
@@ -36,7 +36,7 @@ def _run(
         who.actor,
         decide,
         if_match=headers.get("if_match"),
-        key=headers.get("idempotency_key"),
+        key=scoped_key(who, headers),
         request={"path": _path(), "body": body},
         players=players,
         **kw,
@@ -116,12 +116,22 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/<table>", methods=["GET"])
-@blp.response(200, s.TableStateSchema)
+@blp.response(
+    200,
+    s.TableStateSchema,
+    headers={
+        "ETag": {
+            "description": "The table's version, quoted: send it back as If-Match",
+            "schema": {"type": "string"},
+        }
+    },
+)
 @blp.alt_response(404, schema=s.ProblemSchema, description="No such table")
-def table_state(table: str) -> dict[str, Any]:
+def table_state(table: str) -> tuple[dict[str, Any], int, dict[str, str]]:
     """The table's derived state: phase, caster, main, chance, open bets, version."""
     require(Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
-    return state_view(table, club().state(table))
+    state = club().state(table)
+    return state_view(table, state), 200, {"ETag": f'"{state.version}"'}
 
 
 Make = Callable[[Holder, dict[str, Any]], tuple[Decide, Sequence[str]]]
@@ -210,7 +220,7 @@ def _pass(who: Holder, body: dict[str, Any]) -> Any:
 def _caster_only(who: Holder, st: hz.TableState) -> None:
     """A player acting as the caster must be the caster."""
     if who.role is Role.PLAYER and st.caster != who.name:
-        raise hz.RuleBroken(hz.Rule.NOT_YOUR_BET, "only the caster does this")
+        raise Forbidden(f"only the caster ({st.caster}) does this, not {who.name!r}")
 
 
 @_write("stakes", s.StakeSchema, "The caster stakes against the setter.", BET)

@@ -1,0 +1,273 @@
+"""Who may do what: every operation, tried by every role.
+
+The roles, as the issue has them: the setter does everything; a croupier runs tables,
+play and bets but moves no money in or out and grants no credit; an auditor reads
+everything and writes nothing; a player reads their own account and public table
+state and places their own bets. Each operation is tried by the setter, a croupier,
+an auditor, the player it concerns ("self"), another player acting for them
+("other"), and no one. A refused attempt must change nothing; an allowed one must get
+past the role check to the answer a good request gets.
+
+Reads of settlements, rounds, statements and the audit log are in the same matrix,
+in tests/api/test_reads.py and tests/api/test_audit.py's role tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from ledger.schema import events
+from tests.api.conftest import Api, Client
+
+ROLES = ("setter", "croupier", "auditor", "self", "other", "anonymous")
+_tables = itertools.count(1)
+
+
+@dataclass
+class Op:
+    name: str
+    method: str
+    path: str
+    body: Callable[[dict[str, Any]], Any] | None
+    allowed: frozenset[str]
+    self_name: str = "ann"
+    """The player the operation concerns (ann is the caster; bob and cat sit)."""
+    other_name: str = "cat"
+    setup: str = "caster"
+    expect: int = 201
+    rule: str | None = None
+    """For an allowed attempt refused by the table's rules, not by the role."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _everyone(*roles: str) -> frozenset[str]:
+    return frozenset(roles)
+
+
+MONEY = _everyone("setter")
+RUN = _everyone("setter", "croupier")
+BET = _everyone("setter", "croupier", "self")
+
+OPS = [
+    Op("create player", "post", "/players", lambda c: {"name": f"dan{c['n']}"}, RUN),
+    Op("deposit", "post", "/players/ann/deposits", lambda c: {"amount": 5}, MONEY),
+    Op("withdraw", "post", "/players/ann/withdrawals", lambda c: {"amount": 5}, MONEY),
+    Op("credit", "put", "/players/ann/credit-limit", lambda c: {"limit": 5}, MONEY, expect=200),
+    Op(
+        "balance",
+        "get",
+        "/players/ann/balance",
+        None,
+        _everyone("setter", "auditor", "self"),
+        expect=200,
+    ),
+    Op("open table", "post", "/tables", lambda c: {"id": f"new{c['n']}"}, RUN),
+    Op(
+        "table state",
+        "get",
+        "/tables/{t}",
+        None,
+        _everyone("setter", "croupier", "auditor", "self", "other"),
+        expect=200,
+    ),
+    Op("seat", "post", "/tables/{t}/seats", lambda c: {"player": "dan"}, RUN),
+    Op("leave", "post", "/tables/{t}/leave", lambda c: {"player": "cat"}, BET, "cat", "bob"),
+    Op("close", "post", "/tables/{t}/close", None, RUN),
+    Op(
+        "cast for caster",
+        "post",
+        "/tables/{t}/casts",
+        lambda c: {"player": "ann", "die": 2},
+        RUN,
+        setup="seated",
+    ),
+    Op("call main", "post", "/tables/{t}/main", lambda c: {"main": 7}, RUN),
+    Op("throw", "post", "/tables/{t}/throws", lambda c: {"die1": 2, "die2": 2}, RUN, setup="main"),
+    Op(
+        "void throw",
+        "post",
+        "/tables/{t}/void-throws",
+        lambda c: {"reason": "cocked", "off": 0},
+        RUN,
+        setup="main",
+    ),
+    Op("pass", "post", "/tables/{t}/pass", None, BET, expect=422, rule="pass-not-allowed"),
+    Op("caster's stake", "post", "/tables/{t}/stakes", lambda c: {"amount": 100}, BET),
+    Op(
+        "lay",
+        "post",
+        "/tables/{t}/lays",
+        lambda c: {"player": "bob", "amount": 50},
+        BET,
+        "bob",
+    ),
+    Op("cover", "post", "/tables/{t}/covers", lambda c: {}, BET, other_name="bob", setup="laid"),
+    Op(
+        "refuse",
+        "post",
+        "/tables/{t}/refusals",
+        lambda c: {"bet": c["bet"]},
+        BET,
+        other_name="bob",
+        setup="laid",
+    ),
+    Op(
+        "odds",
+        "post",
+        "/tables/{t}/odds",
+        lambda c: {"player": "ann", "on": "chance", "amount": 50},
+        BET,
+        setup="chance",
+    ),
+    Op(
+        "offer side bet",
+        "post",
+        "/tables/{t}/side-bets",
+        lambda c: {
+            "player": "bob",
+            "proposition": {"kind": "next-total", "totals": [2]},
+            "backs": True,
+            "stake": 10,
+            "asks": 350,
+        },
+        BET,
+        "bob",
+    ),
+    Op(
+        "accept side bet",
+        "post",
+        "/tables/{t}/side-bets/accept",
+        lambda c: {"player": "cat", "bet": c["bet"]},
+        BET,
+        "cat",
+        "ann",
+        setup="offer",
+    ),
+    Op(
+        "withdraw side bet",
+        "post",
+        "/tables/{t}/side-bets/withdraw",
+        lambda c: {"player": "bob", "bet": c["bet"]},
+        BET,
+        "bob",
+        setup="offer",
+    ),
+]
+
+
+def _club(api: Api) -> Client:
+    """Players ann, bob, cat and dan with money, and a funded bank."""
+    bank = api.client()
+    bank.ok("post", "/players/setter/deposits", {"amount": 1_000_000})
+    for name in ("ann", "bob", "cat", "dan"):
+        bank.ok("post", "/players", {"name": name})
+        bank.ok("post", f"/players/{name}/deposits", {"amount": 100_000})
+    return bank
+
+
+def _prepare(bank: Client, setup: str) -> dict[str, Any]:
+    """A fresh table `t` in the state the operation needs: ann, bob and cat seated; ann
+    the caster unless only "seated"."""
+    n = next(_tables)
+    t = f"t{n}"
+    context: dict[str, Any] = {"t": t, "n": n}
+    bank.ok("post", "/tables", {"id": t})
+    for name in ("ann", "bob", "cat"):
+        bank.ok("post", f"/tables/{t}/seats", {"player": name})
+    if setup == "seated":
+        return context
+    for name, die in (("ann", 1), ("bob", 3), ("cat", 5)):
+        bank.ok("post", f"/tables/{t}/casts", {"player": name, "die": die})
+    if setup == "main":
+        bank.ok("post", f"/tables/{t}/main", {"main": 7})
+    elif setup == "laid":
+        laid = bank.ok("post", f"/tables/{t}/lays", {"player": "bob", "amount": 50})
+        context["bet"] = laid["events"][0]["payload"]["bet_id"]
+    elif setup == "chance":
+        bank.ok("post", f"/tables/{t}/stakes", {"amount": 100})
+        bank.ok("post", f"/tables/{t}/main", {"main": 7})
+        bank.ok("post", f"/tables/{t}/throws", {"die1": 2, "die2": 2})  # a chance of 4
+    elif setup == "offer":
+        offer = {
+            "player": "bob",
+            "proposition": {"kind": "next-total", "totals": [2]},
+            "backs": True,
+            "stake": 10,
+            "asks": 350,
+        }
+        context["bet"] = bank.ok("post", f"/tables/{t}/side-bets", offer)["events"][0][
+            "payload"
+        ]["bet_id"]
+    return context
+
+
+def _client(api: Api, role: str, op: Op) -> Client:
+    if role == "anonymous":
+        return api.client(None)
+    if role == "self":
+        return api.client("player", op.self_name)
+    if role == "other":
+        return api.client("player", op.other_name)
+    return api.client(role, f"{role}-1")
+
+
+def _attempt(client: Client, op: Op, context: dict[str, Any]) -> Any:
+    path = op.path.format(**context)
+    if op.method == "get":
+        return client.get(path)
+    body = op.body(context) if op.body else None
+    return getattr(client, op.method)(path, json=body)
+
+
+def _event_count(api: Api) -> int:
+    with api.book.store.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one()
+
+
+@pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
+def test_each_role_may_do_what_it_may_and_nothing_else(api: Api, op: Op) -> None:
+    bank = _club(api)
+    refused = [role for role in ROLES if role not in op.allowed]
+    context = _prepare(bank, op.setup)
+    for role in refused:
+        before = _event_count(api)
+        response = _attempt(_client(api, role, op), op, context)
+        expected = 401 if role == "anonymous" else 403
+        assert response.status_code == expected, (role, response.get_json())
+        assert response.get_json()["type"] == (
+            "urn:hazard:unauthenticated" if role == "anonymous" else "urn:hazard:forbidden"
+        )
+        assert _event_count(api) == before, role
+    for role in sorted(op.allowed):
+        context = _prepare(bank, op.setup)  # each allowed attempt on a fresh table
+        response = _attempt(_client(api, role, op), op, context)
+        assert response.status_code == op.expect, (role, response.get_json())
+        if op.rule is not None:
+            assert response.get_json()["rule"] == op.rule
+        if response.status_code == 201:
+            actor = {"self": f"player:{op.self_name}"}.get(role, f"{role}:{role}-1")
+            assert {e["actor"] for e in response.get_json()["events"]} == {actor}
+
+
+def test_the_matrix_covers_every_operation(api: Api) -> None:
+    """A new route must join the matrix here or in the read suites' role tests."""
+    covered = {(op.method.upper(), op.path.replace("{t}", "<table>")) for op in OPS}
+    for op in OPS:
+        for name in ("ann", "bob", "cat"):
+            covered.add((op.method.upper(), op.path.replace(name, "<name>")))
+    routes = {
+        (method, rule.rule)
+        for rule in api.app.url_map.iter_rules()
+        for method in rule.methods or ()
+        if method in {"GET", "POST", "PUT", "DELETE", "PATCH"}
+        and rule.rule.startswith(("/players", "/tables"))
+    }
+    elsewhere = {("GET", "/tables/<table>/rounds"), ("GET", "/tables/<table>/rounds/<int:round>"),
+                 ("GET", "/players/<name>/statement")}
+    assert routes - covered - elsewhere == set()

@@ -1,0 +1,217 @@
+"""How every write behaves: repeats, stale writes, what it answers, and its errors."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from ledger.schema import commands, events, postings
+from tests.api.conftest import Api, Client
+
+
+def _counts(api: Api) -> tuple[int, int, int]:
+    with api.book.store.engine.connect() as conn:
+        return tuple(  # type: ignore[return-value]
+            conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+            for t in (events, postings, commands)
+        )
+
+
+def _table_in_play(bank: Client) -> None:
+    """ann is the caster of t1, with a main of 7 called; bob is seated."""
+    bank.ok("post", "/players/setter/deposits", {"amount": 10_000})
+    for name in ("ann", "bob"):
+        bank.ok("post", "/players", {"name": name})
+        bank.ok("post", f"/players/{name}/deposits", {"amount": 1_000})
+    bank.ok("post", "/tables", {"id": "t1"})
+    for name in ("ann", "bob"):
+        bank.ok("post", "/tables/t1/seats", {"player": name})
+    bank.ok("post", "/tables/t1/casts", {"player": "ann", "die": 1})
+    bank.ok("post", "/tables/t1/casts", {"player": "bob", "die": 4})
+
+
+def test_a_write_answers_with_its_events_and_the_new_version(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    before = bank.ok("get", "/tables/t1")["version"]
+    answer = bank.ok("post", "/tables/t1/stakes", {"amount": 100})
+    assert answer["version"] == before + 1
+    [event] = answer["events"]
+    assert event["type"] == "CasterStaked"
+    assert event["version"] == before + 1
+    assert event["stream"] == "table:t1"
+    assert event["actor"] == "setter:bank"
+    assert event["payload"]["amount"] == 100
+    assert len(event["hash"]) == 64
+
+
+def test_a_repeat_with_the_same_key_gets_the_same_answer_and_writes_nothing(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    key = {"Idempotency-Key": "stake-1"}
+    first = bank.post("/tables/t1/stakes", json={"amount": 100}, headers=key)
+    assert first.status_code == 201
+    counts = _counts(api)
+    again = bank.post("/tables/t1/stakes", json={"amount": 100}, headers=key)
+    assert again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert _counts(api) == counts
+
+
+def test_a_key_reused_for_another_request_is_refused(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    key = {"Idempotency-Key": "k"}
+    bank.ok("post", "/tables/t1/stakes", {"amount": 100}, headers=key)
+    counts = _counts(api)
+    other = bank.post("/tables/t1/lays", json={"player": "bob", "amount": 50}, headers=key)
+    assert other.status_code == 422
+    assert other.get_json()["type"] == "urn:hazard:idempotency-key-reused"
+    assert _counts(api) == counts
+
+
+def test_keys_belong_to_the_token_that_sent_them(api: Api) -> None:
+    bank, croupier = api.client(), api.client("croupier", "cecil")
+    _table_in_play(bank)
+    key = {"Idempotency-Key": "1"}
+    bank.ok("post", "/tables/t1/stakes", {"amount": 100}, headers=key)
+    # Another client's key "1" is its own: the write happens.
+    answer = croupier.ok("post", "/tables/t1/lays", {"player": "bob", "amount": 50}, headers=key)
+    assert answer["events"][0]["type"] == "StakeLaid"
+
+
+def test_account_writes_are_idempotent_too(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    key = {"Idempotency-Key": "dep-1"}
+    bank.ok("post", "/players/ann/deposits", {"amount": 500}, headers=key)
+    bank.ok("post", "/players/ann/deposits", {"amount": 500}, headers=key)
+    assert bank.ok("get", "/players/ann/balance")["balance"] == 500
+
+
+def test_a_stale_if_match_gets_409_with_the_current_version(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    current = bank.get("/tables/t1")
+    version = current.get_json()["version"]
+    assert current.headers["ETag"] == f'"{version}"'
+    counts = _counts(api)
+    stale = bank.post(
+        "/tables/t1/stakes", json={"amount": 100}, headers={"If-Match": str(version - 1)}
+    )
+    assert stale.status_code == 409
+    body = stale.get_json()
+    assert stale.mimetype == "application/problem+json"
+    assert body["type"] == "urn:hazard:stale-version"
+    assert body["current_version"] == version
+    assert _counts(api) == counts
+    # The version as the ETag gave it, quoted, is accepted; so is the bare number.
+    bank.ok("post", "/tables/t1/stakes", {"amount": 100}, headers={"If-Match": f'"{version}"'})
+    bank.ok("post", "/tables/t1/main", {"main": 7}, headers={"If-Match": str(version + 1)})
+
+
+def test_a_malformed_if_match_names_the_header(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    bad = bank.post("/tables/t1/stakes", json={"amount": 100}, headers={"If-Match": "W/abc"})
+    assert bad.status_code == 422
+    assert "If-Match" in bad.get_json()["detail"]
+
+
+def test_a_broken_rule_has_a_stable_type_and_names_the_rule(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    counts = _counts(api)
+    early = bank.post("/tables/t1/throws", json={"die1": 3, "die2": 4})
+    assert early.status_code == 422
+    assert early.mimetype == "application/problem+json"
+    problem = early.get_json()
+    assert problem["type"] == "urn:hazard:rule:throw-before-main"
+    assert problem["rule"] == "throw-before-main"
+    assert problem["status"] == 422
+    assert "main" in problem["detail"]
+    assert _counts(api) == counts
+
+
+def test_an_uncovered_stake_is_refused_by_its_rule(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/tables/t1/lays", {"player": "bob", "amount": 900})
+    bank.ok("post", "/players/ann/withdrawals", {"amount": 500})
+    counts = _counts(api)
+    short = bank.post("/tables/t1/covers", json={})
+    assert short.status_code == 422
+    assert short.get_json()["type"] == "urn:hazard:rule:stake-not-covered"
+    assert _counts(api) == counts
+
+
+def test_validation_errors_name_the_field(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    bad = bank.post("/tables/t1/throws", json={"die1": "three", "die2": 4})
+    assert bad.status_code == 422
+    problem = bad.get_json()
+    assert problem["type"] == "urn:hazard:validation"
+    assert "die1" in problem["detail"]
+    assert "die1" in problem["errors"]
+    missing = bank.post("/players/ann/deposits", json={})
+    assert "amount" in missing.get_json()["detail"]
+
+
+def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    bank.ok("post", "/players/ann/deposits", {"amount": 100})
+    counts = _counts(api)
+    over = bank.post("/players/ann/withdrawals", json={"amount": 101})
+    assert over.status_code == 422
+    assert over.get_json()["type"] == "urn:hazard:overdraft"
+    assert _counts(api) == counts
+    bank.ok("put", "/players/ann/credit-limit", {"limit": 1})
+    bank.ok("post", "/players/ann/withdrawals", {"amount": 101})
+    assert bank.ok("get", "/players/ann/balance") == {
+        "player": "ann",
+        "balance": -1,
+        "credit_limit": 1,
+    }
+
+
+def test_unknown_things_are_404_problems(api: Api) -> None:
+    bank = api.client()
+    for path in ("/tables/nowhere", "/players/nobody/balance", "/no/such/path"):
+        response = bank.get(path)
+        assert response.status_code == 404, path
+        assert response.mimetype == "application/problem+json"
+    assert bank.post("/tables/nowhere/throws", json={"die1": 1, "die2": 2}).status_code == 404
+    assert bank.post("/players/nobody/deposits", json={"amount": 1}).status_code == 404
+
+
+def test_duplicates_are_409(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    assert bank.post("/players", json={"name": "ann"}).get_json()["type"] == (
+        "urn:hazard:already-exists"
+    )
+    bank.ok("post", "/tables", {"id": "t1"})
+    assert bank.post("/tables", json={"id": "t1"}).status_code == 409
+
+
+def test_a_custom_rule_set_is_checked_field_by_field(api: Api) -> None:
+    bank = api.client()
+    bad = bank.post("/tables", json={"id": "t2", "rules": {"name": "x", "table": {"4": {}}}})
+    assert bad.status_code == 422
+    assert bad.get_json()["type"] == "urn:hazard:invalid-rule-set"
+    assert bad.get_json()["field"] == "table.4"
+    unknown = bank.post("/tables", json={"id": "t3", "ruleset": "../../etc/passwd"})
+    assert unknown.status_code == 422
+    assert unknown.get_json()["field"] == "ruleset"
+
+
+def test_without_a_good_token_nothing_is_done(api: Api) -> None:
+    anonymous, forged = api.client(None), api.client(None)
+    forged.token = "hz_not-a-real-token"
+    for client in (anonymous, forged):
+        response = client.post("/players", json={"name": "ann"})
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+        assert response.get_json()["type"] == "urn:hazard:unauthenticated"
+    assert _counts(api) == (0, 0, 0)
