@@ -13,9 +13,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+# The service on http://127.0.0.1:8000 (docs at /docs), on hazard.sqlite3 here; on its
+# first start it prints a setter token, once. Ctrl-C stops it.
 run: $(BIN)/.installed
-	$(BIN)/hazard odds
-	$(BIN)/hazard simulate --rounds 20000 --seed 1
+	$(BIN)/hazard serve
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from fractions import Fraction
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 import click
 
@@ -18,6 +18,7 @@ from ledger.book import Book
 from ledger.rulesource import load_ruleset
 from ledger.simulate import expected, wilson
 from ledger.simulate import simulate as run_simulation
+from ledger.tokens import Role
 
 RULESET_HELP = f"a built-in rule set ({', '.join(BUILTIN)}) or a .json/.toml file"
 
@@ -185,3 +186,127 @@ def projections_rebuild() -> None:
 
     count = models.rebuild(_book().store)
     click.echo(f"rebuilt the read models from {count} events")
+
+
+# The service and its tokens. ledger.api is imported inside the commands: it takes
+# a second or two to import, which every other command would pay.
+
+DATABASE_URL_HELP = "default: DATABASE_URL, or sqlite:///hazard.sqlite3 here"
+
+
+def _engine(database_url: str | None) -> Any:
+    """The database's engine, its schema current: SQLite is upgraded, others checked."""
+    from sqlalchemy.exc import OperationalError
+
+    from ledger.bootstrap import open_book
+    from ledger.db import SchemaBehind
+
+    try:
+        return open_book(database_url).store.engine
+    except SchemaBehind as exc:
+        raise click.ClickException(str(exc)) from None
+    except OperationalError as exc:
+        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
+
+
+@main.group()
+def token() -> None:
+    """API bearer tokens. Only a hash is stored: a token is shown once, when made."""
+
+
+@token.command("create")
+@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
+@click.option("--name", required=True, help="who holds it; events name `role:name` as actor")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def token_create(role: str, name: str, database_url: str | None) -> None:
+    """Make a token and print it, the one time it is shown.
+
+    The token alone goes to stdout, so that `TOKEN=$(hazard token create ...)` works;
+    its id and what to do with it go to stderr.
+    """
+    from ledger.tokens import create, holder
+
+    engine = _engine(database_url)
+    try:
+        secret = create(engine, Role(role), name)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--name") from None
+    made = holder(engine, secret)
+    assert made is not None
+    note = f"token {made.id} for {made.actor}: shown this once; only its hash is kept"
+    click.echo(note, err=True)
+    click.echo(secret)
+
+
+@token.command("list")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def token_list(database_url: str | None) -> None:
+    """Every token: id, name, role, when made, when revoked. Never a secret."""
+    from ledger.api.access import listing
+
+    rows = listing(_engine(database_url))
+    click.echo(f"{'id':<16}  {'role':<8}  {'created':<26}  {'revoked':<26}  name")
+    for row in rows:
+        click.echo(
+            f"{row.id:<16}  {row.role:<8}  {row.created_at:<26}  {row.revoked_at or '-':<26}"
+            f"  {row.name}"
+        )
+
+
+@token.command("revoke")
+@click.argument("token_id", metavar="ID")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def token_revoke(token_id: str, database_url: str | None) -> None:
+    """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
+    from ledger.api.access import UnknownToken, revoke
+
+    try:
+        done = revoke(_engine(database_url), token_id)
+    except UnknownToken:
+        raise click.ClickException(f"no token {token_id}") from None
+    click.echo(f"token {token_id} {'revoked' if done else 'was already revoked'}")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: every interface")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="0: any free port (the banner says which)")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="gunicorn worker processes")
+def serve(host: str, port: int, workers: int) -> None:
+    """Run the REST API under gunicorn, on DATABASE_URL (default: hazard.sqlite3 here).
+
+    SQLite is created and upgraded; any other database must be upgraded first with
+    `hazard db upgrade`. On a database with no tokens, a setter token is made and printed
+    once, with the URL of the API docs.
+    """
+    from sqlalchemy.exc import OperationalError
+
+    from ledger.api.server import serve as run
+    from ledger.db import SchemaBehind
+
+    try:
+        run(host, port, workers)
+    except SchemaBehind as exc:
+        raise click.ClickException(str(exc)) from None
+    except OperationalError as exc:
+        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
+
+
+@main.command()
+@click.option("--write", "path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="write to FILE (openapi.yaml) instead of stdout")
+def openapi(path: str | None) -> None:
+    """Print the REST API's OpenAPI contract, as YAML made from the code.
+
+    openapi.yaml at the top of the repository is this, checked in; a test fails when
+    they differ. Regenerate it with `hazard openapi --write openapi.yaml`.
+    """
+    from ledger.api.contract import generate
+
+    text = generate()
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)

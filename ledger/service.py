@@ -11,6 +11,7 @@ transaction, so a repeat is answered from the store and writes nothing.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,6 +34,8 @@ from ledger.schema import accounts
 from ledger.store import Recorded, StoreError
 
 TABLE_PREFIX = "table:"
+NAME = r"^[A-Za-z0-9_.-]{1,100}$"
+"""What a table's or a player's name may be; the API refuses any other at creation."""
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
@@ -57,6 +60,12 @@ class Forbidden(StoreError):
 
 class AlreadyExists(StoreError):
     """A table or player by that name is already there."""
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` could name a table or a player. Any other names nothing, and is
+    not looked up: PostgreSQL refuses a NUL in a parameter rather than find no row."""
+    return re.fullmatch(NAME, text) is not None
 
 
 def table_stream(table_id: str) -> str:
@@ -89,6 +98,8 @@ class Club:
     def state(self, table_id: str, conn: sa.Connection | None = None) -> hz.TableState:
         """The table's current state: the newest state this process has folded, brought
         up to the stream's head (in `conn`'s transaction when given)."""
+        if not is_name(table_id):
+            raise NotFound(f"there is no table {table_id!r}")
         stream = table_stream(table_id)
         with self._states_lock:
             cached = self._states.get(stream)
@@ -170,7 +181,7 @@ class Club:
     # -- players and accounts ---------------------------------------------------------
 
     def create_player(self, name: str, actor: str, key: str | None = None) -> dict[str, Any]:
-        if name == hz.SETTER or not name or len(name) > 100:
+        if name == hz.SETTER or not is_name(name):
             raise InvalidAmount("a player's name is 1 to 100 characters and not 'setter'")
         stream = account_stream(player_account(name))
 
@@ -192,6 +203,8 @@ class Club:
         actor: str,
         key: str | None = None,
     ) -> dict[str, Any]:
+        if not is_name(name):
+            raise NotFound(f"there is no player {name!r}")
         account = player_account(name)
         stream = account_stream(account)
         field = "limit" if kind is CreditLimitSet else "amount"
@@ -219,6 +232,8 @@ class Club:
         return 0 if row is None else max(0, row.balance + row.credit_limit)
 
     def player_exists(self, name: str) -> bool:
+        if not is_name(name):
+            return False
         return name == hz.SETTER or bool(self.store.version(account_stream(player_account(name))))
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask, g, request
-from flask_smorest import Api, abort
+from flask_smorest import abort
 
 from ledger import bootstrap
 from ledger.api import problems
+from ledger.api.contract import ContractApi
 from ledger.book import Book
 from ledger.service import Club
 from ledger.tokens import Holder, Role, holder
@@ -23,7 +24,14 @@ API_SETTINGS = {
     "OPENAPI_VERSION": "3.0.3",
     "API_SPEC_OPTIONS": {
         "security": [{"bearer": []}],
-        "info": {"description": "An event-sourced betting ledger for the game of Hazard."},
+        "info": {
+            "description": "An event-sourced betting ledger for the game of Hazard.\n\n"
+            "Every operation needs a bearer token (`hazard token create`); its role "
+            "(setter, croupier, auditor, player) decides what it may do. Errors are RFC "
+            "9457 problem details (application/problem+json) with a stable `type`: see "
+            "the Problem schema. Writes take an optional Idempotency-Key; writes to a "
+            "table an optional If-Match, the version GET /tables/{table} gives as ETag."
+        },
     },
 }
 
@@ -31,23 +39,50 @@ API_SETTINGS = {
 def create_app(book: Book | None = None, **settings: Any) -> Flask:
     app = Flask("hazard")
     app.config.update(API_SETTINGS)
+    # No request needs more: a custom rule set is a few hundred bytes. Larger bodies
+    # are refused (413) before anything parses them.
+    app.config["MAX_CONTENT_LENGTH"] = 64 * 1024
+    from ledger.api import docs, ops
+
+    app.config.update(docs.SETTINGS)  # /docs and /openapi.json; read by Api(app) below
     app.config.update(settings)
+    ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
-    api = Api(app)
-    api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
+    api = ContractApi(app)  # Api, its errors documented as problems (ledger.api.contract)
+    api.spec.components.security_scheme(
+        "bearer",
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A token from `hazard token create --role ROLE --name NAME`",
+        },
+    )
     from ledger.api import players, tables
 
     api.register_blueprint(players.blp)
     api.register_blueprint(tables.blp)
+    from ledger.api import audit, reads
+
+    api.register_blueprint(reads.blp)
+    api.register_blueprint(audit.blp)
     problems.register(app)
+
+    protected = {blp.name for blp in (players.blp, tables.blp, reads.blp, audit.blp)}
 
     @app.before_request
     def _authenticate() -> None:
+        """Every API operation needs a live token, checked before the request is
+        parsed: a caller without one learns nothing about what they sent. The
+        operators' endpoints and the docs need none, and never touch the tokens."""
         g.holder = None
+        if request.blueprint not in protected:
+            return
         header = request.headers.get("Authorization", "")
         if header.startswith("Bearer "):
             g.holder = holder(book.store.engine, header.removeprefix("Bearer ").strip())
+        if g.holder is None:
+            abort(401, message="a valid bearer token is required")
 
     return app
 

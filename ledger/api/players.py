@@ -58,7 +58,8 @@ def deposit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[st
 @blp.arguments(WriteHeadersSchema, location="headers")
 @blp.arguments(AmountSchema)
 @blp.response(201, WriteResultSchema)
-@blp.alt_response(422, schema=ProblemSchema, description="Not enough funds")
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+@blp.alt_response(422, schema=ProblemSchema, description="Not enough funds, or a bad amount")
 def withdraw(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
     """Withdraw money from a player's account (setter)."""
     return _account_write(Withdrawn, name, body["amount"], headers)
@@ -68,6 +69,7 @@ def withdraw(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[s
 @blp.arguments(WriteHeadersSchema, location="headers")
 @blp.arguments(CreditLimitSchema)
 @blp.response(200, WriteResultSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
 def credit_limit(headers: dict[str, Any], body: dict[str, Any], name: str) -> dict[str, Any]:
     """Set how far below zero a player may go (setter)."""
     return _account_write(CreditLimitSet, name, body["limit"], headers)

@@ -1,9 +1,11 @@
 """Errors as RFC 9457 problem details (application/problem+json).
 
 Every error the API gives has a stable `type`: a rule of the table broken
-(`urn:hazard:rule:throw-before-main`), or one of the service's own
+(`urn:hazard:rule:throw-before-main`), or one of the service's own in TYPES
 (`urn:hazard:stale-version`, `urn:hazard:validation`, ...). `detail` says which rule
-or which field; nothing a caller sends can produce a 500.
+or which field; nothing a caller sends can produce a 500. `catalogue()` lists the
+types for the OpenAPI contract, from the same names the handlers use, so the
+documented list cannot drift from what is sent.
 """
 
 from __future__ import annotations
@@ -14,19 +16,85 @@ from typing import Any
 from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import RuleBroken, RuleSetError
+from engine.errors import Rule, RuleBroken, RuleSetError
 from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
-from ledger.projections import Overdraft
+from ledger.projections import OutOfRange, Overdraft
 from ledger.service import AlreadyExists, Forbidden, NotFound, StaleVersion
 from ledger.store import ConcurrencyError
 
 PROBLEM_JSON = "application/problem+json"
+PREFIX = "urn:hazard:"
+RULE_PREFIX = PREFIX + "rule:"
 log = logging.getLogger("hazard.api")
+HTTP_OTHER = "http-error"
+"""The kind of an HTTP error HTTP_KINDS does not name."""
+
+TYPES: dict[str, str] = {
+    "validation": "422: a field of the request is invalid; `errors` names each field and why",
+    "bad-request": "400: the request is malformed (a body that is not JSON, ...)",
+    "unauthenticated": "401: no bearer token, or not a live one",
+    "forbidden": "403: the caller's role or name does not allow this",
+    "not-found": "404: no such table, player, round or path",
+    "method-not-allowed": "405: the path does not take this method",
+    "not-acceptable": "406: no representation the caller accepts",
+    "conflict": "409: a concurrent write got there first; retry",
+    "already-exists": "409: a table or player by that name is already there",
+    "stale-version": "409: If-Match named a version the table has moved on from; "
+    "`current_version` is where it is",
+    "precondition-failed": "412: a precondition failed",
+    "too-large": "413: the request is too large",
+    "unsupported-media-type": "415: the body's content type is not one taken here",
+    "precondition-required": "428: a precondition is required",
+    "invalid-rule-set": "422: a custom rule set is malformed; `field` names the part",
+    "invalid-amount": "422: an amount or a name the ledger cannot hold",
+    "overdraft": "422: not enough funds; `account` is whose",
+    "idempotency-key-reused": "422: the Idempotency-Key came before with another request",
+    HTTP_OTHER: "any other HTTP error, by its status",
+    "internal": "500: a fault of the service, logged; never the caller's doing",
+    "not-ready": "503: the service cannot serve yet (/readyz): the database is "
+    "unreachable or its schema behind",
+}
+"""The service's own problem types (`urn:hazard:<kind>`), each with its status and
+meaning. The table's rules add one type each: `urn:hazard:rule:<code>` (RuleBroken)."""
+
+HTTP_KINDS = {
+    400: "bad-request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    406: "not-acceptable",
+    409: "conflict",
+    412: "precondition-failed",
+    413: "too-large",
+    415: "unsupported-media-type",
+    428: "precondition-required",
+}
+"""The kind of a werkzeug HTTP error (an abort, a route not found, ...), by status."""
+
+
+def type_uris() -> list[str]:
+    """Every problem type the API sends."""
+    return [PREFIX + kind for kind in TYPES] + [RULE_PREFIX + rule.value for rule in Rule]
+
+
+def catalogue() -> str:
+    """The problem types, as Markdown for the contract."""
+    return "\n".join(
+        [
+            "A stable URI naming the problem: branch on it, not on `title` or `detail`.",
+            "",
+            *(f"- `{PREFIX}{kind}`: {meaning}" for kind, meaning in TYPES.items()),
+            f"- `{RULE_PREFIX}<code>`: 422: a rule of the table was broken; `rule` is the "
+            "code, one of:",
+            *(f"  - `{rule.value}`" for rule in Rule),
+        ]
+    )
 
 
 def problem(status: int, kind: str, title: str, detail: str, **extra: Any) -> Response:
-    body = {"type": f"urn:hazard:{kind}", "title": title, "status": status, "detail": detail}
+    body = {"type": PREFIX + kind, "title": title, "status": status, "detail": detail}
     body.update(extra)
     return Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
 
@@ -44,21 +112,14 @@ def _http(exc: HTTPException) -> Response:
         }
         detail = "; ".join(f"{f}: {' '.join(map(str, _flat(e)))}" for f, e in fields.items())
         return problem(422, "validation", "Invalid request", detail, errors=fields)
-    kind = {
-        400: "bad-request",
-        401: "unauthenticated",
-        403: "forbidden",
-        404: "not-found",
-        405: "method-not-allowed",
-        406: "not-acceptable",
-        409: "conflict",
-        412: "precondition-failed",
-        413: "too-large",
-        415: "unsupported-media-type",
-        428: "precondition-required",
-    }.get(status, "http-error")
+    kind = HTTP_KINDS.get(status, HTTP_OTHER)
     detail = data.get("message") or exc.description or exc.name
     response = problem(status, kind, exc.name, str(detail))
+    # The exception's own headers say what HTTP requires of its status: a 405's Allow,
+    # a 503's Retry-After. Its Content-Type is for the HTML page it would have sent.
+    for name, value in [*exc.get_headers(), *(data.get("headers") or {}).items()]:
+        if name.lower() != "content-type":
+            response.headers[name] = value
     if status == 401:
         response.headers["WWW-Authenticate"] = "Bearer"
     return response
@@ -106,7 +167,8 @@ def register(app: Flask) -> None:
         return problem(422, "overdraft", "Not enough funds", str(exc), account=exc.account)
 
     @app.errorhandler(InvalidAmount)
-    def _amount(exc: InvalidAmount) -> Response:
+    @app.errorhandler(OutOfRange)
+    def _amount(exc: InvalidAmount | OutOfRange) -> Response:
         return problem(422, "invalid-amount", "Invalid amount", str(exc))
 
     @app.errorhandler(NotFound)

@@ -2,33 +2,56 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.events import PropositionKind
+from ledger import service
+from ledger.api.problems import catalogue
+
+
+class Whole(validate.Regexp):
+    """A pattern the whole value must match. marshmallow's Regexp uses re.match, whose
+    `$` also matches before a final newline: "ann" and a newline passed as a name, and
+    was a player other than ann. The pattern is still the one documented."""
+
+    def __call__(self, value: Any) -> Any:
+        if self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
 
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
-NAME = validate.Regexp(r"^[A-Za-z0-9_.-]{1,100}$", error="1 to 100 letters, digits, _ . -")
+NAME = Whole(service.NAME, error="1 to 100 letters, digits, _ . -")
 
 
 class ProblemSchema(Schema):
-    """RFC 9457 problem details."""
+    """RFC 9457 problem details (application/problem+json)."""
 
-    type = fields.String(required=True)
-    title = fields.String(required=True)
-    status = fields.Integer(required=True)
-    detail = fields.String(required=True)
-    rule = fields.String()
-    field = fields.String(allow_none=True)
-    current_version = fields.Integer()
-    account = fields.String()
-    errors = fields.Dict()
+    type = fields.String(required=True, metadata={"description": catalogue()})
+    title = fields.String(required=True, metadata={"description": "The type, in words"})
+    status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
+    detail = fields.String(required=True, metadata={"description": "What went wrong, here"})
+    rule = fields.String(metadata={"description": "A rule broken: its code"})
+    field = fields.String(
+        allow_none=True, metadata={"description": "An invalid rule set: the part at fault"}
+    )
+    current_version = fields.Integer(metadata={"description": "A stale version: the table's"})
+    account = fields.String(metadata={"description": "An overdraft: whose account"})
+    errors = fields.Dict(
+        metadata={
+            "description": "A validation problem: each invalid field and why (a list of "
+            "messages; a nested field's are nested the same way)"
+        }
+    )
 
 
 class WriteHeadersSchema(Schema):
     idempotency_key = fields.String(
         data_key="Idempotency-Key",
-        validate=validate.Regexp(r"^[\x21-\x7e]{1,100}$", error="1 to 100 visible ASCII characters"),
+        validate=Whole(r"^[\x21-\x7e]{1,100}$", error="1 to 100 visible ASCII characters"),
         metadata={
             "description": "A repeat with the same key and body gets the first response and "
             "writes nothing; the same key with another body is refused (422). Keys are "
@@ -39,9 +62,11 @@ class WriteHeadersSchema(Schema):
 
 class TableVersion(fields.String):
     """An If-Match value: the table's version, bare (`7`) or as the ETag a GET of the
-    table gives (`"7"`)."""
+    table gives (`"7"`). A String to the contract (headers are text), an int once read."""
 
-    def _deserialize(self, value: object, attr: str | None, data: object, **kw: object) -> int:
+    def _deserialize(  # type: ignore[override]
+        self, value: object, attr: str | None, data: object, **kw: object
+    ) -> int:
         text = super()._deserialize(value, attr, data, **kw).strip()
         digits = text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
         if not digits.isascii() or not digits.isdigit() or len(digits) > 12:
@@ -54,7 +79,8 @@ class TableWriteHeadersSchema(WriteHeadersSchema):
         data_key="If-Match",
         metadata={
             "description": "The table version this write expects, as GET gives it in ETag; "
-            "a stale version is refused with 409 and the current version"
+            "a stale version is refused with 409 and the current version",
+            "pattern": r'^\s*("[0-9]{1,12}"|[0-9]{1,12})\s*$',
         },
     )
 
@@ -78,7 +104,10 @@ class WriteResultSchema(Schema):
 
 
 class PlayerSchema(Schema):
-    name = fields.String(required=True, validate=NAME)
+    name = fields.String(
+        required=True,
+        validate=[NAME, validate.NoneOf(["setter"], error="the setter is the bank, not a player")],
+    )
 
 
 class AmountSchema(Schema):

@@ -161,9 +161,9 @@ def _write(rule: str, schema: type | None, doc: str, roles: tuple[Role, ...] = W
         wrapped = blp.alt_response(409, schema=s.ProblemSchema, description="Stale If-Match")(
             wrapped
         )
-        wrapped = blp.alt_response(422, schema=s.ProblemSchema, description="A rule broken")(
-            wrapped
-        )
+        wrapped = blp.alt_response(
+            422, schema=s.ProblemSchema, description="A rule of the table broken, or a bad field"
+        )(wrapped)
         blp.route(f"/<table>/{rule}", methods=["POST"])(wrapped)
         return make
 

@@ -1,0 +1,86 @@
+"""Prometheus metrics: requests counted and timed by route template, method and status.
+
+Labels are the route's template (`/tables/<table>/throws`), never the path a client
+sent, and a method outside the usual few is `other`: a label value per table, player or
+invented method would grow the series without bound. A request that matched no route
+(404, 405) is labelled `unmatched`.
+
+Under gunicorn each worker is a process with its own counters. prometheus-client's
+multiprocess mode, on when PROMETHEUS_MULTIPROC_DIR is set (`hazard serve` sets it),
+has every worker write its values to files in that directory and sums them at each
+scrape, so /metrics answers for the whole server whichever worker takes the request.
+The variable must be set before prometheus_client is first imported: it chooses how
+values are stored at import time.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    values,
+)
+
+UNMATCHED = "unmatched"
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+LABELS = ("method", "route", "status")
+
+# The service's own registry, not prometheus_client's global one: nothing else in the
+# process can register a clashing name, and an app made twice (tests) shares these.
+REGISTRY = CollectorRegistry()
+REQUESTS = Counter(
+    "hazard_http_requests", "HTTP requests answered.", LABELS, registry=REGISTRY
+)
+LATENCY = Histogram(
+    "hazard_http_request_duration_seconds",
+    "Time from a request's arrival to its response, in seconds.",
+    LABELS,
+    registry=REGISTRY,
+)
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def check() -> None:
+    """Refuse to start with multiprocess mode half on: counts would silently be one
+    worker's share, or the first scrape would fail."""
+    path = multiprocess_dir()
+    if path is None:
+        return
+    if not os.path.isdir(path):
+        raise RuntimeError(f"PROMETHEUS_MULTIPROC_DIR={path} is not a directory")
+    if values.ValueClass is values.MutexValue:
+        raise RuntimeError(
+            "PROMETHEUS_MULTIPROC_DIR was set after prometheus_client was imported; "
+            "set it in the environment before the process starts"
+        )
+
+
+def observe(method: str, route: str | None, status: int, seconds: float) -> None:
+    labels = (
+        method if method in METHODS else "other",
+        route if route is not None else UNMATCHED,
+        str(status),
+    )
+    REQUESTS.labels(*labels).inc()
+    LATENCY.labels(*labels).observe(seconds)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The text format, and its content type."""
+    path = multiprocess_dir()
+    if path is None:
+        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    # A fresh registry each scrape, as the library asks: the collector reads every
+    # worker's files as they are now.
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+    return generate_latest(registry), CONTENT_TYPE_LATEST

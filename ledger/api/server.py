@@ -1,0 +1,135 @@
+"""`hazard serve`: the service under gunicorn, on DATABASE_URL or the embedded SQLite.
+
+The master does what must happen once, before any worker forks:
+  - the schema: bootstrap upgrades SQLite; any other database must already be current
+    (`hazard db upgrade`), or serve stops with that message instead of starting;
+  - the shared directory for prometheus-client's multiprocess mode, made before
+    anything imports prometheus_client (see ledger.api.metrics), removed at exit;
+  - on a database with no tokens, the first setter token, printed once with the URL
+    of the docs. That happens in gunicorn's when_ready hook: after the port is bound
+    (so a port in use costs no token, and --port 0 can report the real port) and before
+    the first fork (so several workers still make one token).
+Each worker then builds its own app (create_app): an engine must not cross a fork.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+from sqlalchemy.engine import make_url
+
+from ledger import db, logs
+from ledger.bootstrap import open_book
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
+    """gunicorn, configured in code rather than by a file or its command line."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            # A setting the installed gunicorn lacks (control_socket_disable came in
+            # 25.1) is skipped: gunicorn>=23 is all that is required.
+            if key in self.cfg.settings:
+                self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        # In the worker, after the fork.
+        from ledger.api import create_app
+
+        logs.configure()
+        return create_app()
+
+
+def url_of(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def banner(url: str, token: str | None, workers: int, database: str) -> str:
+    lines = [
+        f"Hazard ledger serving at {url} ({workers} worker{'s' * (workers != 1)}, {database})",
+        f"API docs: {url}/docs",
+        "",
+    ]
+    if token is None:
+        lines += [
+            "Use a token you hold; make more with `hazard token create --role ROLE --name NAME`.",
+        ]
+    else:
+        lines += [
+            "A setter token (the bank: may do everything) was made for this new database.",
+            "It is shown this once: only its hash is kept. Keep it somewhere safe.",
+            "",
+            f"    {token}",
+            "",
+            "Send it as `Authorization: Bearer <token>` (in the docs: the Authorize button).",
+            "More tokens: `hazard token create --role ROLE --name NAME`.",
+        ]
+    rule = "=" * 78
+    return "\n".join([rule, *lines, rule])
+
+
+def _when_ready(url_database: str, workers: int, host: str) -> Callable[[Any], None]:
+    def when_ready(arbiter: Any) -> None:
+        from ledger.api.access import first_setter
+
+        port = arbiter.LISTENERS[0].sock.getsockname()[1]
+        engine = db.make_engine(url_database)
+        try:
+            token = first_setter(engine)
+        finally:
+            engine.dispose()  # no pooled connection may be inherited by a worker
+        shown = make_url(url_database).render_as_string(hide_password=True)
+        print(banner(url_of(host, port), token, workers, shown), flush=True)
+
+    return when_ready
+
+
+def _child_exit(_arbiter: Any, worker: Any) -> None:
+    # The library's bookkeeping for a worker that is gone (live gauges' files).
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def serve(host: str, port: int, workers: int) -> None:
+    master = os.getpid()
+    made = None
+    if not os.environ.get(MULTIPROC_ENV):
+        made = tempfile.mkdtemp(prefix="hazard-metrics-")
+        os.environ[MULTIPROC_ENV] = made  # inherited by the workers at fork
+    url = db.database_url()
+    try:
+        store = open_book(url).store  # creates or checks the schema, then lets go of it
+        store.close()
+        store.engine.dispose()
+        options = {
+            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            "workers": workers,
+            "proc_name": "hazard",
+            "accesslog": None,  # each request is logged by the app, as JSON (ledger.api.observe)
+            "errorlog": "-",
+            "logconfig_dict": logs.GUNICORN_LOGCONFIG,
+            # The default socket is one path per user: a second `hazard serve` (or the
+            # tests) would fight over it. gunicorn's signals still work.
+            "control_socket_disable": True,
+            "when_ready": _when_ready(url, workers, host),
+            "child_exit": _child_exit,
+        }
+        Server(options).run()
+    finally:
+        # Workers leave through here too (gunicorn's exit unwinds the forked stack);
+        # only the master removes the directory.
+        if made is not None and os.getpid() == master:
+            shutil.rmtree(made, ignore_errors=True)
+            del os.environ[MULTIPROC_ENV]

@@ -1,0 +1,184 @@
+"""openapi.yaml: made from the code, checked in, and complete.
+
+The file is what clients read and what tests/api/test_contract.py fuzzes the app with;
+these tests keep it equal to what the code generates (and the app serves), valid
+OpenAPI, covering every route, with every error a problem whose type is real.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+import yaml
+from click.testing import CliRunner
+
+from engine.errors import Rule
+from ledger.api import contract, problems
+from ledger.cli import main
+from tests.api.conftest import Api
+
+ROOT = Path(__file__).resolve().parents[2]
+OPENAPI = ROOT / "openapi.yaml"
+PROBLEM = {"schema": {"$ref": "#/components/schemas/Problem"}}
+
+PLATFORM = {
+    "static": "Flask's own, unused",
+    "api-docs.openapi_json": "the contract itself",
+    "api-docs.openapi_swagger_ui": "the docs page",
+    "docs_asset": "the docs page's scripts and styles",
+    "ops.healthz": "liveness, for the platform (ledger/api/ops.py)",
+    "ops.readyz": "readiness, for the platform",
+    "ops.prometheus": "metrics, for the internal network only",
+}
+"""Routes that are not the API's, and so not in its contract, with why."""
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(OPENAPI.read_text(encoding="utf-8"))
+    return loaded
+
+
+def operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in spec["paths"].items():
+        for method in contract.METHODS:
+            if method in item:
+                yield path, method, item[method]
+
+
+def resolved(spec: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    ref = response.get("$ref")
+    if ref is None:
+        return response
+    found: dict[str, Any] = spec["components"]["responses"][ref.rsplit("/", 1)[1]]
+    return found
+
+
+# -- made from the code ---------------------------------------------------------------
+
+
+def test_openapi_yaml_is_what_the_code_generates() -> None:
+    generated = contract.generate()
+    checked_in = OPENAPI.read_text(encoding="utf-8") if OPENAPI.exists() else ""
+    if generated != checked_in:
+        diff = difflib.unified_diff(
+            checked_in.splitlines(), generated.splitlines(), "openapi.yaml", "generated", n=1
+        )
+        shown = "\n".join(list(diff)[:60])
+        pytest.fail(
+            f"openapi.yaml is not what the code generates: run `{contract.COMMAND}` and "
+            f"commit the result.\n{shown}",
+            pytrace=False,
+        )
+
+
+def test_the_app_serves_the_same_contract(api: Api, spec: dict[str, Any]) -> None:
+    response = api.client(None).get("/openapi.json")  # no token: the contract is public
+    assert response.status_code == 200
+    assert response.get_json() == spec
+
+
+def test_hazard_openapi_prints_or_writes_it(tmp_path: Path) -> None:
+    runner = CliRunner()
+    printed = runner.invoke(main, ["openapi"])
+    assert printed.exit_code == 0, printed.output
+    assert printed.output == contract.generate()
+    written = tmp_path / "openapi.yaml"
+    assert runner.invoke(main, ["openapi", "--write", str(written)]).exit_code == 0
+    assert written.read_text(encoding="utf-8") == printed.output
+
+
+# -- valid and complete ---------------------------------------------------------------
+
+
+def test_it_is_valid_openapi() -> None:
+    # Against the OpenAPI 3.0 meta-schema schemathesis carries.
+    schemathesis.openapi.from_path(OPENAPI).validate()
+
+
+def test_every_route_of_the_api_is_documented(api: Api, spec: dict[str, Any]) -> None:
+    routes = set()
+    endpoints = set()
+    for rule in api.app.url_map.iter_rules():
+        endpoints.add(rule.endpoint)
+        if rule.endpoint in PLATFORM:
+            continue
+        path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+        for method in rule.methods or ():
+            if method not in ("HEAD", "OPTIONS"):  # Flask answers those for every route
+                routes.add((path, method.lower()))
+    documented = {(path, method) for path, method, _ in operations(spec)}
+    assert routes - documented == set(), "routes missing from openapi.yaml"
+    assert documented - routes == set(), "openapi.yaml documents routes the app lacks"
+    assert set(PLATFORM) <= endpoints, "PLATFORM names a route that is gone"
+
+
+def test_every_error_is_a_problem(spec: dict[str, Any]) -> None:
+    for path, method, operation in operations(spec):
+        assert "default" in operation["responses"], (path, method)
+        for status, response in operation["responses"].items():
+            content = resolved(spec, response).get("content", {})
+            if status == "default" or int(status) >= 400:
+                assert content == {problems.PROBLEM_JSON: PROBLEM}, (path, method, status)
+            else:
+                assert set(content) <= {"application/json"}, (path, method, status)
+
+
+def test_every_protected_operation_says_401_and_403(spec: dict[str, Any]) -> None:
+    assert spec["security"] == [{"bearer": []}]
+    assert spec["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    for path, method, operation in operations(spec):
+        if operation.get("security") == []:
+            continue
+        unauthenticated = resolved(spec, operation["responses"]["401"])
+        assert "WWW-Authenticate" in unauthenticated["headers"], (path, method)
+        assert "403" in operation["responses"], (path, method)
+
+
+def test_writes_document_their_headers(spec: dict[str, Any]) -> None:
+    for path, method, operation in operations(spec):
+        headers = {p["name"] for p in operation.get("parameters", []) if p["in"] == "header"}
+        if method in ("post", "put"):
+            assert "Idempotency-Key" in headers, (path, method)
+        if method == "post" and path.startswith("/tables/{table}/"):
+            assert "If-Match" in headers, (path, method)
+    etag = spec["paths"]["/tables/{table}"]["get"]["responses"]["200"]["headers"]["ETag"]
+    assert etag["schema"] == {"type": "string"}
+
+
+# -- problem types --------------------------------------------------------------------
+
+
+def test_the_documented_problem_types_are_the_real_ones(spec: dict[str, Any]) -> None:
+    described = spec["components"]["schemas"]["Problem"]["properties"]["type"]["description"]
+    named = set(re.findall(r"`(urn:hazard:[a-z-]+)`", described))
+    assert named == {problems.PREFIX + kind for kind in problems.TYPES}
+    rules = described.split(problems.RULE_PREFIX + "<code>")[1].split("one of")[1]
+    codes = set(re.findall(r"`([a-z-]+)`", rules))
+    assert codes == {rule.value for rule in Rule}
+
+
+def test_every_documented_kind_is_sent_and_every_kind_sent_is_documented() -> None:
+    # The service's problems are made by `problem(status, "kind", ...)` calls, and by
+    # the HTTP errors' table: read both from the source, as the code has no registry
+    # of its calls to ask.
+    sent = {problems.HTTP_OTHER, *problems.HTTP_KINDS.values()}
+    for source in (ROOT / "ledger").rglob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        sent |= set(re.findall(r"\bproblem\(\s*\d+,\s*\"([a-z-]+)\"", text))
+    assert sent == set(problems.TYPES)
+
+
+def test_every_rule_is_one_the_engine_enforces() -> None:
+    sources = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in (ROOT / "engine").rglob("*.py")
+        if path.name != "errors.py"
+    )
+    assert [r.name for r in Rule if f"Rule.{r.name}" not in sources] == []

@@ -1,0 +1,303 @@
+"""What operators call: health, readiness, metrics, request ids and JSON logs, the
+vendored docs, and `hazard token create|list|revoke`."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from ledger import db, logs
+from ledger.api import create_app
+from ledger.api.access import FIRST_SETTER, first_setter, listing
+from ledger.api.server import banner
+from ledger.book import Book
+from ledger.cli import main
+from ledger.store import EventStore
+from ledger.tokens import Role, create, holder
+from tests.api.conftest import Api
+
+# --- health and readiness ---------------------------------------------------------
+
+
+def test_healthz_answers_without_a_token(api: Api) -> None:
+    response = api.client(None).get("/healthz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok"}
+
+
+def test_readyz_is_ready_on_a_current_schema(api: Api) -> None:
+    response = api.client(None).get("/readyz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ready"}
+
+
+def test_readyz_is_a_503_problem_when_the_schema_is_behind(api: Api) -> None:
+    with api.book.store.engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM alembic_version")
+    response = api.client(None).get("/readyz")
+    assert response.status_code == 503
+    assert response.mimetype == "application/problem+json"
+    body = response.get_json()
+    assert body["type"] == "urn:hazard:not-ready"
+    assert "hazard db upgrade" in body["detail"]
+    assert response.headers["Retry-After"]
+
+
+def test_unreachable_database_is_not_ready_but_still_alive() -> None:
+    # A PostgreSQL URL whose socket directory does not exist: every connect fails.
+    engine = db.make_engine("postgresql+psycopg://nobody@/hazard?host=/nonexistent/socket")
+    app = create_app(book=Book(EventStore(engine)), TESTING=True)
+    client = app.test_client()
+    ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.get_json()["detail"] == "the database is unreachable (OperationalError)"
+    assert "nonexistent" not in ready.get_data(as_text=True)  # no connection details
+    assert client.get("/healthz").status_code == 200  # liveness touches no database
+    engine.dispose()
+
+
+# --- metrics ----------------------------------------------------------------------
+
+
+def _count(text: str, method: str, route: str, status: int) -> float:
+    for family in text_string_to_metric_families(text):
+        if family.name != "hazard_http_requests":
+            continue
+        for sample in family.samples:
+            want = {"method": method, "route": route, "status": str(status)}
+            if sample.name.endswith("_total") and sample.labels == want:
+                return sample.value
+    return 0.0
+
+
+def _metrics(api: Api) -> str:
+    response = api.client(None).get("/metrics")
+    assert response.status_code == 200
+    assert response.mimetype == "text/plain"
+    text: str = response.get_data(as_text=True)
+    return text
+
+
+def test_metrics_label_by_route_template_never_the_raw_path(api: Api) -> None:
+    bank = api.client()
+    before = _metrics(api)
+    for table in ("t-one", "t-two"):
+        assert bank.get(f"/tables/{table}").status_code == 404  # no such table
+    assert bank.get("/no/such/thing/here").status_code == 404
+    assert bank._client.open("/healthz", method="BREW").status_code == 405
+    after = _metrics(api)
+
+    def grew(method: str, route: str, status: int) -> float:
+        return _count(after, method, route, status) - _count(before, method, route, status)
+
+    assert grew("GET", "/tables/<table>", 404) == 2
+    assert grew("GET", "unmatched", 404) == 1
+    assert grew("other", "unmatched", 405) == 1  # an invented method is not a label
+    for raw in ("t-one", "t-two", "/no/such", "BREW"):
+        assert raw not in after
+    assert 'hazard_http_request_duration_seconds_bucket{le="0.005",method="GET",' in after
+
+
+def test_metrics_need_no_token(api: Api) -> None:
+    assert api.client(None).get("/metrics").status_code == 200
+
+
+# --- request ids and logs ---------------------------------------------------------
+
+
+@pytest.fixture
+def log_lines() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The JSON lines the `hazard` loggers write, as ledger.logs formats them."""
+    stream = io.StringIO()
+    logger = logging.getLogger(logs.LOGGER)
+    out, level = logs.handler(stream), logger.level
+    logger.addHandler(out)
+    logger.setLevel(logging.INFO)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    logger.removeHandler(out)
+    logger.setLevel(level)
+
+
+def test_a_safe_request_id_is_echoed(api: Api) -> None:
+    response = api.client(None).get("/healthz", headers={"X-Request-Id": "lb-7f3a:01.x_y"})
+    assert response.headers["X-Request-Id"] == "lb-7f3a:01.x_y"
+
+
+@pytest.mark.parametrize("offered", [None, "has space", "a" * 65, "semi;colon", "ünï"])
+def test_an_unsafe_or_missing_request_id_is_replaced(api: Api, offered: str | None) -> None:
+    headers = {} if offered is None else {"X-Request-Id": offered}
+    response = api.client(None).get("/healthz", headers=headers)
+    assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
+
+
+def test_each_request_is_one_json_line(api: Api, log_lines: Callable[[], Any]) -> None:
+    ann = api.client("player", "ann")
+    response = ann.get("/tables/t9", headers={"X-Request-Id": "req-1"})
+    assert response.headers["X-Request-Id"] == "req-1"
+    [line] = [entry for entry in log_lines() if entry["logger"] == "hazard.access"]
+    assert line["request_id"] == "req-1"
+    assert line["method"] == "GET"
+    assert line["route"] == "/tables/<table>"
+    assert line["path"] == "/tables/t9"
+    assert line["status"] == response.status_code
+    assert line["actor"] == "player:ann"
+    assert line["level"] == "info"
+    assert isinstance(line["duration_ms"], float)
+    assert line["time"].endswith("+00:00")
+
+
+def test_an_unexpected_error_is_logged_with_its_request_id(
+    api: Api, log_lines: Callable[[], Any]
+) -> None:
+    def broken() -> str:
+        raise RuntimeError("a bug")
+
+    api.app.add_url_rule("/broken", view_func=broken)
+    response = api.client(None).get("/broken", headers={"X-Request-Id": "bug-42"})
+    assert response.status_code == 500
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["X-Request-Id"] == "bug-42"
+    error, access = log_lines()
+    assert error["logger"] == "hazard.api" and error["level"] == "error"
+    assert error["request_id"] == "bug-42"
+    assert "RuntimeError: a bug" in error["exception"]
+    assert access["request_id"] == "bug-42" and access["status"] == 500
+    assert access["level"] == "error" and access["route"] == "/broken"
+
+
+def test_logs_outside_a_request_have_no_request_fields() -> None:
+    record = logging.makeLogRecord({"name": "hazard.x", "msg": "hi %s", "args": ("there",)})
+    line = json.loads(logs.JsonFormatter().format(record))
+    assert line["message"] == "hi there"
+    assert "request_id" not in line
+
+
+# --- docs -------------------------------------------------------------------------
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.urls += [value for name, value in attrs if name in ("src", "href") and value]
+
+
+def test_docs_load_only_local_assets_and_they_are_served(api: Api) -> None:
+    client = api.client(None)
+    page = client.get("/docs")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    html = page.get_data(as_text=True)
+    assert "://" not in html  # no CDN, nor any other origin
+    parser = _Links()
+    parser.feed(html)
+    assert len(parser.urls) == 3  # the stylesheet and two scripts
+    for url in parser.urls:
+        assert url.startswith("/") and not url.startswith("//"), url
+        with client.get(url) as asset:  # a file, streamed: closed when done
+            assert asset.status_code == 200, url
+            assert len(asset.get_data()) > 1000
+    spec = re.search(r'url: "([^"]+)"', html)
+    assert spec is not None and spec.group(1) == "/openapi.json"
+    document = client.get("/openapi.json").get_json()
+    assert document["info"]["title"] == "Hazard ledger"
+    assert "/tables/{table}/throws" in document["paths"]
+
+
+def test_docs_assets_stay_in_their_directory(api: Api) -> None:
+    client = api.client(None)
+    for path in ("/docs/assets/no-such.js", "/docs/assets/../../../pyproject.toml"):
+        with client.get(path) as response:
+            assert response.status_code == 404
+            assert response.mimetype == "application/problem+json"
+
+
+# --- tokens -----------------------------------------------------------------------
+
+
+def _hazard(api: Api, *args: str) -> Any:
+    """`hazard ARGS --database-url` the app's database."""
+    url = api.book.store.engine.url.render_as_string(hide_password=False)
+    return CliRunner().invoke(main, [*args, "--database-url", url], catch_exceptions=False)
+
+
+def test_token_create_prints_the_secret_alone_and_it_works(api: Api) -> None:
+    made = _hazard(api, "token", "create", "--role", "croupier", "--name", "cro")
+    assert made.exit_code == 0, made.output
+    secret = made.stdout.strip()
+    assert secret.startswith("hz_") and "\n" not in secret
+    who = holder(api.book.store.engine, secret)
+    assert who is not None and (who.role, who.name) == (Role.CROUPIER, "cro")
+    assert who.id in made.stderr and "only its hash is kept" in made.stderr
+
+
+def test_token_create_refuses_a_bad_role_or_name(api: Api) -> None:
+    assert _hazard(api, "token", "create", "--role", "king", "--name", "x").exit_code == 2
+    bad = _hazard(api, "token", "create", "--role", "player", "--name", "")
+    assert bad.exit_code == 2 and "1 to 200 characters" in bad.output
+
+
+def test_token_list_shows_no_secret_and_revoke_refuses_the_token(api: Api) -> None:
+    ann = api.client("player", "ann")
+    assert ann.get("/players/ann/balance").status_code != 401
+    [row] = listing(api.book.store.engine)
+
+    listed = _hazard(api, "token", "list")
+    assert listed.exit_code == 0
+    assert row.id in listed.output and "player" in listed.output and "ann" in listed.output
+    assert ann.token is not None and ann.token not in listed.output
+    assert "hz_" not in listed.output
+
+    revoked = _hazard(api, "token", "revoke", row.id)
+    assert revoked.exit_code == 0 and "revoked" in revoked.output
+    refused = ann.get("/players/ann/balance")
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"] == "Bearer"
+    [after] = listing(api.book.store.engine)
+    assert after.revoked_at is not None
+    assert after.revoked_at in _hazard(api, "token", "list").output
+
+    again = _hazard(api, "token", "revoke", row.id)
+    assert again.exit_code == 0 and "already revoked" in again.output
+    unknown = _hazard(api, "token", "revoke", "nope")
+    assert unknown.exit_code == 1 and "no token nope" in unknown.output
+
+
+def test_the_first_setter_token_is_made_once_and_only_on_an_empty_table(api: Api) -> None:
+    engine = api.book.store.engine
+    token = first_setter(engine)
+    assert token is not None
+    who = holder(engine, token)
+    assert who is not None and (who.role, who.name) == (Role.SETTER, FIRST_SETTER)
+    assert first_setter(engine) is None
+    assert len(listing(engine)) == 1
+
+
+def test_no_first_setter_when_any_token_exists(api: Api) -> None:
+    create(api.book.store.engine, Role.AUDITOR, "aud")
+    assert first_setter(api.book.store.engine) is None
+
+
+def test_the_banner_shows_the_token_and_the_docs() -> None:
+    shown = banner("http://127.0.0.1:8000", "hz_secret", 2, "sqlite:///hazard.sqlite3")
+    assert "http://127.0.0.1:8000/docs" in shown
+    assert "\n    hz_secret\n" in shown
+    assert "hz_" not in banner("http://127.0.0.1:8000", None, 1, "sqlite:///x")
+
+
+def test_token_commands_say_when_the_database_cannot_be_opened(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.sqlite3'}"
+    result = CliRunner().invoke(main, ["token", "list", "--database-url", url])
+    assert result.exit_code == 1
+    assert "cannot open the database" in result.output

@@ -1,0 +1,175 @@
+"""`hazard serve` for real: gunicorn with two workers on a fresh SQLite file, on a port
+the OS picks (--port 0), stopped with SIGTERM as a process manager would."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ledger import db
+from ledger.api.access import listing
+from ledger.cli import main
+
+START_SECONDS = 30
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+
+    def banner(self) -> str:
+        """stdout up to the banner's closing rule."""
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            text = "".join(self.out)
+            if text.count("=" * 78) >= 2:
+                return text
+            assert self.proc.poll() is None, "".join(self.err)
+            time.sleep(0.05)
+        raise AssertionError(f"no banner in {START_SECONDS}s: {''.join(self.err)}")
+
+
+def _pump(stream: Any, into: list[str]) -> None:
+    for line in stream:
+        into.append(line)
+
+
+def _hazard() -> list[str]:
+    script = Path(sys.executable).with_name("hazard")  # the installed entry point
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from ledger.cli import main; main()"]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
+    env["TMPDIR"] = str(tmp_path)  # where serve makes its metrics directory
+    proc = subprocess.Popen(
+        [*_hazard(), "serve", "--port", "0", "--workers", "2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    served = Served(proc)
+    pumps = [
+        threading.Thread(target=_pump, args=(proc.stdout, served.out), daemon=True),
+        threading.Thread(target=_pump, args=(proc.stderr, served.err), daemon=True),
+    ]
+    for pump in pumps:
+        pump.start()
+    try:
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for pump in pumps:
+            pump.join(timeout=5)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _call(
+    url: str, token: str | None = None, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode())
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), error.read()
+
+
+def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
+    banner = served.banner()
+    docs = re.search(r"http://127\.0\.0\.1:(\d+)/docs", banner)
+    assert docs is not None, banner
+    base = docs.group(0).removesuffix("/docs")
+    [token] = re.findall(r"^\s+(hz_\S+)$", banner, re.M)  # shown once, on its own line
+
+    status, _, _ = _call(f"{base}/healthz")
+    assert status == 200
+
+    status, headers, body = _call(
+        f"{base}/players",
+        token,
+        {"name": "ann"},
+        {"Idempotency-Key": "serve-1", "X-Request-Id": "serve-test-1"},
+    )
+    assert status == 201, body
+    assert headers["X-Request-Id"] == "serve-test-1"
+    status, _, body = _call(f"{base}/players/ann/balance", token)
+    assert (status, json.loads(body)["balance"]) == (200, 0)
+    assert _call(f"{base}/players/ann/balance")[0] == 401
+
+    status, _, page = _call(docs.group(0))
+    assert status == 200
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page.decode())
+    assert assets and all(_call(f"{base}{asset}")[0] == 200 for asset in assets)
+    assert _call(f"{base}/readyz")[0] == 200
+
+    # Counted across both workers: multiprocess mode sums every worker's files.
+    for _ in range(8):
+        assert _call(f"{base}/healthz")[0] == 200
+    _, _, text = _call(f"{base}/metrics")
+    assert 'hazard_http_requests_total{method="GET",route="/healthz",status="200"} 9.0' in (
+        text.decode()
+    )
+    metrics_dirs = list(tmp_path.glob("hazard-metrics-*"))
+    assert len(metrics_dirs) == 1 and any(metrics_dirs[0].iterdir())
+
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=20) == 0
+    assert not list(tmp_path.glob("hazard-metrics-*"))  # removed at exit
+
+    engine = db.make_engine(f"sqlite:///{tmp_path / 'serve.sqlite3'}")
+    assert [row.role for row in listing(engine)] == ["setter"]  # one token, two workers
+    engine.dispose()
+
+    time.sleep(0.1)  # the pump threads reach EOF
+    lines = [json.loads(line) for line in served.err if line.strip()]  # all JSON
+    [write] = [line for line in lines if line.get("route") == "/players"]
+    assert write["request_id"] == "serve-test-1"
+    assert write["actor"] == "setter:bank" and write["status"] == 201
+    assert "".join(served.out).count("hz_") == 1
+
+
+def test_serve_refuses_a_database_whose_schema_is_behind(
+    postgres_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The session's server's own `postgres` database: reachable, never migrated.
+    monkeypatch.setenv("DATABASE_URL", postgres_server)
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    result = CliRunner().invoke(main, ["serve", "--port", "0"])
+    assert result.exit_code == 1
+    assert "run `hazard db upgrade`" in result.output
+    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ  # serve put things back
