@@ -62,9 +62,11 @@ postings = sa.Table(
     metadata,
     sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True),
     sa.Column("position", sa.BigInteger, sa.ForeignKey("events.position"), nullable=False),
-    sa.Column("account", sa.String(220), nullable=False, index=True),
+    sa.Column("account", sa.String(220), nullable=False),
     sa.Column("amount", sa.BigInteger, nullable=False),
     sa.Column("counterparty", sa.String(220), nullable=False),
+    # A statement pages through one account's postings in ledger order.
+    sa.Index("ix_postings_account_position", "account", "position", "id"),
 )
 
 # A cache of folded table state, keyed by stream and version; safe to delete.

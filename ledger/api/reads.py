@@ -1,0 +1,226 @@
+"""The read side: settlements, a table's rounds, a player's statement.
+
+Every listing is a page `{"items": [...], "next_after": ...}` walked by keyset: pass
+`next_after` back as `after` until it is null. The queries are ledger.tableviews' (for
+settlements and rounds) and one join of postings to events (for statements).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from flask_smorest import Blueprint, abort
+from marshmallow import ValidationError
+
+from engine.state import SETTER
+from ledger import tableviews
+from ledger.accounts import player_account
+from ledger.api import club, require, require_self
+from ledger.api import readschemas as rs
+from ledger.api.schemas import NAME, ProblemSchema
+from ledger.schema import events, postings
+from ledger.service import NotFound, table_stream
+from ledger.tokens import Holder, Role
+
+blp = Blueprint("reads", __name__, description="Settlements, rounds and statements")
+
+EVERYONE = (Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
+
+
+def page(items: list[dict[str, Any]], limit: int, key: str) -> dict[str, Any]:
+    """A page of a keyset listing. Only a full page may have more after it, so a short
+    one ends the walk without another request."""
+    full = len(items) >= limit
+    return {"items": items, "next_after": items[-1][key] if full and items else None}
+
+
+def _valid_name(name: str) -> bool:
+    """Tables and players are created with names NAME allows: any other cannot exist,
+    and is answered without a query (PostgreSQL refuses a NUL in a parameter)."""
+    try:
+        NAME(name)
+    except ValidationError:
+        return False
+    return True
+
+
+def _require_table(conn: sa.Connection, table: str) -> str:
+    stream = table_stream(table)
+    if not _valid_name(table) or not club().store.stream_version(conn, stream):
+        raise NotFound(f"there is no table {table!r}")
+    return stream
+
+
+def _require_player(name: str) -> None:
+    if not _valid_name(name) or not club().player_exists(name):
+        raise NotFound(f"there is no player {name!r}")
+
+
+def _not_the_bank(who: Holder, name: str) -> None:
+    """A player's token never reads the bank's books, whatever name it was issued to."""
+    if who.role is Role.PLAYER and name == SETTER:
+        abort(403, message="a player may not read the setter's account")
+
+
+# -- settlements --------------------------------------------------------------------
+
+
+@blp.route("/settlements", methods=["GET"])
+@blp.arguments(rs.SettlementQuerySchema, location="query", unknown=None)
+@blp.response(200, rs.SettlementPageSchema)
+@blp.alt_response(403, schema=ProblemSchema, description="A player asked for another's")
+@blp.alt_response(404, schema=ProblemSchema, description="No such table or player")
+@blp.alt_response(422, schema=ProblemSchema, description="A bad filter, named")
+def list_settlements(query: dict[str, Any]) -> dict[str, Any]:
+    """Settlements in position order: every bet settled or voided, with the money it
+    moved and the events it came from. A player sees only those they were party to."""
+    who = require(*EVERYONE)
+    player = query.get("player")
+    if who.role is Role.PLAYER:
+        if player is not None and player != who.name:
+            abort(403, message=f"a player sees their own settlements only, not {player!r}'s")
+        player = who.name
+        _not_the_bank(who, player)
+    elif player is not None:
+        _require_player(player)
+    with club().store.engine.connect() as conn:
+        stream = _require_table(conn, query["table"]) if "table" in query else None
+        items = tableviews.settlements(
+            conn,
+            stream=stream,
+            round=query.get("round"),
+            party=None if player is None else player_account(player),
+            bet_id=query.get("bet"),
+            since=query.get("since"),
+            until=query.get("until"),
+            after_position=query["after"],
+            limit=query["limit"],
+        )
+    return page(items, query["limit"], "position")
+
+
+# -- rounds -------------------------------------------------------------------------
+
+
+@blp.route("/tables/<table>/rounds", methods=["GET"])
+@blp.arguments(rs.RoundPageQuerySchema, location="query", unknown=None)
+@blp.response(200, rs.RoundPageSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="No such table")
+@blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+def list_rounds(query: dict[str, Any], table: str) -> dict[str, Any]:
+    """The table's rounds in order: caster, main, chance and result of each."""
+    require(*EVERYONE)
+    with club().store.engine.connect() as conn:
+        stream = _require_table(conn, table)
+        items = tableviews.rounds(conn, stream, query["after"], query["limit"])
+    return page(items, query["limit"], "round")
+
+
+@blp.route("/tables/<table>/rounds/<int:round>", methods=["GET"])
+@blp.response(200, rs.RoundDetailSchema)
+@blp.alt_response(404, schema=ProblemSchema, description="No such table or round")
+def round_detail(table: str, round: int) -> dict[str, Any]:
+    """One round: every event of the table that belongs to it, and its settlements."""
+    require(*EVERYONE)
+    with club().store.engine.connect() as conn:
+        stream = _require_table(conn, table)
+        # Past a 32-bit column's range there is no such round, and a database may
+        # refuse the number rather than answer none.
+        found = (
+            tableviews.round_detail(conn, club().store, stream, round)
+            if round <= rs.SMALL
+            else None
+        )
+    if found is None:
+        raise NotFound(f"table {table!r} has no round {round}")
+    return found
+
+
+# -- statements ---------------------------------------------------------------------
+
+
+@blp.route("/players/<name>/statement", methods=["GET"])
+@blp.arguments(rs.PageQuerySchema, location="query", unknown=None)
+@blp.response(200, rs.StatementPageSchema)
+@blp.alt_response(403, schema=ProblemSchema, description="Not this caller's account")
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+@blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+def statement(query: dict[str, Any], name: str) -> dict[str, Any]:
+    """Every posting to a player's account (`setter`: the bank's) in position order,
+    each with the event that caused it (the player, setter, auditor)."""
+    who = require(Role.AUDITOR, Role.PLAYER)
+    require_self(who, name)
+    _not_the_bank(who, name)
+    _require_player(name)
+    account = player_account(name)
+    with club().store.engine.connect() as conn:
+        items = statement_lines(conn, account, query["after"], query["limit"])
+    return {"player": name, "account": account, **page(items, query["limit"], "position")}
+
+
+def statement_lines(
+    conn: sa.Connection, account: str, after_position: int, limit: int
+) -> list[dict[str, Any]]:
+    """The account's postings after `after_position`, at least `limit` of them if there
+    are that many, ending with every posting of the last event on the page.
+
+    The cursor is a position rather than a posting id: positions are the ledger's one
+    order (the same `after` as every other listing), and posting ids are renumbered
+    when the read models are rebuilt. So a page never splits an event's postings
+    (an event posts to one account at most a few times), and may run a little over.
+    """
+    p, e = postings, events
+    query = (
+        sa.select(
+            p.c.id,
+            p.c.position,
+            p.c.account,
+            p.c.amount,
+            p.c.counterparty,
+            e.c.stream,
+            e.c.version,
+            e.c.type,
+            e.c.payload,
+            e.c.actor,
+            e.c.recorded_at,
+        )
+        .join(e, e.c.position == p.c.position)
+        .where(p.c.account == account)
+        .order_by(p.c.position, p.c.id)
+    )
+    rows = list(conn.execute(query.where(p.c.position > after_position).limit(limit)))
+    if len(rows) >= limit:
+        last = rows[-1]
+        rows += conn.execute(query.where(p.c.position == last.position, p.c.id > last.id))
+    return [_line(row) for row in rows]
+
+
+def _line(row: Any) -> dict[str, Any]:
+    return {
+        "posting": row.id,
+        "position": row.position,
+        "account": row.account,
+        "amount": row.amount,
+        "counterparty": row.counterparty,
+        "event": {
+            "position": row.position,
+            "stream": row.stream,
+            "version": row.version,
+            "type": row.type,
+            "payload": parsed(row.payload),
+            "actor": row.actor,
+            "recorded_at": row.recorded_at,
+        },
+    }
+
+
+def parsed(payload: str) -> dict[str, Any] | None:
+    """A stored payload as JSON, or None if it is not a JSON object: a reader shows a
+    damaged event rather than fail on it (`hazard verify` names it)."""
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

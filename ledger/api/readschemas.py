@@ -1,0 +1,280 @@
+"""Schemas of the read side (settlements, rounds, statements, the audit trail): the
+query parameters each listing takes and the pages it answers with.
+
+Query schemas raise on a parameter they do not know (the views pass `unknown=None`,
+so webargs leaves that to the schema): a misspelt filter would otherwise be dropped
+silently and the caller handed everything.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from ledger.api.schemas import NAME
+
+BIG = 2**63 - 1
+"""Positions and posting ids are signed 64-bit columns."""
+SMALL = 2**31 - 1
+"""Rounds and versions are signed 32-bit columns."""
+BET_ID = validate.Regexp(r"^[A-Za-z0-9_.:-]{1,32}$", error="1 to 32 letters, digits, _ . : -")
+
+
+class StoredTime(fields.AwareDateTime):
+    """An ISO-8601 time with a zone, loaded as the text the store keeps
+    (`2026-11-21T01:18:22.123456Z`, ledger.store.utc_now), so that it compares with
+    stored times as text."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        moment: datetime = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            utc = moment.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            raise ValidationError("Not a time the ledger can hold.") from None
+        return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _limit() -> fields.Integer:
+    return fields.Integer(
+        load_default=50,
+        validate=validate.Range(1, 500),
+        metadata={"description": "Items per page, 1 to 500"},
+    )
+
+
+def _after(description: str, top: int = BIG) -> fields.Integer:
+    return fields.Integer(
+        load_default=0, validate=validate.Range(0, top), metadata={"description": description}
+    )
+
+
+def _next_after(more: str = "") -> fields.Integer:
+    return fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The `after` of the next page; null on the last" + more},
+    )
+
+
+# -- queries ------------------------------------------------------------------------
+
+
+class PageQuerySchema(Schema):
+    after = _after("The `next_after` of the page before (a position)")
+    limit = _limit()
+
+
+class RoundPageQuerySchema(Schema):
+    after = _after("The `next_after` of the page before (a round number)", SMALL)
+    limit = _limit()
+
+
+class SettlementQuerySchema(PageQuerySchema):
+    table = fields.String(validate=NAME, metadata={"description": "Only this table's"})
+    round = fields.Integer(
+        validate=validate.Range(1, SMALL),
+        metadata={"description": "Only this round's bets (with `table`)"},
+    )
+    player = fields.String(
+        validate=NAME,
+        metadata={"description": "Only those this player was party to; `setter`: the bank"},
+    )
+    bet = fields.String(validate=BET_ID, metadata={"description": "Only this bet's (an id)"})
+    since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
+    until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        if "round" in data and "table" not in data:
+            raise ValidationError("A round is a round of a table: give `table` too.", "round")
+        if "since" in data and "until" in data and data["since"] >= data["until"]:
+            raise ValidationError("Must be later than `since`.", "until")
+
+
+class EventQuerySchema(PageQuerySchema):
+    stream = fields.String(
+        validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
+        metadata={"description": "Only this stream's events (`table:t1`, `account:player:ann`)"},
+    )
+
+
+# -- settlements --------------------------------------------------------------------
+
+
+class TransferSchema(Schema):
+    source = fields.String(required=True)
+    target = fields.String(required=True)
+    amount = fields.Integer(required=True, metadata={"description": "Minor units"})
+
+
+class SettlementSchema(Schema):
+    """A bet closed, settled or voided, and the money it moved."""
+
+    position = fields.Integer(required=True, metadata={"description": "Of the closing event"})
+    table = fields.String(required=True)
+    round = fields.Integer(required=True)
+    bet_id = fields.String(required=True)
+    kind = fields.String(required=True)
+    outcome = fields.String(required=True, validate=validate.OneOf(["settled", "voided"]))
+    winner = fields.String(required=True, allow_none=True)
+    reason = fields.String(required=True, allow_none=True, metadata={"description": "A void's"})
+    recorded_at = fields.String(required=True)
+    transfers = fields.List(fields.Nested(TransferSchema), required=True)
+    sources = fields.List(
+        fields.Integer(),
+        required=True,
+        metadata={"description": "Positions of the events it came from"},
+    )
+
+
+class SettlementPageSchema(Schema):
+    items = fields.List(fields.Nested(SettlementSchema), required=True)
+    next_after = _next_after()
+
+
+# -- rounds -------------------------------------------------------------------------
+
+
+class RoundSchema(Schema):
+    table = fields.String(required=True)
+    round = fields.Integer(required=True)
+    caster = fields.String(required=True)
+    main = fields.Integer(required=True, allow_none=True)
+    chance = fields.Integer(required=True, allow_none=True)
+    result = fields.String(
+        required=True, allow_none=True, metadata={"description": "null while the round is open"}
+    )
+    first_version = fields.Integer(required=True)
+    last_version = fields.Integer(required=True)
+    first_position = fields.Integer(required=True)
+    last_position = fields.Integer(required=True)
+    started_at = fields.String(required=True)
+    ended_at = fields.String(required=True, allow_none=True)
+
+
+class RoundPageSchema(Schema):
+    items = fields.List(fields.Nested(RoundSchema), required=True)
+    next_after = _next_after()
+
+
+class RoundEventSchema(Schema):
+    position = fields.Integer(required=True)
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    payload = fields.Dict(required=True)
+    actor = fields.String(required=True)
+    recorded_at = fields.String(required=True)
+
+
+class RoundDetailSchema(RoundSchema):
+    events = fields.List(fields.Nested(RoundEventSchema), required=True)
+    settlements = fields.List(fields.Nested(SettlementSchema), required=True)
+
+
+# -- statements ---------------------------------------------------------------------
+
+
+class CauseSchema(Schema):
+    """The event a posting comes from."""
+
+    position = fields.Integer(required=True)
+    stream = fields.String(required=True)
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    payload = fields.Dict(
+        required=True, allow_none=True, metadata={"description": "null if not readable JSON"}
+    )
+    actor = fields.String(required=True)
+    recorded_at = fields.String(required=True)
+
+
+class StatementLineSchema(Schema):
+    posting = fields.Integer(required=True, metadata={"description": "The posting's id"})
+    position = fields.Integer(required=True)
+    account = fields.String(required=True)
+    amount = fields.Integer(
+        required=True, metadata={"description": "Minor units: in is positive, out negative"}
+    )
+    counterparty = fields.String(required=True)
+    event = fields.Nested(CauseSchema, required=True)
+
+
+class StatementPageSchema(Schema):
+    player = fields.String(required=True)
+    account = fields.String(required=True)
+    items = fields.List(fields.Nested(StatementLineSchema), required=True)
+    next_after = _next_after(". A page ends with its last event's postings whole")
+
+
+# -- the audit trail ----------------------------------------------------------------
+
+
+class LoggedEventSchema(Schema):
+    """An event as stored, with everything its hash covers. To re-check it:
+    sha256(prev_hash + "\\n" + canonical JSON of every field but the two hashes),
+    canonical meaning sorted keys, no spaces, UTF-8; the first event of a stream has
+    a prev_hash of 64 zeros."""
+
+    position = fields.Integer(required=True)
+    stream = fields.String(required=True)
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    schema_version = fields.Integer(required=True)
+    payload = fields.Dict(
+        required=True,
+        allow_none=True,
+        metadata={"description": "null if the stored text is not JSON: see payload_text"},
+    )
+    payload_text = fields.String(
+        metadata={"description": "The stored text, given only when it is not JSON"}
+    )
+    actor = fields.String(required=True)
+    idempotency_key = fields.String(required=True, allow_none=True)
+    recorded_at = fields.String(required=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+
+
+class EventPageSchema(Schema):
+    items = fields.List(fields.Nested(LoggedEventSchema), required=True)
+    next_after = _next_after()
+
+
+class ChainCheckSchema(Schema):
+    ok = fields.Boolean(required=True, metadata={"description": "Every hash chain verifies"})
+    events = fields.Integer(
+        required=True, metadata={"description": "Events stored when the check began, all checked"}
+    )
+    through = fields.Integer(
+        required=True, metadata={"description": "The last position stored when the check began"}
+    )
+    problems = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "The first event that fails in each broken stream"},
+    )
+
+
+class ChainHeadSchema(Schema):
+    """The newest event: its hash closes its stream's chain."""
+
+    position = fields.Integer(required=True, metadata={"description": "0 when nothing is stored"})
+    stream = fields.String(required=True, allow_none=True)
+    version = fields.Integer(required=True, allow_none=True)
+    hash = fields.String(required=True, allow_none=True)
+    recorded_at = fields.String(required=True, allow_none=True)
+    events = fields.Integer(
+        required=True,
+        metadata={"description": "Events stored; equal to position unless the log has a gap"},
+    )
+    streams = fields.Integer(required=True, metadata={"description": "Streams stored"})
+    digest = fields.String(
+        required=True,
+        metadata={
+            "description": "SHA-256 over `stream TAB version TAB hash LF` for every "
+            "stream's newest event, sorted by stream: one value that vouches for the whole "
+            "log, to print or publish"
+        },
+    )

@@ -1,0 +1,335 @@
+"""The read side over HTTP: settlements, rounds and statements of a small game played
+through the API, their filters and pages, and who may read what."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from tests.api.conftest import Api, Client
+
+PROBLEM = "application/problem+json"
+
+
+def play(api: Api) -> Client:
+    """Two tables. t1: ann casts three rounds against bob and the bank (a nick; a chance
+    thrown, with odds; a refused lay, the round left open). t2: bob nicks once.
+    cat has an account and never plays."""
+    bank = api.client()
+    for name in ("ann", "bob", "cat"):
+        bank.ok("post", "/players", {"name": name})
+        bank.ok("post", f"/players/{name}/deposits", {"amount": 1000})
+    bank.ok("post", "/players/setter/deposits", {"amount": 10000})
+
+    bank.ok("post", "/tables", {"id": "t1", "ruleset": "english"})
+    for name in ("ann", "bob"):
+        bank.ok("post", "/tables/t1/seats", {"player": name})
+    bank.ok("post", "/tables/t1/casts", {"player": "ann", "die": 2})  # the lowest casts
+    bank.ok("post", "/tables/t1/casts", {"player": "bob", "die": 6})
+    # Round 1: ann stakes 100 against the bank, bob lays 50 against ann; a nick.
+    bank.ok("post", "/tables/t1/stakes", {"amount": 100})
+    bank.ok("post", "/tables/t1/lays", {"player": "bob", "amount": 50})
+    bank.ok("post", "/tables/t1/covers", {})
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    bank.ok("post", "/tables/t1/throws", {"die1": 3, "die2": 4})
+    # Round 2: a chance of 4; bob lays odds on the main; ann throws the chance.
+    bank.ok("post", "/tables/t1/stakes", {"amount": 40})
+    bank.ok("post", "/tables/t1/lays", {"player": "bob", "amount": 20})
+    bank.ok("post", "/tables/t1/covers", {})
+    bank.ok("post", "/tables/t1/main", {"main": 6})
+    bank.ok("post", "/tables/t1/throws", {"die1": 2, "die2": 2})
+    bank.ok("post", "/tables/t1/odds", {"player": "bob", "on": "main", "amount": 20})
+    bank.ok("post", "/tables/t1/throws", {"die1": 1, "die2": 1})
+    bank.ok("post", "/tables/t1/throws", {"die1": 2, "die2": 2})
+    # Round 3: bob lays, ann refuses it; the round stays open.
+    laid = bank.ok("post", "/tables/t1/lays", {"player": "bob", "amount": 10})
+    bank.ok("post", "/tables/t1/refusals", {"bet": laid["events"][0]["payload"]["bet_id"]})
+
+    bank.ok("post", "/tables", {"id": "t2", "ruleset": "english"})
+    for name in ("bob", "ann"):
+        bank.ok("post", "/tables/t2/seats", {"player": name})
+    bank.ok("post", "/tables/t2/casts", {"player": "bob", "die": 1})
+    bank.ok("post", "/tables/t2/casts", {"player": "ann", "die": 3})
+    bank.ok("post", "/tables/t2/stakes", {"amount": 30})
+    bank.ok("post", "/tables/t2/main", {"main": 8})
+    bank.ok("post", "/tables/t2/throws", {"die1": 6, "die2": 2})
+    return bank
+
+
+def walk(client: Client, path: str, limit: int, key: str = "next_after", **query: Any) -> list:
+    """Every item of a listing, page by page; each page but the last is full."""
+    items: list[Any] = []
+    after = 0
+    for _ in range(1000):
+        body = client.ok("get", path, query_string={**query, "after": after, "limit": limit})
+        items += body["items"]
+        if body[key] is None:
+            assert len(body["items"]) < limit
+            return items
+        assert len(body["items"]) >= limit
+        after = body[key]
+    raise AssertionError("the listing never ended")
+
+
+def problem(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.get_json()
+    assert response.mimetype == PROBLEM
+    body: dict[str, Any] = response.get_json()
+    assert body["status"] == status
+    return body
+
+
+def bets(items: list[dict[str, Any]]) -> list[str]:
+    return [f"{s['table']}/{s['bet_id']}" for s in items]
+
+
+# -- settlements --------------------------------------------------------------------
+
+
+def test_settlements_of_a_game_with_every_filter(api_both: Api) -> None:
+    bank = play(api_both)
+    every = bank.ok("get", "/settlements")
+    assert every["next_after"] is None
+    items = every["items"]
+    assert bets(items) == ["t1/b7", "t1/b8", "t1/b14", "t1/b15", "t1/b19", "t1/b25", "t2/b7"]
+    assert [s["position"] for s in items] == sorted(s["position"] for s in items)
+    first = items[0]
+    assert first["round"] == 1 and first["kind"] == "caster" and first["outcome"] == "settled"
+    assert first["winner"] == "ann" and first["reason"] is None
+    assert first["transfers"] == [{"source": "escrow:t1:b7", "target": "player:ann", "amount": 200}]
+    assert first["position"] in first["sources"] and len(first["sources"]) >= 2
+    refused = items[5]
+    assert refused["outcome"] == "voided" and refused["winner"] is None and refused["reason"]
+    assert refused["transfers"] == [
+        {"source": "escrow:t1:b25", "target": "player:bob", "amount": 10}
+    ]
+
+    def only(**query: Any) -> list[str]:
+        return bets(bank.ok("get", "/settlements", query_string=query)["items"])
+
+    assert only(table="t2") == ["t2/b7"]
+    assert only(table="t1", round=2) == ["t1/b14", "t1/b15", "t1/b19"]
+    assert only(bet="b7") == ["t1/b7", "t2/b7"]  # bet ids are a table's own
+    assert only(table="t2", bet="b7") == ["t2/b7"]
+    # A lay refused had one party, its layer: the caster never took its other side.
+    assert only(player="ann") == ["t1/b7", "t1/b8", "t1/b14", "t1/b15"]
+    assert only(player="bob") == ["t1/b8", "t1/b15", "t1/b19", "t1/b25", "t2/b7"]
+    assert only(player="setter") == ["t1/b7", "t1/b14", "t1/b19", "t2/b7"]
+    assert only(player="cat") == []
+    assert only(player="bob", table="t1", round=2) == ["t1/b15", "t1/b19"]
+
+    # Times: since inclusive, until exclusive, in any zone, normalised to the stored form.
+    at = items[2]["recorded_at"]  # t1's round 2 settles in one append
+    assert only(since=at) == ["t1/b14", "t1/b15", "t1/b19", "t1/b25", "t2/b7"]
+    assert only(until=at) == ["t1/b7", "t1/b8"]
+    assert only(since=at, until=items[5]["recorded_at"]) == ["t1/b14", "t1/b15", "t1/b19"]
+    moment = datetime.fromisoformat(at).astimezone(timezone(timedelta(hours=1)))
+    assert only(since=moment.isoformat()) == only(since=at)
+    assert only(since=at.replace("Z", "+00:00"), player="ann") == ["t1/b14", "t1/b15"]
+
+
+def test_settlements_page_without_gaps_or_repeats(api: Api) -> None:
+    bank = play(api)
+    every = bank.ok("get", "/settlements")["items"]
+    for limit in (1, 2, 3, 7, 500):
+        assert walk(bank, "/settlements", limit) == every
+    ann = bank.ok("get", "/settlements", query_string={"player": "ann"})["items"]
+    assert walk(bank, "/settlements", 2, player="ann") == ann
+    page = bank.ok("get", "/settlements", query_string={"limit": 7})
+    assert page["next_after"] == every[-1]["position"]  # full: there may be more
+    after = bank.ok("get", "/settlements", query_string={"after": page["next_after"]})
+    assert after == {"items": [], "next_after": None}
+
+
+BAD_QUERIES = [
+    ({"limit": 0}, "limit"),
+    ({"limit": 501}, "limit"),
+    ({"limit": "x"}, "limit"),
+    ({"after": -1}, "after"),
+    ({"after": 2**63}, "after"),
+    ({"round": 1}, "round"),
+    ({"table": "t1", "round": 0}, "round"),
+    ({"table": "t 1"}, "table"),
+    ({"table": "t\x001"}, "table"),
+    ({"player": "a" * 101}, "player"),
+    ({"bet": "b" * 40}, "bet"),
+    ({"since": "yesterday"}, "since"),
+    ({"since": "2026-11-21T01:18:22"}, "since"),  # no zone: which time?
+    ({"until": "0001-01-01T00:00:00+01:00"}, "until"),
+    ({"since": "2026-11-21T02:00:00Z", "until": "2026-11-21T01:00:00Z"}, "until"),
+    ({"plyer": "ann"}, "plyer"),
+]
+
+
+def test_a_bad_settlement_query_names_the_field(api: Api) -> None:
+    bank = api.client()  # one app for every case: each is a request, not a setup
+    for query, field in BAD_QUERIES:
+        body = problem(bank.get("/settlements", query_string=query), 422)
+        assert body["type"] == "urn:hazard:validation", query
+        assert field in body["errors"] and body["detail"].startswith(field), (query, body)
+
+
+def test_settlements_of_what_is_not_there(api: Api) -> None:
+    bank = play(api)
+    assert "no table" in problem(bank.get("/settlements?table=t9"), 404)["detail"]
+    assert "no player" in problem(bank.get("/settlements?player=zed"), 404)["detail"]
+    assert bank.ok("get", "/settlements?bet=b999") == {"items": [], "next_after": None}
+
+
+def test_who_sees_which_settlements(api_both: Api) -> None:
+    bank = play(api_both)
+    every = bank.ok("get", "/settlements")["items"]
+    for role in ("croupier", "auditor"):
+        assert api_both.client(role, "someone").ok("get", "/settlements")["items"] == every
+    ann = api_both.client("player", "ann")
+    mine = bank.ok("get", "/settlements?player=ann")["items"]
+    assert ann.ok("get", "/settlements")["items"] == mine  # forced to her own
+    assert ann.ok("get", "/settlements?player=ann")["items"] == mine
+    assert ann.ok("get", "/settlements?table=t1&round=2")["items"] == [
+        s for s in mine if s["table"] == "t1" and s["round"] == 2
+    ]
+    problem(ann.get("/settlements?player=bob"), 403)
+    problem(ann.get("/settlements?player=setter"), 403)
+    problem(api_both.client(None).get("/settlements"), 401)
+
+
+# -- rounds -------------------------------------------------------------------------
+
+
+def test_a_tables_rounds_and_one_round_in_full(api: Api) -> None:
+    bank = play(api)
+    rounds = bank.ok("get", "/tables/t1/rounds")
+    assert rounds["next_after"] is None
+    one, two, three = rounds["items"]
+    assert [r["round"] for r in (one, two, three)] == [1, 2, 3]
+    assert all(r["table"] == "t1" and r["caster"] == "ann" for r in (one, two, three))
+    assert (one["main"], one["chance"], one["result"]) == (7, None, "nick")
+    assert (two["main"], two["chance"]) == (6, 4) and two["result"] is not None
+    assert three["result"] is None and three["ended_at"] is None  # still open
+    assert one["last_position"] < two["first_position"]
+    assert walk(bank, "/tables/t1/rounds", 1) == rounds["items"]
+    assert walk(bank, "/tables/t1/rounds", 3) == rounds["items"]
+    assert [r["round"] for r in bank.ok("get", "/tables/t2/rounds")["items"]] == [1]
+
+    detail = bank.ok("get", "/tables/t1/rounds/2")
+    assert {k: detail[k] for k in two} == two
+    types = [e["type"] for e in detail["events"]]
+    assert types.count("DiceThrown") == 3 and "OddsLaid" in types
+    versions = [e["version"] for e in detail["events"]]
+    assert versions == list(range(two["first_version"], two["last_version"] + 1))
+    assert bets(detail["settlements"]) == ["t1/b14", "t1/b15", "t1/b19"]
+    throw = next(e for e in detail["events"] if e["type"] == "DiceThrown")
+    assert throw["payload"] == {"die1": 2, "die2": 2}
+
+
+def test_rounds_of_what_is_not_there(api: Api) -> None:
+    bank = play(api)
+    assert "no table" in problem(bank.get("/tables/t9/rounds"), 404)["detail"]
+    assert "no table" in problem(bank.get("/tables/t9/rounds/1"), 404)["detail"]
+    assert "no round 4" in problem(bank.get("/tables/t1/rounds/4"), 404)["detail"]
+    problem(bank.get("/tables/t1/rounds/0"), 404)
+    problem(bank.get(f"/tables/t1/rounds/{2**70}"), 404)
+    problem(bank.get("/tables/t1/rounds/-1"), 404)
+    assert "limit" in problem(bank.get("/tables/t1/rounds?limit=0"), 422)["errors"]
+    assert "after" in problem(bank.get(f"/tables/t1/rounds?after={2**31}"), 422)["errors"]
+
+
+def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
+    bank = play(api)
+    rounds = bank.ok("get", "/tables/t1/rounds")
+    detail = bank.ok("get", "/tables/t1/rounds/1")
+    for role, name in (("croupier", "cy"), ("auditor", "al"), ("player", "cat")):
+        reader = api.client(role, name)
+        assert reader.ok("get", "/tables/t1/rounds") == rounds
+        assert reader.ok("get", "/tables/t1/rounds/1") == detail
+    problem(api.client(None).get("/tables/t1/rounds"), 401)
+    problem(api.client(None).get("/tables/t1/rounds/1"), 401)
+
+
+# -- statements ---------------------------------------------------------------------
+
+
+def test_a_statement_adds_up_to_the_balance(api_both: Api) -> None:
+    bank = play(api_both)
+    for name in ("ann", "bob", "cat", "setter"):
+        statement = bank.ok("get", f"/players/{name}/statement", query_string={"limit": 500})
+        assert statement["player"] == name and statement["next_after"] is None
+        lines = statement["items"]
+        balance = bank.ok("get", f"/players/{name}/balance")["balance"]
+        assert sum(line["amount"] for line in lines) == balance
+        account = "setter" if name == "setter" else f"player:{name}"
+        assert statement["account"] == account
+        assert all(line["account"] == account for line in lines)
+        assert [line["position"] for line in lines] == sorted(line["position"] for line in lines)
+        assert all(line["event"]["position"] == line["position"] for line in lines)
+    ann = bank.ok("get", "/players/ann/statement")["items"]
+    deposit = ann[0]
+    assert (deposit["amount"], deposit["counterparty"]) == (1000, "cash")
+    assert deposit["event"]["type"] == "Deposited"
+    assert deposit["event"]["stream"] == "account:player:ann"
+    assert deposit["event"]["payload"]["amount"] == 1000
+    assert deposit["event"]["actor"] == "setter:bank"
+    stake = ann[1]
+    assert (stake["amount"], stake["counterparty"]) == (-100, "escrow:t1:b7")
+    assert stake["event"]["type"] == "CasterStaked" and stake["event"]["stream"] == "table:t1"
+    won = next(line for line in ann if line["event"]["type"] == "BetSettled")
+    assert (won["amount"], won["counterparty"]) == (200, "escrow:t1:b7")
+    cat = bank.ok("get", "/players/cat/statement")["items"]
+    assert [line["event"]["type"] for line in cat] == ["Deposited"]
+
+
+def test_a_statement_pages_without_gaps_or_repeats(api: Api) -> None:
+    bank = play(api)
+    for name in ("ann", "setter"):
+        every = bank.ok("get", f"/players/{name}/statement", query_string={"limit": 500})
+        for limit in (1, 2, 5):
+            lines = walk(bank, f"/players/{name}/statement", limit)
+            assert lines == every["items"]
+            assert len({line["posting"] for line in lines}) == len(lines)
+
+
+def test_a_statement_page_keeps_an_events_postings_together(api: Api) -> None:
+    import sqlalchemy as sa
+
+    from ledger.schema import postings
+
+    bank = play(api)
+    first = bank.ok("get", "/players/cat/statement")["items"][0]["position"]
+    # Two more postings to cat at the event of her deposit: one event, three postings.
+    with api.book.store.engine.begin() as conn:
+        conn.execute(
+            sa.insert(postings),
+            [
+                {"position": first, "account": "player:cat", "amount": a, "counterparty": "x"}
+                for a in (5, -5)
+            ],
+        )
+    page = bank.ok("get", "/players/cat/statement?limit=1")
+    assert [line["amount"] for line in page["items"]] == [1000, 5, -5]
+    assert page["next_after"] == first
+    rest = bank.ok("get", f"/players/cat/statement?limit=1&after={first}")
+    assert rest == {"player": "cat", "account": "player:cat", "items": [], "next_after": None}
+
+
+def test_who_reads_which_statement(api_both: Api) -> None:
+    bank = play(api_both)
+    mine = bank.ok("get", "/players/ann/statement")
+    assert api_both.client("player", "ann").ok("get", "/players/ann/statement") == mine
+    assert api_both.client("auditor", "al").ok("get", "/players/ann/statement") == mine
+    assert api_both.client("auditor", "al").ok("get", "/players/setter/statement")["items"]
+    problem(api_both.client("player", "ann").get("/players/bob/statement"), 403)
+    problem(api_both.client("player", "ann").get("/players/setter/statement"), 403)
+    problem(api_both.client("croupier", "cy").get("/players/ann/statement"), 403)
+    problem(api_both.client(None).get("/players/ann/statement"), 401)
+    assert "no player" in problem(bank.get("/players/zed/statement"), 404)["detail"]
+    assert "limit" in problem(bank.get("/players/ann/statement?limit=501"), 422)["errors"]
+    assert "page" in problem(bank.get("/players/ann/statement?page=2"), 422)["errors"]
+
+
+def test_names_that_cannot_exist_are_not_found(api_both: Api) -> None:
+    # Never sent to the database: PostgreSQL refuses a NUL in a parameter.
+    bank = api_both.client()
+    for path in ("/tables/%00/rounds", "/tables/%00/rounds/1", "/players/%00/statement"):
+        problem(bank.get(path), 404)
+    assert "table" in problem(bank.get("/settlements?table=%00"), 422)["errors"]
+    assert "player" in problem(bank.get("/settlements?player=%00"), 422)["errors"]
