@@ -54,6 +54,10 @@ class CreditLimitSet:
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
+PLAYER_NAME = r"[A-Za-z0-9_.-]{1,100}"
+"""What a player may be called: it appears in account names and URL paths."""
+
+
 def player_account(name: str) -> str:
     return SETTER if name == SETTER else f"player:{name}"
 

@@ -32,6 +32,13 @@ class Overdraft(StoreError):
         self.account, self.balance, self.credit_limit = account, balance, credit_limit
 
 
+class OutOfRange(StoreError):
+    """A balance would leave the signed 64-bit range the ledger's columns hold."""
+
+
+LARGEST = 2**63 - 1
+
+
 def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> None:
     """Post what `rows` move, update balances, and refuse any overdraft."""
     delta: Counter[str] = Counter()
@@ -79,6 +86,9 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         limit = limits.get(account, limit)
         if check and delta[account] < 0 and account != CASH and balance < -limit:
             raise Overdraft(account, balance, limit)
+        if not -LARGEST <= balance <= LARGEST:
+            # Refused here, with a reason, rather than by the database as a crash.
+            raise OutOfRange(f"{account} would stand at {balance}, beyond what the ledger holds")
         values = {"balance": balance, "credit_limit": limit}
         if account in current:
             conn.execute(accounts.update().where(accounts.c.account == account).values(values))

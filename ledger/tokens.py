@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from engine.state import SETTER
+from ledger.accounts import PLAYER_NAME
 from ledger.schema import tokens
 from ledger.store import utc_now
 
@@ -53,6 +56,13 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
     """A new token for `name` in `role`; the only time the secret is seen."""
     if not name or len(name) > 200:
         raise ValueError("a token's name is 1 to 200 characters")
+    # A player's token names the player it acts for, so it must be a name a player can
+    # have: above all not the bank's, or it would read the setter's own account.
+    if role is Role.PLAYER and (name == SETTER or not re.fullmatch(PLAYER_NAME, name)):
+        raise ValueError(
+            "a player's token is named for the player: 1 to 100 letters, digits, _ . -, "
+            "and not 'setter'"
+        )
     token = PREFIX + secrets.token_urlsafe(32)
     with engine.begin() as conn:
         conn.execute(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ledger.schema import commands, events, postings
+from ledger.schema import accounts, commands, events, postings
 from tests.api.conftest import Api, Client
 
 
@@ -215,3 +215,23 @@ def test_without_a_good_token_nothing_is_done(api: Api) -> None:
         assert response.headers["WWW-Authenticate"] == "Bearer"
         assert response.get_json()["type"] == "urn:hazard:unauthenticated"
     assert _counts(api) == (0, 0, 0)
+
+
+def test_a_caller_without_a_token_is_refused_before_the_body_is_read(api: Api) -> None:
+    response = api.client(None).post("/tables/t1/throws", json={"die1": "not a die"})
+    assert response.status_code == 401
+    assert "die1" not in response.get_json()["detail"]
+
+
+def test_a_balance_beyond_64_bits_is_refused_not_crashed(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    # The cash account (deposits' other side) stands just short of the edge.
+    with api.book.store.engine.begin() as conn:
+        conn.execute(accounts.insert().values(account="cash", balance=-(2**63 - 1) + 10))
+    counts = _counts(api)
+    response = bank.post("/players/ann/deposits", json={"amount": 11})
+    assert response.status_code == 422
+    assert response.get_json()["type"] == "urn:hazard:invalid-amount"
+    assert _counts(api) == counts
+    bank.ok("post", "/players/ann/deposits", {"amount": 10})
