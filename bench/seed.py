@@ -265,14 +265,6 @@ class Seeded:
     meta: dict[str, Any]
 
 
-def _head_revision() -> str:
-    from alembic.script import ScriptDirectory
-
-    head = ScriptDirectory.from_config(db._alembic_config()).get_current_head()
-    assert head is not None
-    return head
-
-
 def seeded(events: int, cache_dir: Path, seed: int = SEED) -> Seeded:
     """The cached database of `events` events (seeding it first if it is not there)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -280,7 +272,7 @@ def seeded(events: int, cache_dir: Path, seed: int = SEED) -> Seeded:
     path, meta_path = cache_dir / f"{stem}.sqlite3", cache_dir / f"{stem}.json"
     if path.exists() and meta_path.exists():
         meta = json.loads(meta_path.read_text())
-        head, current = _head_revision(), _revision_of(path)
+        head, current = db.code_head(), _revision_of(path)
         if current != head:
             # As a deployment would: the migrations bring the data along.
             _say(f"upgrading the cached {path.name} from schema {current} to {head}...")

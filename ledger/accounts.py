@@ -54,8 +54,9 @@ class CreditLimitSet:
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
-PLAYER_NAME = r"[A-Za-z0-9_.-]{1,100}"
-"""What a player may be called: it appears in account names and URL paths."""
+NAME = r"^[A-Za-z0-9_.-]{1,100}$"
+"""What a player or a table may be called: names appear in account names, streams and
+URL paths. Anchored, because the API documents it as a pattern, which is a search."""
 
 
 def player_account(name: str) -> str:

@@ -242,7 +242,7 @@ def token_create(role: str, name: str, database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_list(database_url: str | None) -> None:
     """Every token: id, name, role, when made, when revoked. Never a secret."""
-    from ledger.api.access import listing
+    from ledger.tokens import listing
 
     rows = listing(_engine(database_url))
     click.echo(f"{'id':<16}  {'role':<8}  {'created':<26}  {'revoked':<26}  name")
@@ -258,7 +258,7 @@ def token_list(database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_revoke(token_id: str, database_url: str | None) -> None:
     """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
-    from ledger.api.access import UnknownToken, revoke
+    from ledger.tokens import UnknownToken, revoke
 
     try:
         done = revoke(_engine(database_url), token_id)

@@ -7,6 +7,7 @@ migrations in migrations/.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,20 @@ def upgrade(engine: sa.Engine) -> None:
         command.upgrade(_alembic_config(connection), "head")
 
 
-def schema_status(engine: sa.Engine) -> tuple[str | None, str]:
-    """(the database's revision, the code's head revision)."""
+@functools.cache
+def code_head() -> str:
+    """The newest migration this code has. Read from migrations/ once per process: the
+    files do not change under a running service, and /readyz asks on every probe."""
     head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
     assert head is not None
+    return head
+
+
+def schema_status(engine: sa.Engine) -> tuple[str | None, str]:
+    """(the database's revision, the code's head revision)."""
     with engine.connect() as connection:
         current = MigrationContext.configure(connection).get_current_revision()
-    return current, head
+    return current, code_head()
 
 
 def require_current(engine: sa.Engine) -> None:

@@ -21,6 +21,8 @@ import sqlalchemy as sa
 import engine as hz
 from ledger import snapshots, tableviews
 from ledger.accounts import (
+    NAME,
+    TABLE_PREFIX,
     AccountOpened,
     CreditLimitSet,
     Deposited,
@@ -32,10 +34,6 @@ from ledger.book import Book, InvalidAmount
 from ledger.idempotency import run_once
 from ledger.schema import accounts
 from ledger.store import Recorded, StoreError
-
-TABLE_PREFIX = "table:"
-NAME = r"^[A-Za-z0-9_.-]{1,100}$"
-"""What a table's or a player's name may be; the API refuses any other at creation."""
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
@@ -222,14 +220,18 @@ class Club:
         request = {"account": name, "kind": kind.__name__, field: amount, "actor": actor}
         return run_once(self.store, key, request, handler)
 
-    def free_funds(self, conn: sa.Connection, name: str) -> int:
-        """A player's balance plus their credit limit, as the ledger stands in `conn`."""
+    def standing(self, conn: sa.Connection, name: str) -> tuple[int, int]:
+        """A player's (balance, credit limit), as the ledger stands in `conn`."""
         row = conn.execute(
             sa.select(accounts.c.balance, accounts.c.credit_limit).where(
                 accounts.c.account == player_account(name)
             )
         ).first()
-        return 0 if row is None else max(0, row.balance + row.credit_limit)
+        return (0, 0) if row is None else (row.balance, row.credit_limit)
+
+    def free_funds(self, conn: sa.Connection, name: str) -> int:
+        """A player's balance plus their credit limit: what they may still stake."""
+        return max(0, sum(self.standing(conn, name)))
 
     def player_exists(self, name: str) -> bool:
         if not is_name(name):

@@ -2,7 +2,8 @@
 
 A token is `hz_` and 32 random bytes in URL-safe base64: enough entropy that an
 unsalted hash is safe to keep (as GitHub and others do), and a lookup by that hash is
-one index probe.
+one index probe. A revoked token keeps its row (the audit trail can still name it) and
+is no longer recognised: as the lookup happens on every request, its next one is a 401.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from engine.state import SETTER
-from ledger.accounts import PLAYER_NAME
+from ledger.accounts import NAME
 from ledger.schema import tokens
 from ledger.store import utc_now
 
@@ -58,7 +59,7 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
         raise ValueError("a token's name is 1 to 200 characters")
     # A player's token names the player it acts for, so it must be a name a player can
     # have: above all not the bank's, or it would read the setter's own account.
-    if role is Role.PLAYER and (name == SETTER or not re.fullmatch(PLAYER_NAME, name)):
+    if role is Role.PLAYER and (name == SETTER or not re.fullmatch(NAME, name)):
         raise ValueError(
             "a player's token is named for the player: 1 to 100 letters, digits, _ . -, "
             "and not 'setter'"
@@ -90,11 +91,56 @@ def holder(engine: sa.Engine, token: str) -> Holder | None:
     return None if row is None else Holder(row.id, row.name, Role(row.role))
 
 
-def any_setter(engine: sa.Engine) -> bool:
+# -- administration: `hazard token list|revoke`, and the first token of `hazard serve` --
+
+FIRST_SETTER = "bank"
+"""The name of the setter token `hazard serve` makes on a database with no tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    """A token as listed: never its secret, which is not stored."""
+
+    id: str
+    name: str
+    role: str
+    created_at: str
+    revoked_at: str | None
+
+
+class UnknownToken(LookupError):
+    pass
+
+
+def listing(engine: sa.Engine) -> list[TokenRow]:
+    columns = (tokens.c.id, tokens.c.name, tokens.c.role, tokens.c.created_at, tokens.c.revoked_at)
     with engine.connect() as conn:
-        return (
-            conn.execute(
-                sa.select(tokens.c.id).where(tokens.c.role == Role.SETTER.value).limit(1)
-            ).first()
-            is not None
-        )
+        rows = conn.execute(sa.select(*columns).order_by(tokens.c.created_at, tokens.c.id))
+        return [TokenRow(*row) for row in rows]
+
+
+def revoke(engine: sa.Engine, token_id: str) -> bool:
+    """Revoke a token; False if it already was. UnknownToken if there is no such id."""
+    # writes=True: on SQLite, take the write lock up front (see ledger.db).
+    with engine.connect().execution_options(writes=True) as conn, conn.begin():
+        done = conn.execute(
+            tokens.update()
+            .where(tokens.c.id == token_id, tokens.c.revoked_at.is_(None))
+            .values(revoked_at=utc_now())
+        ).rowcount
+        if done:
+            return True
+        if conn.execute(sa.select(tokens.c.id).where(tokens.c.id == token_id)).first() is None:
+            raise UnknownToken(token_id)
+        return False
+
+
+def first_setter(engine: sa.Engine) -> str | None:
+    """A setter token if there are no tokens at all (a fresh database), else None.
+
+    Checked on every start but only ever true once: afterwards the table has a row.
+    """
+    with engine.connect() as conn:
+        if conn.execute(sa.select(tokens.c.id).limit(1)).first() is not None:
+            return None
+    return create(engine, Role.SETTER, FIRST_SETTER)

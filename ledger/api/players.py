@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlalchemy as sa
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 
-from ledger.accounts import CreditLimitSet, Deposited, Withdrawn, player_account
+from ledger.accounts import CreditLimitSet, Deposited, Withdrawn
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api.schemas import (
     AmountSchema,
@@ -19,7 +18,6 @@ from ledger.api.schemas import (
     WriteHeadersSchema,
     WriteResultSchema,
 )
-from ledger.schema import accounts
 from ledger.tokens import Role
 
 blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
@@ -85,13 +83,5 @@ def balance(name: str) -> dict[str, Any]:
     if not club().player_exists(name):
         abort(404, message=f"there is no player {name!r}")
     with club().store.engine.connect() as conn:
-        row = conn.execute(
-            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
-                accounts.c.account == player_account(name)
-            )
-        ).first()
-    return {
-        "player": name,
-        "balance": row.balance if row else 0,
-        "credit_limit": row.credit_limit if row else 0,
-    }
+        balance, credit_limit = club().standing(conn, name)
+    return {"player": name, "balance": balance, "credit_limit": credit_limit}

@@ -11,6 +11,7 @@ documented list cannot drift from what is sent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, json
@@ -133,6 +134,25 @@ def _flat(errors: Any) -> list[Any]:
     return [errors]
 
 
+PLAIN: dict[type[Exception], tuple[int, str, str]] = {
+    ConcurrencyError: (409, "conflict", "A concurrent write got there first"),
+    IdempotencyConflict: (422, "idempotency-key-reused", "Idempotency-Key reused"),
+    InvalidAmount: (422, "invalid-amount", "Invalid amount"),
+    OutOfRange: (422, "invalid-amount", "Invalid amount"),
+    NotFound: (404, "not-found", "Not found"),
+    Forbidden: (403, "forbidden", "Forbidden"),
+    AlreadyExists: (409, "already-exists", "Already exists"),
+}
+"""The service's refusals whose message is the whole story: status, kind and title."""
+
+
+def _plain(status: int, kind: str, title: str) -> Callable[[Exception], Response]:
+    def handle(exc: Exception) -> Response:
+        return problem(status, kind, title, str(exc))
+
+    return handle
+
+
 def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http)
 
@@ -154,34 +174,12 @@ def register(app: Flask) -> None:
             409, "stale-version", "The table has moved on", str(exc), current_version=exc.current
         )
 
-    @app.errorhandler(ConcurrencyError)
-    def _conflict(exc: ConcurrencyError) -> Response:
-        return problem(409, "conflict", "A concurrent write got there first", str(exc))
-
-    @app.errorhandler(IdempotencyConflict)
-    def _key(exc: IdempotencyConflict) -> Response:
-        return problem(422, "idempotency-key-reused", "Idempotency-Key reused", str(exc))
-
     @app.errorhandler(Overdraft)
     def _overdraft(exc: Overdraft) -> Response:
         return problem(422, "overdraft", "Not enough funds", str(exc), account=exc.account)
 
-    @app.errorhandler(InvalidAmount)
-    @app.errorhandler(OutOfRange)
-    def _amount(exc: InvalidAmount | OutOfRange) -> Response:
-        return problem(422, "invalid-amount", "Invalid amount", str(exc))
-
-    @app.errorhandler(NotFound)
-    def _missing(exc: NotFound) -> Response:
-        return problem(404, "not-found", "Not found", str(exc))
-
-    @app.errorhandler(Forbidden)
-    def _forbidden(exc: Forbidden) -> Response:
-        return problem(403, "forbidden", "Forbidden", str(exc))
-
-    @app.errorhandler(AlreadyExists)
-    def _exists(exc: AlreadyExists) -> Response:
-        return problem(409, "already-exists", "Already exists", str(exc))
+    for error, (status, kind, title) in PLAIN.items():
+        app.register_error_handler(error, _plain(status, kind, title))
 
     @app.errorhandler(Exception)
     def _bug(exc: Exception) -> Response:

@@ -12,16 +12,15 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask_smorest import Blueprint, abort
-from marshmallow import ValidationError
 
 from engine.state import SETTER
 from ledger import tableviews
 from ledger.accounts import player_account
 from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
-from ledger.api.schemas import NAME, ProblemSchema
+from ledger.api.schemas import ProblemSchema
 from ledger.schema import events, postings
-from ledger.service import NotFound, table_stream
+from ledger.service import NotFound, is_name, table_stream
 from ledger.tokens import Holder, Role
 
 blp = Blueprint("reads", __name__, description="Settlements, rounds and statements")
@@ -36,25 +35,15 @@ def page(items: list[dict[str, Any]], limit: int, key: str) -> dict[str, Any]:
     return {"items": items, "next_after": items[-1][key] if full and items else None}
 
 
-def _valid_name(name: str) -> bool:
-    """Tables and players are created with names NAME allows: any other cannot exist,
-    and is answered without a query (PostgreSQL refuses a NUL in a parameter)."""
-    try:
-        NAME(name)
-    except ValidationError:
-        return False
-    return True
-
-
 def _require_table(conn: sa.Connection, table: str) -> str:
     stream = table_stream(table)
-    if not _valid_name(table) or not club().store.stream_version(conn, stream):
+    if not is_name(table) or not club().store.stream_version(conn, stream):
         raise NotFound(f"there is no table {table!r}")
     return stream
 
 
 def _require_player(name: str) -> None:
-    if not _valid_name(name) or not club().player_exists(name):
+    if not club().player_exists(name):  # which refuses impossible names unasked
         raise NotFound(f"there is no player {name!r}")
 
 

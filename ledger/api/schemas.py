@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.events import PropositionKind
-from ledger import service
+from ledger import accounts
 from ledger.api.problems import catalogue
 
 
@@ -24,7 +24,7 @@ class Whole(validate.Regexp):
 
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
-NAME = Whole(service.NAME, error="1 to 100 letters, digits, _ . -")
+NAME = Whole(accounts.NAME, error="1 to 100 letters, digits, _ . -")
 
 
 class ProblemSchema(Schema):

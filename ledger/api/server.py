@@ -81,7 +81,7 @@ def banner(url: str, token: str | None, workers: int, database: str) -> str:
 
 def _when_ready(url_database: str, workers: int, host: str) -> Callable[[Any], None]:
     def when_ready(arbiter: Any) -> None:
-        from ledger.api.access import first_setter
+        from ledger.tokens import first_setter
 
         port = arbiter.LISTENERS[0].sock.getsockname()[1]
         engine = db.make_engine(url_database)

@@ -165,10 +165,11 @@ def test_the_documented_problem_types_are_the_real_ones(spec: dict[str, Any]) ->
 
 
 def test_every_documented_kind_is_sent_and_every_kind_sent_is_documented() -> None:
-    # The service's problems are made by `problem(status, "kind", ...)` calls, and by
-    # the HTTP errors' table: read both from the source, as the code has no registry
-    # of its calls to ask.
+    # The service's problems are made by the HTTP errors' table, the table of plain
+    # refusals, and `problem(status, "kind", ...)` calls, read from the source as the
+    # code has no registry of those to ask.
     sent = {problems.HTTP_OTHER, *problems.HTTP_KINDS.values()}
+    sent |= {kind for _, kind, _ in problems.PLAIN.values()}
     for source in (ROOT / "ledger").rglob("*.py"):
         text = source.read_text(encoding="utf-8")
         sent |= set(re.findall(r"\bproblem\(\s*\d+,\s*\"([a-z-]+)\"", text))

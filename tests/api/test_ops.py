@@ -18,12 +18,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ledger import db, logs
 from ledger.api import create_app
-from ledger.api.access import FIRST_SETTER, first_setter, listing
 from ledger.api.server import banner
 from ledger.book import Book
 from ledger.cli import main
 from ledger.store import EventStore
-from ledger.tokens import Role, create, holder
+from ledger.tokens import FIRST_SETTER, Role, create, first_setter, holder, listing
 from tests.api.conftest import Api
 
 # --- health and readiness ---------------------------------------------------------

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from ledger import db
-from ledger.api.access import listing
 from ledger.cli import main
+from ledger.tokens import listing
 
 START_SECONDS = 30
 
