@@ -2,7 +2,8 @@
 
 `apply` runs inside the append's transaction, so an event and the postings it causes
 commit together; the overdraft check runs there too, which is what stops two
-concurrent bets from overdrawing one account (appends are serialised). `rebuild`
+concurrent bets from overdrawing one account (appends are serialised), and so does the
+check that a credit limit is not lowered below what is already drawn on it. `rebuild`
 throws the read models away and replays every event, and must arrive at the same
 figures.
 """
@@ -32,6 +33,18 @@ class Overdraft(StoreError):
         self.account, self.balance, self.credit_limit = account, balance, credit_limit
 
 
+class CreditInUse(StoreError):
+    """A credit limit set below what the account has already drawn on it: lowering it
+    would leave the balance past the limit, so it waits until the debt is repaid."""
+
+    def __init__(self, account: str, drawn: int, credit_limit: int) -> None:
+        super().__init__(
+            f"{account} has drawn {drawn} on its credit: its limit cannot go below {drawn} "
+            f"(asked for {credit_limit}) until that is repaid"
+        )
+        self.account, self.drawn, self.credit_limit = account, drawn, credit_limit
+
+
 class OutOfRange(StoreError):
     """A balance would leave the signed 64-bit range the ledger's columns hold."""
 
@@ -40,7 +53,8 @@ LARGEST = 2**63 - 1
 
 
 def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> None:
-    """Post what `rows` move, update balances, and refuse any overdraft."""
+    """Post what `rows` move, update balances, and refuse any overdraft, and any credit
+    limit set below what the account has drawn."""
     delta: Counter[str] = Counter()
     limits: dict[str, int] = {}
     entries = []
@@ -84,8 +98,11 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         balance, limit = current.get(account, (0, 0))
         balance += delta[account]
         limit = limits.get(account, limit)
-        if check and delta[account] < 0 and account != CASH and balance < -limit:
-            raise Overdraft(account, balance, limit)
+        if check and account != CASH and balance < -limit:
+            if account in limits:
+                raise CreditInUse(account, -balance, limit)
+            if delta[account] < 0:
+                raise Overdraft(account, balance, limit)
         if not -LARGEST <= balance <= LARGEST:
             # Refused here, with a reason, rather than by the database as a crash.
             raise OutOfRange(f"{account} would stand at {balance}, beyond what the ledger holds")

@@ -20,7 +20,7 @@ from werkzeug.exceptions import HTTPException
 from engine.errors import Rule, RuleBroken, RuleSetError
 from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
-from ledger.projections import OutOfRange, Overdraft
+from ledger.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import AlreadyExists, Forbidden, NotFound, StaleVersion
 from ledger.store import ConcurrencyError
 
@@ -50,6 +50,8 @@ TYPES: dict[str, str] = {
     "invalid-rule-set": "422: a custom rule set is malformed; `field` names the part",
     "invalid-amount": "422: an amount or a name the ledger cannot hold",
     "overdraft": "422: not enough funds; `account` is whose",
+    "credit-in-use": "422: a credit limit below what the account has drawn on it; "
+    "`account` is whose, `drawn` how much",
     "idempotency-key-reused": "422: the Idempotency-Key came before with another request",
     HTTP_OTHER: "any other HTTP error, by its status",
     "internal": "500: a fault of the service, logged; never the caller's doing",
@@ -177,6 +179,12 @@ def register(app: Flask) -> None:
     @app.errorhandler(Overdraft)
     def _overdraft(exc: Overdraft) -> Response:
         return problem(422, "overdraft", "Not enough funds", str(exc), account=exc.account)
+
+    @app.errorhandler(CreditInUse)
+    def _credit_in_use(exc: CreditInUse) -> Response:
+        return problem(
+            422, "credit-in-use", "Credit in use", str(exc), account=exc.account, drawn=exc.drawn
+        )
 
     for error, (status, kind, title) in PLAIN.items():
         app.register_error_handler(error, _plain(status, kind, title))

@@ -175,6 +175,26 @@ def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
     }
 
 
+def test_credit_in_use_cannot_be_taken_away(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    bank.ok("put", "/players/ann/credit-limit", {"limit": 1000})
+    bank.ok("post", "/players/ann/withdrawals", {"amount": 800})
+    counts = _counts(api)
+    refused = bank.put("/players/ann/credit-limit", json={"limit": 0})
+    assert refused.status_code == 422
+    problem = refused.get_json()
+    assert problem["type"] == "urn:hazard:credit-in-use"
+    assert (problem["account"], problem["drawn"]) == ("player:ann", 800)
+    assert "has drawn 800" in problem["detail"]
+    assert _counts(api) == counts
+    assert bank.ok("get", "/players/ann/balance") == {
+        "player": "ann",
+        "balance": -800,
+        "credit_limit": 1000,
+    }
+
+
 def test_unknown_things_are_404_problems(api: Api) -> None:
     bank = api.client()
     for path in ("/tables/nowhere", "/players/nobody/balance", "/no/such/path"):

@@ -13,7 +13,7 @@ from engine.money import postings as engine_postings
 from ledger import projections
 from ledger.accounts import CASH
 from ledger.book import Book, InvalidAmount
-from ledger.projections import Overdraft
+from ledger.projections import CreditInUse, Overdraft
 from ledger.schema import accounts, postings
 from ledger.store import EventStore
 
@@ -57,6 +57,29 @@ def test_credit_granted_by_the_setter_allows_a_negative_balance(book: Book) -> N
     with pytest.raises(Overdraft, match="credit limit of 500"):
         book.withdraw("player:ann", 1, actor="setter")
     assert book.balances()["player:ann"] == -500
+
+
+def test_credit_in_use_cannot_be_taken_away_and_the_refusal_writes_nothing(book: Book) -> None:
+    # The case: credit 1,000, withdraw to -800, then a credit limit of 0.
+    book.set_credit_limit("player:ann", 1000, actor="setter")
+    book.withdraw("player:ann", 800, actor="setter")
+    before = book.store.read_all()
+    for limit in (0, 799):
+        with pytest.raises(CreditInUse, match="player:ann has drawn 800") as refused:
+            book.set_credit_limit("player:ann", limit, actor="setter")
+        assert (refused.value.account, refused.value.drawn) == ("player:ann", 800)
+    assert book.store.read_all() == before
+    with book.store.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
+                accounts.c.account == "player:ann"
+            )
+        ).one()
+    assert tuple(row) == (-800, 1000)
+    book.set_credit_limit("player:ann", 800, actor="setter")  # down to what is drawn: fine
+    book.deposit("player:ann", 800, actor="setter")
+    book.set_credit_limit("player:ann", 0, actor="setter")  # repaid: it may go
+    assert book.balances()["player:ann"] == 0
 
 
 @pytest.mark.parametrize("amount", [0, -5, 1.5, True])
