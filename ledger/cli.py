@@ -283,11 +283,11 @@ def serve(host: str, port: int, workers: int) -> None:
     from sqlalchemy.exc import OperationalError
 
     from ledger.api.server import serve as run
-    from ledger.db import SchemaBehind
+    from ledger.db import BadSetting, SchemaBehind
 
     try:
         run(host, port, workers)
-    except SchemaBehind as exc:
+    except (SchemaBehind, BadSetting) as exc:
         raise click.ClickException(str(exc)) from None
     except OperationalError as exc:
         raise click.ClickException(f"cannot open the database: {exc.orig}") from None

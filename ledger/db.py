@@ -20,7 +20,16 @@ from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 DEFAULT_URL = "sqlite:///hazard.sqlite3"
-BUSY_TIMEOUT_MS = 10_000
+LOCK_TIMEOUT_ENV = "HAZARD_LOCK_TIMEOUT"
+LOCK_TIMEOUT_S = 10
+"""How long a write waits for another writer before it gives up as busy (503): well
+below gunicorn's worker timeout (ledger.api.server.WORKER_TIMEOUT_S), so that a
+waiting request is answered rather than its worker killed."""
+BUSY_TIMEOUT_MS = LOCK_TIMEOUT_S * 1000
+
+
+class BadSetting(ValueError):
+    """A setting from the environment that cannot be used, saying which."""
 
 
 class SchemaBehind(RuntimeError):
@@ -31,16 +40,49 @@ def database_url() -> str:
     return os.environ.get("DATABASE_URL", DEFAULT_URL)
 
 
-def make_engine(url: str | None = None, **kwargs: Any) -> sa.Engine:
+def default_lock_timeout() -> float:
+    """The lock timeout in seconds: HAZARD_LOCK_TIMEOUT, or 10."""
+    text = os.environ.get(LOCK_TIMEOUT_ENV)
+    if not text:
+        return LOCK_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1
+    if not 0 < seconds < 3600:
+        raise BadSetting(f"{LOCK_TIMEOUT_ENV} is a number of seconds above 0, not {text!r}")
+    return seconds
+
+
+def make_engine(
+    url: str | None = None, lock_timeout: float | None = None, **kwargs: Any
+) -> sa.Engine:
+    """The engine for `url`, whose connections wait at most `lock_timeout` seconds
+    (default: `default_lock_timeout()`) for a lock another connection holds."""
     url = url or database_url()
+    seconds = default_lock_timeout() if lock_timeout is None else lock_timeout
+    wait_ms = round(1000 * seconds)
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, **kwargs)
-        _sqlite_durability(engine)
+        engine = sa.create_engine(url, connect_args={"timeout": wait_ms / 1000}, **kwargs)
+        _sqlite_durability(engine, wait_ms)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, **kwargs)
+    engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
+    _postgres_lock_timeout(engine, wait_ms)
+    return engine
 
 
-def _sqlite_durability(engine: sa.Engine) -> None:
+def _postgres_lock_timeout(engine: sa.Engine, wait_ms: int) -> None:
+    """Every session waits at most `wait_ms` for a lock (the append lock above all),
+    then fails with lock_not_available (55P03), which the store reports as Busy."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute(f"SET lock_timeout = {int(wait_ms)}")
+        dbapi_connection.commit()  # or the pool's reset on return would roll it back
+
+
+def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
     """WAL, fsync on every commit, and writers that take the lock up front.
 
     pysqlite's own transaction handling defers BEGIN and so lets two writers both read
@@ -56,7 +98,7 @@ def _sqlite_durability(engine: sa.Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=FULL")
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 

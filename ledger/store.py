@@ -42,6 +42,29 @@ class ConcurrencyError(StoreError):
         self.stream, self.expected, self.actual = stream, expected, actual
 
 
+class Busy(StoreError):
+    """Another writer held the append lock for longer than the lock timeout
+    (ledger.db): nothing was written, and the same write may be tried again."""
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether `exc` is the database giving up on a lock: SQLite's "database is
+    locked" once its busy timeout ran out, PostgreSQL's lock_not_available (55P03)
+    once lock_timeout did. Raw or wrapped by SQLAlchemy: SQLite's BEGIN IMMEDIATE
+    runs on the driver's cursor (ledger.db), so its error arrives unwrapped."""
+    orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+    if getattr(orig, "sqlstate", None) == "55P03":
+        return True
+    return type(orig).__name__ == "OperationalError" and "database is locked" in str(orig)
+
+
+def _busy() -> Busy:
+    return Busy(
+        "the database is busy: another writer held it past the lock timeout; "
+        "nothing was written, try again"
+    )
+
+
 class CorruptEvent(StoreError):
     """A stored event this code cannot read: the position says which."""
 
@@ -279,19 +302,29 @@ class EventStore:
         is not handed out again. One the server dropped while it was kept (a restart)
         fails as the transaction begins, and is replaced there, once.
         """
-        conn, tx = self._begin()
+        try:
+            conn, tx = self._begin()
+        except Exception as exc:
+            if is_busy(exc):
+                raise _busy() from exc
+            raise
         try:
             with tx:
                 yield conn
         except (StoreError, HazardError):
             self._keep(conn)
             raise
-        except BaseException:
+        except BaseException as exc:
             _discard(conn)
+            if is_busy(exc):  # a lock taken inside the transaction (a caller's own)
+                raise _busy() from exc
             raise
         self._keep(conn)
 
     def _begin(self) -> tuple[sa.Connection, sa.RootTransaction]:
+        """A transaction holding the append lock, on a kept connection or a new one.
+        A connection whose begin failed is discarded, never kept: a failed BEGIN
+        IMMEDIATE (busy) leaves SQLAlchemy's connection half-begun."""
         try:
             kept = self._idle.pop()  # atomic: each connection goes to one thread
         except IndexError:
@@ -304,6 +337,9 @@ class EventStore:
                 raise
             # The server dropped it while it was kept (a restart): a new one, once.
             return self._begin_new()
+        except BaseException:
+            _discard(kept)
+            raise
 
     def _begin_new(self) -> tuple[sa.Connection, sa.RootTransaction]:
         conn = self.engine.connect()
@@ -311,7 +347,7 @@ class EventStore:
         try:
             return self._begin_on(conn)
         except BaseException:
-            conn.close()
+            _discard(conn)
             raise
 
     def _begin_on(self, conn: sa.Connection) -> tuple[sa.Connection, sa.RootTransaction]:

@@ -6,8 +6,8 @@ declare; `document` adds what it cannot know:
   - errors are problem details: a response whose schema is Problem is
     application/problem+json (flask-smorest would say application/json);
   - every operation behind the bearer token (all but those marked `security: []`)
-    may answer 401 and 403, and every one with a body 400 and 413, whether or not its
-    view says so;
+    may answer 401 and 403, every one with a body 400 and 413, and every write 503
+    (busy), whether or not its view says so;
   - keys in a fixed order (paths sorted, responses by status), so that a change to
     the code is a small, readable diff of openapi.yaml.
 """
@@ -44,18 +44,25 @@ SHARED_RESPONSES = {
     },
     "Unauthenticated": {
         "description": "No bearer token, or not a live one",
-        "headers": {
-            "WWW-Authenticate": {"description": "`Bearer`", "schema": {"type": "string"}}
-        },
+        "headers": {"WWW-Authenticate": {"description": "`Bearer`", "schema": {"type": "string"}}},
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
     "Forbidden": {
         "description": "The caller's role or name does not allow this",
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
+    "Busy": {
+        "description": "Another writer held the database past the lock timeout; "
+        "nothing was written: retry",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "string"}}
+        },
+        "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
+    },
 }
 """What any operation with a body, and any behind the token, may answer (every view
-calls `require`), whether or not its view says so."""
+calls `require`), and any write (Busy), whether or not its view says so."""
+WRITES = ("put", "post", "patch", "delete")
 
 FLASK_SMOREST_RESPONSES = {
     "DEFAULT_ERROR": "Any other error",
@@ -93,7 +100,9 @@ def document(spec: APISpec) -> dict[str, Any]:
         if name in responses:
             responses[name]["description"] = description
     for item in doc["paths"].values():
-        for operation in (item[method] for method in METHODS if method in item):
+        for method, operation in ((m, item[m]) for m in METHODS if m in item):
+            if method in WRITES:
+                _also(operation, "503", "Busy")
             if "requestBody" in operation:
                 _also(operation, "400", "BadRequest")
                 _also(operation, "413", "TooLarge")

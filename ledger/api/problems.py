@@ -22,7 +22,7 @@ from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
 from ledger.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import AlreadyExists, Forbidden, NotFound, StaleVersion
-from ledger.store import ConcurrencyError
+from ledger.store import Busy, ConcurrencyError, is_busy
 
 PROBLEM_JSON = "application/problem+json"
 PREFIX = "urn:hazard:"
@@ -57,9 +57,15 @@ TYPES: dict[str, str] = {
     "internal": "500: a fault of the service, logged; never the caller's doing",
     "not-ready": "503: the service cannot serve yet (/readyz): the database is "
     "unreachable or its schema behind",
+    "busy": "503: another writer held the database past the lock timeout; nothing was "
+    "written: retry after `Retry-After` seconds",
 }
 """The service's own problem types (`urn:hazard:<kind>`), each with its status and
 meaning. The table's rules add one type each: `urn:hazard:rule:<code>` (RuleBroken)."""
+
+BUSY_RETRY_AFTER = "1"
+"""Seconds a busy answer asks the caller to wait: writes hold the lock for
+milliseconds, so a wait past the lock timeout is a long job (a rebuild) or a fault."""
 
 HTTP_KINDS = {
     400: "bad-request",
@@ -189,7 +195,15 @@ def register(app: Flask) -> None:
     for error, (status, kind, title) in PLAIN.items():
         app.register_error_handler(error, _plain(status, kind, title))
 
+    @app.errorhandler(Busy)
+    def _busy(exc: Exception) -> Response:
+        response = problem(503, "busy", "The database is busy", str(exc))
+        response.headers["Retry-After"] = BUSY_RETRY_AFTER
+        return response
+
     @app.errorhandler(Exception)
     def _bug(exc: Exception) -> Response:
+        if is_busy(exc):  # a lock wait outside the store's write path: busy all the same
+            return _busy(Busy("the database is busy with another writer; try again"))
         log.exception("unexpected error")
         return problem(500, "internal", "Internal error", "an unexpected error; it is logged")

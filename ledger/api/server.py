@@ -27,6 +27,20 @@ from ledger import db, logs
 from ledger.bootstrap import open_book
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+WORKER_TIMEOUT_S = 30
+"""gunicorn's worker timeout: a worker silent for longer is killed. A write waiting
+for the database's lock gives up first (ledger.db.LOCK_TIMEOUT_S) and answers 503."""
+
+
+def check_lock_timeout() -> float:
+    """The lock timeout, refused unless it is below the worker timeout (BadSetting)."""
+    seconds = db.default_lock_timeout()
+    if seconds >= WORKER_TIMEOUT_S:
+        raise db.BadSetting(
+            f"{db.LOCK_TIMEOUT_ENV}={seconds:g} must be below gunicorn's worker timeout "
+            f"({WORKER_TIMEOUT_S} s), or a waiting write's worker is killed unanswered"
+        )
+    return seconds
 
 
 class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
@@ -103,6 +117,7 @@ def _child_exit(_arbiter: Any, worker: Any) -> None:
 
 
 def serve(host: str, port: int, workers: int) -> None:
+    check_lock_timeout()
     master = os.getpid()
     made = None
     if not os.environ.get(MULTIPROC_ENV):
@@ -116,6 +131,7 @@ def serve(host: str, port: int, workers: int) -> None:
         options = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": workers,
+            "timeout": WORKER_TIMEOUT_S,
             "proc_name": "hazard",
             "accesslog": None,  # each request is logged by the app, as JSON (ledger.api.observe)
             "errorlog": "-",

@@ -173,3 +173,18 @@ def test_serve_refuses_a_database_whose_schema_is_behind(
     assert result.exit_code == 1
     assert "run `hazard db upgrade`" in result.output
     assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ  # serve put things back
+
+
+@pytest.mark.parametrize("seconds", ["30", "45", "0", "soon"])
+def test_serve_refuses_a_lock_timeout_that_is_not_below_the_worker_timeout(
+    seconds: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write waiting for the lock must be answered (503 busy) before gunicorn kills
+    the worker waiting with it."""
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'lock.sqlite3'}")
+    monkeypatch.setenv("HAZARD_LOCK_TIMEOUT", seconds)
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    result = CliRunner().invoke(main, ["serve", "--port", "0"])
+    assert result.exit_code != 0
+    assert "HAZARD_LOCK_TIMEOUT" in result.output
+    assert not (tmp_path / "lock.sqlite3").exists()

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 import sqlalchemy as sa
 
 import engine as hz
 from ledger import db
-from ledger.store import GENESIS, ConcurrencyError, CorruptEvent, EventStore
+from ledger.store import GENESIS, Busy, ConcurrencyError, CorruptEvent, EventStore
 
 STREAM = "table:1"
 
@@ -260,3 +261,46 @@ def test_concurrent_loads_resume_the_collector_when_the_last_ends() -> None:
     assert not gc.isenabled()  # the second load is still decoding
     second.__exit__(None, None, None)
     assert gc.isenabled()
+
+
+# -- a write that waits too long for the append lock ------------------------------------
+
+
+def test_a_write_that_waits_out_the_lock_timeout_is_busy_and_writes_nothing(
+    database_url: str,
+) -> None:
+    """Another writer holds the append lock (here a second store's open transaction,
+    as `hazard projections rebuild` would): a write gives up after the lock timeout
+    with Busy, not a driver error and not a wait without end, and writes nothing. Its
+    kept connection is not reused half-begun: the next write succeeds."""
+    eng = db.make_engine(database_url, lock_timeout=0.3)
+    db.upgrade(eng)
+    store, other = EventStore(eng), EventStore(db.make_engine(database_url))
+    state, events = opened()
+    append(store, STREAM, 0, events)  # the store now keeps a write connection
+    try:
+        with other.transaction():  # holds the append lock
+            for _ in range(2):  # on the kept connection, then on a new one
+                started = time.monotonic()
+                with pytest.raises(Busy, match="busy"):
+                    append(store, STREAM, 1, hz.seat(state, "ann"))
+                assert 0.2 < time.monotonic() - started < 5
+        append(store, STREAM, 1, hz.seat(state, "ann"))
+        assert store.version(STREAM) == 2
+        assert len(store.read_all()) == 2
+    finally:
+        store.close()
+        other.close()
+        eng.dispose()
+        other.engine.dispose()
+
+
+def test_the_lock_timeout_is_set_on_both_databases(database_url: str) -> None:
+    eng = db.make_engine(database_url, lock_timeout=1.5)
+    with eng.connect() as conn:
+        if database_url.startswith("sqlite"):
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1500
+        else:
+            assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1500ms"
+    eng.dispose()
+    assert db.default_lock_timeout() == db.LOCK_TIMEOUT_S == 10
