@@ -7,8 +7,10 @@ migrations in migrations/.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +122,31 @@ def _alembic_config(connection: sa.Connection | None = None) -> Config:
     return config
 
 
+UPGRADE_LOCK = 0x48415A555047  # "HAZUPG": the advisory lock that orders upgrades
+
+
 def upgrade(engine: sa.Engine) -> None:
-    """Apply every migration the database has not had (`hazard db upgrade`)."""
-    with engine.begin() as connection:
+    """Apply every migration the database has not had (`hazard db upgrade`).
+
+    One upgrade at a time: two servers started at once on a new SQLite file both
+    upgrade it, and the second must wait and find the work done rather than fail with
+    "database is locked". So the transaction takes the write lock up front (BEGIN
+    IMMEDIATE on SQLite, an advisory lock on PostgreSQL) before it reads the revision.
+    """
+    with serialised(engine, UPGRADE_LOCK) as connection:
         command.upgrade(_alembic_config(connection), "head")
+
+
+@contextlib.contextmanager
+def serialised(engine: sa.Engine, key: int) -> Iterator[sa.Connection]:
+    """A write transaction that runs alone among those asking for `key`: BEGIN
+    IMMEDIATE on SQLite (the whole file's write lock, whatever the key), the
+    transaction-scoped advisory lock `key` on PostgreSQL. Either waits at most the
+    lock timeout."""
+    with engine.connect().execution_options(writes=True) as connection, connection.begin():
+        if connection.dialect.name == "postgresql":
+            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+        yield connection
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from engine.state import SETTER
+from ledger import db
 from ledger.accounts import NAME
 from ledger.schema import tokens
 from ledger.store import utc_now
@@ -64,17 +65,22 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
             "a player's token is named for the player: 1 to 100 letters, digits, _ . -, "
             "and not 'setter'"
         )
+    # writes=True: on SQLite, take the write lock up front (see ledger.db).
+    with engine.connect().execution_options(writes=True) as conn, conn.begin():
+        return _insert(conn, role, name)
+
+
+def _insert(conn: sa.Connection, role: Role, name: str) -> str:
     token = PREFIX + secrets.token_urlsafe(32)
-    with engine.begin() as conn:
-        conn.execute(
-            tokens.insert().values(
-                id=secrets.token_hex(8),
-                name=name,
-                role=role.value,
-                token_hash=_digest(token),
-                created_at=utc_now(),
-            )
+    conn.execute(
+        tokens.insert().values(
+            id=secrets.token_hex(8),
+            name=name,
+            role=role.value,
+            token_hash=_digest(token),
+            created_at=utc_now(),
         )
+    )
     return token
 
 
@@ -135,12 +141,17 @@ def revoke(engine: sa.Engine, token_id: str) -> bool:
         return False
 
 
+FIRST_SETTER_LOCK = 0x48415A544F4B  # "HAZTOK": the advisory lock first_setter takes
+
+
 def first_setter(engine: sa.Engine) -> str | None:
     """A setter token if there are no tokens at all (a fresh database), else None.
 
     Checked on every start but only ever true once: afterwards the table has a row.
+    The check and the insert are one transaction that runs alone (db.serialised), so
+    servers started at once make one token between them, not one each.
     """
-    with engine.connect() as conn:
+    with db.serialised(engine, FIRST_SETTER_LOCK) as conn:
         if conn.execute(sa.select(tokens.c.id).limit(1)).first() is not None:
             return None
-    return create(engine, Role.SETTER, FIRST_SETTER)
+        return _insert(conn, Role.SETTER, FIRST_SETTER)

@@ -8,7 +8,8 @@ The master does what must happen once, before any worker forks:
   - on a database with no tokens, the first setter token, printed once with the URL
     of the docs. That happens in gunicorn's when_ready hook: after the port is bound
     (so a port in use costs no token, and --port 0 can report the real port) and before
-    the first fork (so several workers still make one token).
+    the first fork (so several workers still make one token), in one serialised
+    transaction (so two servers started at once make one token between them).
 Each worker then builds its own app (create_app): an engine must not cross a fork.
 """
 
