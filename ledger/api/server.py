@@ -4,7 +4,9 @@ The master does what must happen once, before any worker forks:
   - the schema: bootstrap upgrades SQLite; any other database must already be current
     (`hazard db upgrade`), or serve stops with that message instead of starting;
   - the shared directory for prometheus-client's multiprocess mode, made before
-    anything imports prometheus_client (see ledger.api.metrics), removed at exit;
+    anything imports prometheus_client (see ledger.api.metrics), removed at exit; the
+    ones servers killed by SIGKILL left behind are removed first (a live server's
+    is locked, and stays);
   - on a database with no tokens, the first setter token, printed once with the URL
     of the docs. That happens in gunicorn's when_ready hook: after the port is bound
     (so a port in use costs no token, and --port 0 can report the real port) and before
@@ -15,10 +17,13 @@ Each worker then builds its own app (create_app): an engine must not cross a for
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -117,12 +122,63 @@ def _child_exit(_arbiter: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
+METRICS_PREFIX = "hazard-metrics-"
+IN_USE = ".in-use"
+"""A file in each metrics directory `hazard serve` makes, flock'ed by the server
+using it for as long as it runs (its workers inherit the lock at fork). The kernel
+lets go of it however the server ends, SIGKILL too: a directory whose lock can be
+taken is a dead server's."""
+UNLOCKED_GRACE_S = 60
+"""A directory with no lock file is a dead server's only when it is older than this:
+a new one has no lock for the instant between mkdtemp and taking it."""
+
+
+def sweep_stale_metrics(parent: str | None = None) -> list[str]:
+    """Remove the metrics directories dead servers left in `parent` (the temporary
+    folder); a live server's, locked, stays. Returns what was removed."""
+    removed = []
+    for path in Path(parent or tempfile.gettempdir()).glob(METRICS_PREFIX + "*"):
+        if path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            fd = os.open(path / IN_USE, os.O_RDWR)
+        except FileNotFoundError:
+            try:
+                young = time.time() - path.stat().st_mtime < UNLOCKED_GRACE_S
+            except FileNotFoundError:
+                continue
+            if young:
+                continue
+        except OSError:
+            continue  # not ours to judge (another user's, say)
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a live server holds it
+            finally:
+                os.close(fd)  # our lock goes with it; the directory goes next
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
+
+
+def _metrics_dir() -> tuple[str, int]:
+    """A fresh metrics directory, locked as in use by this process (IN_USE)."""
+    made = tempfile.mkdtemp(prefix=METRICS_PREFIX)
+    fd = os.open(os.path.join(made, IN_USE), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return made, fd
+
+
 def serve(host: str, port: int, workers: int) -> None:
     check_lock_timeout()
     master = os.getpid()
     made = None
+    held = -1
     if not os.environ.get(MULTIPROC_ENV):
-        made = tempfile.mkdtemp(prefix="hazard-metrics-")
+        sweep_stale_metrics()  # what servers killed by SIGKILL left behind
+        made, held = _metrics_dir()
         os.environ[MULTIPROC_ENV] = made  # inherited by the workers at fork
     url = db.database_url()
     try:
@@ -149,4 +205,5 @@ def serve(host: str, port: int, workers: int) -> None:
         # only the master removes the directory.
         if made is not None and os.getpid() == master:
             shutil.rmtree(made, ignore_errors=True)
+            os.close(held)
             del os.environ[MULTIPROC_ENV]

@@ -3,6 +3,7 @@ the OS picks (--port 0), stopped with SIGTERM as a process manager would."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from ledger import db
+from ledger.api import server
 from ledger.cli import main
 from ledger.tokens import listing
 
@@ -63,6 +65,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
     env["TMPDIR"] = str(tmp_path)  # where serve makes its metrics directory
+    _dead_servers_metrics(tmp_path)  # left by a SIGKILL: the start removes it
     proc = subprocess.Popen(
         [*_hazard(), "serve", "--port", "0", "--workers", "2"],
         cwd=tmp_path,
@@ -89,6 +92,40 @@ def served(tmp_path: Path) -> Iterator[Served]:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
         proc.stderr.close()
+
+
+def _dead_servers_metrics(parent: Path, name: str = "hazard-metrics-dead") -> Path:
+    """What a server killed by SIGKILL leaves: its directory, no longer locked."""
+    path = parent / name
+    path.mkdir()
+    (path / server.IN_USE).touch()
+    (path / "counter_4242.db").write_bytes(b"\0" * 64)
+    return path
+
+
+def test_a_start_sweeps_dead_servers_metrics_but_not_a_live_ones(tmp_path: Path) -> None:
+    dead = _dead_servers_metrics(tmp_path)
+    live = _dead_servers_metrics(tmp_path, "hazard-metrics-live")
+    older = tmp_path / "hazard-metrics-older"  # from before the lock file, long dead
+    older.mkdir()
+    os.utime(older, (time.time() - 3600, time.time() - 3600))
+    young = tmp_path / "hazard-metrics-young"  # just made, its lock not yet taken
+    young.mkdir()
+    other = tmp_path / "unrelated"
+    other.mkdir()
+    fd = os.open(live / server.IN_USE, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a server running now
+        removed = server.sweep_stale_metrics(str(tmp_path))
+    finally:
+        os.close(fd)
+    assert sorted(removed) == sorted([str(dead), str(older)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "hazard-metrics-live",
+        "hazard-metrics-young",
+        "unrelated",
+    ]
+    assert any(live.iterdir())
 
 
 def _call(
