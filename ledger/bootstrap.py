@@ -12,8 +12,13 @@ from ledger.book import Book
 from ledger.store import EventStore
 
 
-def open_book(url: str | None = None) -> Book:
+def open_book(url: str | None = None, must_exist: bool = False) -> Book:
+    """The book on `url`. With `must_exist`, an SQLite file that is not there is
+    refused (db.NoDatabase) rather than made: what every command but `hazard serve`
+    and `hazard db upgrade` wants."""
     url = url or db.database_url()
+    if must_exist:
+        db.require_exists(url)
     engine = db.make_engine(url)
     if url.startswith("sqlite"):
         db.upgrade(engine)

@@ -152,15 +152,21 @@ def db_upgrade() -> None:
     click.echo(f"database schema at {current}")
 
 
-def _book() -> Book:
-    """The book for DATABASE_URL; a schema that is behind is a clear error, not a crash."""
+def _book(database_url: str | None = None) -> Book:
+    """The book for `database_url` (default: DATABASE_URL), which must exist: SQLite is
+    upgraded, others checked. A database that is not there, or behind, or unreachable,
+    is a clear error, not a crash, and an SQLite file is never made here."""
+    from sqlalchemy.exc import OperationalError
+
     from ledger.bootstrap import open_book
-    from ledger.db import SchemaBehind
+    from ledger.db import NoDatabase, SchemaBehind
 
     try:
-        return open_book()
-    except SchemaBehind as exc:
+        return open_book(database_url, must_exist=True)
+    except (NoDatabase, SchemaBehind) as exc:
         raise click.ClickException(str(exc)) from None
+    except OperationalError as exc:
+        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
 
 
 @main.command()
@@ -195,18 +201,8 @@ DATABASE_URL_HELP = "default: DATABASE_URL, or sqlite:///hazard.sqlite3 here"
 
 
 def _engine(database_url: str | None) -> Any:
-    """The database's engine, its schema current: SQLite is upgraded, others checked."""
-    from sqlalchemy.exc import OperationalError
-
-    from ledger.bootstrap import open_book
-    from ledger.db import SchemaBehind
-
-    try:
-        return open_book(database_url).store.engine
-    except SchemaBehind as exc:
-        raise click.ClickException(str(exc)) from None
-    except OperationalError as exc:
-        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
+    """The engine of `_book(database_url)`."""
+    return _book(database_url).store.engine
 
 
 @main.group()
@@ -216,15 +212,24 @@ def token() -> None:
 
 @token.command("create")
 @click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
-@click.option("--name", required=True, help="who holds it; events name `role:name` as actor")
+@click.option(
+    "--name",
+    help="who holds it; events name `role:name` as actor [default: the role's name; "
+    "a player's token names the player]",
+)
 @click.option("--database-url", help=DATABASE_URL_HELP)
-def token_create(role: str, name: str, database_url: str | None) -> None:
+def token_create(role: str, name: str | None, database_url: str | None) -> None:
     """Make a token and print it, the one time it is shown.
 
     The token alone goes to stdout, so that `TOKEN=$(hazard token create ...)` works;
     its id and what to do with it go to stderr.
     """
     from ledger.tokens import create, holder
+
+    if name is None:
+        if Role(role) is Role.PLAYER:
+            raise click.UsageError("a player's token needs --name: the player it acts for")
+        name = role
 
     engine = _engine(database_url)
     try:

@@ -34,6 +34,29 @@ class BadSetting(ValueError):
     """A setting from the environment that cannot be used, saying which."""
 
 
+class NoDatabase(RuntimeError):
+    """An SQLite file that is not there, where a command needs one that is."""
+
+
+def require_exists(url: str) -> None:
+    """Refuse an SQLite URL whose file is not there, saying which path was looked at;
+    opening it would make an empty database in its place. Other databases (and an
+    in-memory SQLite) are not files: connecting to them says whether they exist."""
+    parsed = sa.engine.make_url(url)
+    path = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not path or path == ":memory:":
+        return
+    if path.startswith("file:") or parsed.query.get("uri"):
+        return
+    where = Path(path).absolute()
+    if not where.exists():
+        raise NoDatabase(
+            f"no database at {where} ({parsed.render_as_string(hide_password=True)}): "
+            "run `hazard db upgrade` to make it there, or point DATABASE_URL (or "
+            "--database-url) at the one you mean"
+        )
+
+
 class SchemaBehind(RuntimeError):
     """The database's schema is older than this code."""
 

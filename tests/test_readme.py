@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
@@ -19,3 +21,57 @@ def test_the_engine_example_runs_and_pays_what_it_says() -> None:
     assert settled.winner == "bob"
     assert settled.transfers[0].amount == 2000
     assert f"bet_id='{settled.bet_id}'" in block.group(1)
+
+
+def readme_commands(text: str) -> list[str]:
+    """Every `hazard ...` command the README prints: in ```sh blocks (less comments)
+    and inline, as a reader would copy it. Synopses (`[--opt]`, ROLE, NAME, ...) are
+    patterns, not commands; `hazard serve` runs until stopped (tests/api/test_serve.py)."""
+    found: list[str] = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            command = line.split("#", 1)[0].strip()
+            found += [command] if re.match(r"(\.venv/bin/)?hazard ", command) else []
+    found += re.findall(r"`((?:\.venv/bin/)?hazard [^`]*)`", text)
+    runnable = []
+    for command in dict.fromkeys(found):
+        words = command.split()[1:]
+        if "[" in command or any(re.fullmatch(r"[A-Z][A-Z_|]+", w) for w in words):
+            continue
+        if words[0] == "serve":
+            continue
+        runnable.append(command)
+    return runnable
+
+
+def test_every_hazard_command_in_the_readme_runs_as_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from ledger import db
+    from ledger.cli import main
+    from ledger.schema import tokens
+
+    commands = readme_commands(README.read_text())
+    assert "hazard token create --role setter" in commands  # the one the issue tried
+    assert "hazard db upgrade" in commands and "hazard token list" in commands
+    url = f"sqlite:///{tmp_path / 'readme.sqlite3'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.chdir(tmp_path)
+    engine = db.make_engine(url)
+    db.upgrade(engine)
+    with engine.begin() as conn:  # the token the README revokes by its id
+        conn.execute(
+            tokens.insert().values(
+                id="3f9c0a12b4d5e6f7", name="table-9", role="croupier",
+                token_hash="0" * 64, created_at="2025-06-01T00:00:00Z",
+            )
+        )  # fmt: skip
+    engine.dispose()
+    for command in commands:
+        args = command.split()[1:]
+        if args == ["simulate"]:
+            args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (command, result.output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return value
 
 
-def test_the_embedded_default_upgrades_itself(url: str) -> None:
+def test_the_embedded_default_upgrades_itself(url: str, tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "cli.sqlite3").close()  # there, but never upgraded
     result = CliRunner().invoke(main, ["verify"])
     assert result.exit_code == 0, result.output
     engine = db.make_engine(url)
@@ -67,3 +69,55 @@ def test_projections_rebuild_reports_the_events_it_read(url: str) -> None:
     assert "from 2 events" in result.output
     assert book.balances() == {"player:ann": 500, "cash": -500}
     engine.dispose()
+
+
+COMMANDS_ON_A_DATABASE = [
+    ["verify"],
+    ["projections", "rebuild"],
+    ["token", "list"],
+    ["token", "create", "--role", "setter"],
+    ["token", "revoke", "3f9c0a12b4d5e6f7"],
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS_ON_A_DATABASE, ids=" ".join)
+def test_a_command_refuses_a_database_that_is_not_there(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run in the wrong directory, a command says where it looked; it does not make an
+    empty hazard.sqlite3 there and report on that."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0
+    assert f"no database at {tmp_path / 'hazard.sqlite3'}" in result.output
+    assert "hazard db upgrade" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_database_url_option_is_checked_too(tmp_path: Path) -> None:
+    missing = tmp_path / "elsewhere" / "h.sqlite3"
+    result = CliRunner().invoke(main, ["token", "list", "--database-url", f"sqlite:///{missing}"])
+    assert result.exit_code != 0
+    assert f"no database at {missing}" in result.output
+    assert not missing.parent.exists()
+
+
+def test_db_upgrade_makes_the_database(url: str, tmp_path: Path) -> None:
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    assert (tmp_path / "cli.sqlite3").exists()
+    assert CliRunner().invoke(main, ["token", "list"]).exit_code == 0
+
+
+def test_token_create_names_the_token_for_its_role_unless_told(url: str) -> None:
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    made = CliRunner().invoke(main, ["token", "create", "--role", "setter"])
+    assert made.exit_code == 0, made.output
+    assert "for setter:setter" in made.output
+    named = CliRunner().invoke(main, ["token", "create", "--role", "auditor", "--name", "audrey"])
+    assert "for auditor:audrey" in named.output
+    player = CliRunner().invoke(main, ["token", "create", "--role", "player"])
+    assert player.exit_code == 2
+    assert "a player's token needs --name" in player.output
+    listed = CliRunner().invoke(main, ["token", "list"]).output
+    assert [line.split()[1] for line in listed.splitlines()[1:]] == ["setter", "auditor"]
