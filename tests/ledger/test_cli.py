@@ -103,3 +103,21 @@ def test_simulate_refuses_a_called_main_under_rolled_rules() -> None:
     code, out = run("simulate", "--ruleset", "french", "--main", "7", "--rounds", "10")
     assert code == 2
     assert "thrown" in out
+
+
+def test_python_dash_m_ledger_runs_the_cli() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "ledger", "odds", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["ruleset"] == "english"
+    usage = subprocess.run(
+        [sys.executable, "-m", "ledger", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert "Usage: python -m ledger" in usage.stdout
