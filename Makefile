@@ -4,19 +4,23 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint bench clean
 
 $(BIN)/.installed: pyproject.toml
+	@echo "Setting up $(VENV) and installing the project into it (the first run, or after pyproject.toml changed: about 30 s)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-# The service on http://127.0.0.1:8000 (docs at /docs), on hazard.sqlite3 here; on its
-# first start it prints a setter token, once. Ctrl-C stops it.
+# The service on http://$(HOST):$(PORT) (docs at /docs), on hazard.sqlite3 here; on its
+# first start it prints a setter token, once. Ctrl-C stops it. `make run PORT=8001`
+# (or HOST=0.0.0.0 for every interface) to choose.
 run: $(BIN)/.installed
-	$(BIN)/hazard serve
+	$(BIN)/hazard serve --host $(HOST) --port $(PORT)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

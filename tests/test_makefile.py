@@ -1,0 +1,36 @@
+"""`make run` takes a host and a port, and says what it is doing on its first run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make here")
+
+
+def dry_run(*args: str) -> str:
+    """What make would run, without running it (-n), as if nothing were built (-B)."""
+    result = subprocess.run(
+        ["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_make_run_serves_on_the_host_and_port_it_is_given() -> None:
+    assert "hazard serve --host 0.0.0.0 --port 8001" in dry_run("run", "PORT=8001", "HOST=0.0.0.0")
+
+
+def test_make_run_defaults_to_localhost_8000() -> None:
+    assert "hazard serve --host 127.0.0.1 --port 8000" in dry_run("run")
+
+
+def test_the_first_run_says_it_is_setting_up_before_it_installs() -> None:
+    out = dry_run("run")
+    assert "Setting up .venv" in out
+    assert out.index("Setting up .venv") < out.index("pip install")
