@@ -163,8 +163,10 @@ def _book(database_url: str | None = None) -> Book:
 
     try:
         return open_book(database_url, must_exist=True)
-    except (NoDatabase, SchemaBehind) as exc:
+    except SchemaBehind as exc:
         raise click.ClickException(str(exc)) from None
+    except NoDatabase as exc:
+        raise click.ClickException(f"cannot open the database: {exc}") from None
     except OperationalError as exc:
         raise click.ClickException(f"cannot open the database: {exc.orig}") from None
 
