@@ -129,8 +129,9 @@ using it for as long as it runs (its workers inherit the lock at fork). The kern
 lets go of it however the server ends, SIGKILL too: a directory whose lock can be
 taken is a dead server's."""
 UNLOCKED_GRACE_S = 60
-"""A directory with no lock file is a dead server's only when it is older than this:
-a new one has no lock for the instant between mkdtemp and taking it."""
+"""A directory with no lock file is a dead server's only when it is older than this
+(a new one has no lock for the instant between mkdtemp and taking it) and none of the
+processes its files name is alive (one made before the lock file existed)."""
 
 
 def sweep_stale_metrics(parent: str | None = None) -> list[str]:
@@ -147,7 +148,7 @@ def sweep_stale_metrics(parent: str | None = None) -> list[str]:
                 young = time.time() - path.stat().st_mtime < UNLOCKED_GRACE_S
             except FileNotFoundError:
                 continue
-            if young:
+            if young or _any_alive(path):
                 continue
         except OSError:
             continue  # not ours to judge (another user's, say)
@@ -161,6 +162,23 @@ def sweep_stale_metrics(parent: str | None = None) -> list[str]:
         shutil.rmtree(path, ignore_errors=True)
         removed.append(str(path))
     return removed
+
+
+def _any_alive(path: Path) -> bool:
+    """Whether a process that wrote metrics here lives: prometheus-client names each
+    file for its process (`counter_4242.db`)."""
+    for file in path.glob("*_*.db"):
+        pid = file.stem.rpartition("_")[2]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)  # signal 0: only asks whether it exists
+        except ProcessLookupError:
+            continue
+        except OSError:
+            return True  # there, and not ours to signal
+        return True
+    return False
 
 
 def _metrics_dir() -> tuple[str, int]:

@@ -111,6 +111,10 @@ def test_a_start_sweeps_dead_servers_metrics_but_not_a_live_ones(tmp_path: Path)
     os.utime(older, (time.time() - 3600, time.time() - 3600))
     young = tmp_path / "hazard-metrics-young"  # just made, its lock not yet taken
     young.mkdir()
+    unlocked = tmp_path / "hazard-metrics-unlocked"  # an older server's, still running
+    unlocked.mkdir()
+    (unlocked / f"counter_{os.getpid()}.db").write_bytes(b"\0" * 64)
+    os.utime(unlocked, (time.time() - 3600, time.time() - 3600))
     other = tmp_path / "unrelated"
     other.mkdir()
     fd = os.open(live / server.IN_USE, os.O_RDWR)
@@ -122,6 +126,7 @@ def test_a_start_sweeps_dead_servers_metrics_but_not_a_live_ones(tmp_path: Path)
     assert sorted(removed) == sorted([str(dead), str(older)])
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "hazard-metrics-live",
+        "hazard-metrics-unlocked",
         "hazard-metrics-young",
         "unrelated",
     ]
