@@ -173,7 +173,7 @@ def _any_alive(path: Path) -> bool:
             continue
         try:
             os.kill(int(pid), 0)  # signal 0: only asks whether it exists
-        except ProcessLookupError:
+        except (ProcessLookupError, OverflowError):
             continue
         except OSError:
             return True  # there, and not ours to signal
