@@ -227,7 +227,8 @@ def test_void_throws_recast_one_die_or_both(table: Callable[..., Table]) -> None
     assert (voided.reason, voided.off, voided.standing) == ("cocked", 1, 4)
     assert t.state.standing == (1, 4) and t.state.throws == 0
     t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 2, 5)
-    t.do(engine.void_throw, "wild", 2, 6)  # die 2 went off this time; die 1 stands at 6
+    # Die 2 stood, so it cannot have gone off (it was not thrown).
+    t.refused(Rule.STANDING_DIE_NOT_OFF, engine.void_throw, "wild", 2, 6)
     t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 5, 6)
     t.do(engine.void_throw, "wild", 1)  # one die off, but both are recast
     assert t.state.standing is None
@@ -241,6 +242,29 @@ def test_standing_die_is_kept(table: Callable[..., Table]) -> None:
     t.do(engine.void_throw, "cocked", 2, 2)
     t.do(engine.throw, 2, 3)  # die 1 stood at 2; die 2 recast to 3: a nick
     assert t.state.last_result is RoundResult.NICK
+
+
+def test_a_standing_die_keeps_its_value_until_both_are_recast(table: Callable[..., Table]) -> None:
+    """Once a die stands, only the other die is cast: a void that recasts it alone keeps
+    the same die standing at the same value, and naming the standing die (or both) as
+    off is refused, since it was not thrown. Recasting both together ends the standing."""
+    t = table()
+    t.do(engine.call_main, 7)
+    t.do(engine.void_throw, "cocked", 2, 5)  # die 1 stands at 5
+    detail = t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.void_throw, "wild", 2, 6)
+    assert "die 1 stands at 5" in detail
+    for off, standing in ((1, 5), (1, 2), (1, None), (0, None)):
+        detail = t.refused(Rule.STANDING_DIE_NOT_OFF, engine.void_throw, "wild", off, standing)
+        assert "die 1 stands at 5" in detail
+    t.do(engine.void_throw, "wild", 2, 5)  # die 2 off again; die 1 still stands at 5
+    assert t.state.standing == (2, 5)
+    t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 6, 1)
+    t.do(engine.void_throw, "cocked", 2)  # die 2 off again, and both are recast
+    assert t.state.standing is None
+    t.do(engine.void_throw, "wild", 1, 3)  # a new standing: die 2 at 3
+    assert t.state.standing == (1, 3)
+    t.do(engine.throw, 4, 3)  # 7 nicks a main of 7
+    assert t.state.last_result is RoundResult.NICK and t.state.standing is None
 
 
 # -- passing the dice ------------------------------------------------------------------

@@ -255,6 +255,12 @@ def do_void(draw: Draw, h: History) -> None:
         reason = draw(st.sampled_from(("cocked", "wild")))
         off = draw(st.sampled_from((1, 2, 0)))
         standing = None if off == 0 else draw(st.one_of(st.integers(1, 6), st.none()))
+        if h.state.standing is not None and not rarely(draw):
+            # While a die stands, mostly the die that was cast goes off again.
+            off = h.state.standing[0]
+            standing = draw(
+                st.one_of(st.sampled_from((h.state.standing[1], None)), st.integers(1, 6))
+            )
     h.attempt("void_throw", engine.void_throw, reason, off, standing)
 
 
@@ -664,6 +670,24 @@ def check_money(h: History) -> None:
     if h.state.phase is Phase.CLOSED:
         assert not h.state.bets
         assert all(v == 0 for k, v in net.items() if k.startswith(ESCROW))
+
+
+@PROPERTY_SETTINGS
+@given(histories(actions=(do_progress, do_throw, do_void, do_void, do_void, do_leave)))
+def test_a_standing_die_stands_until_the_next_throw(h: History) -> None:
+    """Once a die stands, every void keeps it standing at the same value or ends the
+    standing (both recast), and the next throw shows it."""
+    for step in h.steps:
+        was = step.before.standing
+        if was is None:
+            continue
+        if step.name == "void_throw":
+            assert step.after.standing in (was, None), f"{step.args} moved {was}"
+        elif step.name == "throw":
+            thrown = step.events[0]
+            assert isinstance(thrown, ev.DiceThrown)
+            off, value = was
+            assert (thrown.die2 if off == 1 else thrown.die1) == value
 
 
 @PROPERTY_SETTINGS
