@@ -56,7 +56,8 @@ class Rounding(enum.Enum):
     REJECT = "reject"
     """Refuse the stake and name the nearest stakes that pay exactly."""
     ROUND_DOWN = "round-down"
-    """Pay the payout rounded down and record the breakage in the settlement."""
+    """Pay the payout rounded down and record the breakage in the settlement that pays
+    it; refuse a stake whose payout would round down to nothing."""
 
 
 @dataclass(frozen=True)
