@@ -18,9 +18,9 @@ from engine.errors import ReplayError, Rule, RuleBroken
 from engine.events import Limits
 from engine.fold import fold
 from engine.money import ESCROW
-from engine.rules import DicePass
+from engine.rules import DicePass, MainMethod
 from engine.rulesets import BUILTIN
-from engine.state import SETTER, Phase, RoundResult
+from engine.state import SETTER, Phase, RoundResult, TableState
 from tests.engine.tablekit import (
     CASTER_WINS,
     Table,
@@ -395,6 +395,79 @@ def test_caster_leaving_voids_the_round_and_passes_the_dice(table: Callable[...,
     t.do(engine.throw, 3, 4)
     assert kinds(t.do(engine.leave, "cat")) == ["PlayerLeft"]
     assert t.players_net() == {"bob": 20, "cat": -20}
+
+
+def _play_to(t: Table, phase: Phase) -> None:
+    """Play the current round on to `phase`: the main called or thrown, then a chance."""
+    if phase is Phase.AWAITING_MAIN:
+        return
+    if t.state.rules is not None and t.state.rules.main_method is MainMethod.CALLED:
+        t.do(engine.call_main, 6)
+    else:
+        t.do(engine.throw, 3, 3)
+    if phase is Phase.CHANCE:
+        t.do(engine.throw, 2, 2)
+    assert t.state.phase is phase
+
+
+def _abandoned_from(before: TableState, after: TableState) -> None:
+    """The round `before` was in ended as abandoned, and counted as such, whatever part
+    of it had been played."""
+    assert after.round == before.round + 1
+    assert (after.abandoned, after.wins, after.losses) == (
+        before.abandoned + 1,
+        before.wins,
+        before.losses,
+    )
+    assert after.last_result is RoundResult.ABANDONED
+    assert (after.main, after.chance, after.throws, after.standing) == (None, None, 0, None)
+    assert not [b for b in after.bets.values() if b.proposition.round_scoped]
+
+
+ROUND_PHASES = [Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE]
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES, ids=lambda p: p.value)
+def test_a_caster_leaving_abandons_the_round_in_any_phase(
+    table: Callable[..., Table], phase: Phase
+) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    _play_to(t, phase)
+    before = t.state
+    assert kinds(t.do(engine.leave, "ann")) == ["BetVoided", "PlayerLeft", "DicePassed"]
+    _abandoned_from(before, t.state)
+    assert (t.state.caster, t.state.phase) == ("bob", Phase.AWAITING_MAIN)
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES[:2], ids=lambda p: p.value)
+def test_a_hard_core_forfeit_abandons_the_round_in_any_phase(
+    table: Callable[..., Table], phase: Phase
+) -> None:
+    t = table("hard-core")
+    _play_to(t, phase)
+    t.bet(engine.lay, "bob", 500)
+    before = t.state
+    assert kinds(t.do(engine.cover, 100))[-2:] == ["CasterForfeited", "DicePassed"]
+    _abandoned_from(before, t.state)
+    assert (t.state.caster, t.state.phase) == ("bob", Phase.AWAITING_MAIN)
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES, ids=lambda p: p.value)
+def test_closing_abandons_the_round_in_any_phase(table: Callable[..., Table], phase: Phase) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    _play_to(t, phase)
+    before = t.state
+    t.do(engine.close)
+    _abandoned_from(before, t.state)
+    assert t.state.phase is Phase.CLOSED
+
+
+def test_closing_before_the_first_caster_ends_no_round(table: Callable[..., Table]) -> None:
+    t = table(choose=False)
+    t.do(engine.close)
+    assert (t.state.round, t.state.abandoned, t.state.last_result) == (0, 0, None)
 
 
 def test_last_seat_caster_leaving_passes_round_to_first_seat(table: Callable[..., Table]) -> None:

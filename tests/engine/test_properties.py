@@ -819,18 +819,24 @@ def test_every_round_ends_in_one_win_or_one_loss(h: History) -> None:
                     assert bet.yes == before.caster
                     assert (closing[0].winner == before.caster) is won
         else:
-            # Only a departing or forfeiting caster ends a round without a throw, and
-            # that round counts for nobody.
+            # Only a departing or forfeiting caster, or the table closing, ends a round
+            # without a throw, whatever part of it was played; that round counts for
+            # nobody.
             assert after.round in (before.round, before.round + 1)
             assert (after.wins, after.losses) == (before.wins, before.losses)
+            departs = (step.name == "leave" and step.args[0] == before.caster) or any(
+                isinstance(e, ev.CasterForfeited) for e in step.events
+            )
             if before.round == 0:
                 # Choosing the first caster starts round 1.
                 assert after.round == (1 if after.caster is not None else 0)
             elif after.round != before.round:
-                assert step.name in ("leave", "cover")
+                assert departs or step.name == "close"
                 assert after.abandoned == before.abandoned + 1
+                assert after.last_result is RoundResult.ABANDONED
                 abandoned += 1
             else:
+                assert not departs and step.name != "close", f"{step.name} kept the round"
                 assert after.abandoned == before.abandoned
         # No bet on a round outlives the round.
         for bet in after.bets.values():
