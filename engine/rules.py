@@ -248,8 +248,12 @@ class _JsonObject(dict[str, Any]):
     def of(cls, pairs: list[tuple[str, Any]]) -> _JsonObject:
         obj = cls(pairs)
         if len(obj) < len(pairs):
-            keys = [key for key, _ in pairs]
-            obj.repeated = next(k for i, k in enumerate(keys) if k in keys[:i])
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    obj.repeated = key
+                    break
+                seen.add(key)
         return obj
 
 
