@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
+from math import ceil, floor
 
 from engine import events as ev
 from engine.command import (
@@ -18,8 +20,9 @@ from engine.command import (
 from engine.dice import TOTALS
 from engine.errors import Rule, RuleBroken
 from engine.events import Proposition, PropositionKind
-from engine.money import odds_payout, payout_transfers, refund_transfers
-from engine.rules import CoverPolicy
+from engine.money import odds_payout, payout_transfers, refund_transfers, settled_breakage
+from engine.odds import odds_ratio
+from engine.rules import CoverPolicy, Rounding, RuleSet
 from engine.state import SETTER, Bet, BetKind, Phase, RoundResult, TableState
 
 _BEFORE_FIRST_THROW = (Phase.AWAITING_MAIN, Phase.FIRST_THROW)
@@ -159,7 +162,11 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
             f"{original}: {limit - laid} more may be laid",
         )
     assert state.main is not None and state.chance is not None
-    payout, breakage = odds_payout(state.main, state.chance, on == "chance", amount, rules.rounding)
+    ratio = odds_ratio(state.main, state.chance, on == "chance")
+    most = _most_odds(state, rules, ratio, limit - laid)
+    payout, breakage = odds_payout(
+        state.main, state.chance, on == "chance", amount, rules.rounding, most
+    )
     require_exposure(state, payout)
     out = Draft(state)
     out.add(
@@ -172,6 +179,18 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
         breakage=breakage,
     )
     return out.events
+
+
+def _most_odds(state: TableState, rules: RuleSet, ratio: Fraction, room: int) -> int:
+    """The largest odds stake the bettor may lay now: at most `room` more under the
+    odds limit, and one whose payout the setter can still hold under its exposure cap."""
+    cap = state.limits.max_exposure
+    if cap is None:
+        return room
+    spare = max(cap - state.exposure(SETTER), 0)
+    if rules.rounding is Rounding.ROUND_DOWN:  # the setter holds floor(ratio * stake)
+        return min(room, max(ceil((spare + 1) / ratio) - 1, 0))
+    return min(room, floor(spare / ratio))
 
 
 def offer_side_bet(
@@ -292,7 +311,7 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
                 bet_id=bet.id,
                 winner=winner,
                 transfers=payout_transfers(bet, winner),
-                breakage=bet.breakage,
+                breakage=settled_breakage(bet, winner),
             )
 
 

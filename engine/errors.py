@@ -54,6 +54,8 @@ class Rule(enum.Enum):
     """The caster calls a main before throwing for it."""
     RECAST_MUST_KEEP_STANDING_DIE = "recast-must-keep-standing-die"
     """After one die went off and the caster chose to recast only it, the other die stands."""
+    STANDING_DIE_NOT_OFF = "standing-die-not-off"
+    """While a die stands only the other is cast, so only the other can go off."""
     INVALID_VOID = "invalid-void"
     """A void throw is cocked or wild and names which die was off."""
     PASS_NOT_ALLOWED = "pass-not-allowed"

@@ -228,7 +228,9 @@ class SideBetAccepted:
 
 @dataclass(frozen=True, slots=True)
 class BetSettled:
-    """A bet resolved: `transfers` pay the whole escrow to `winner`."""
+    """A bet resolved: `transfers` pay the whole escrow to `winner`. `breakage` is what
+    rounding took off that payment: only an odds bet won by its bettor under the
+    round-down policy has any."""
 
     version: int
     bet_id: str

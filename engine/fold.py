@@ -217,14 +217,16 @@ def _player_left(t: _Table, e: ev.PlayerLeft) -> None:
 
 
 def _abandon(t: _Table) -> None:
-    """The caster goes before the round is decided: the round counts for nobody."""
-    if t.phase in (Phase.FIRST_THROW, Phase.CHANCE):
-        t.end_round(RoundResult.ABANDONED)
+    """The round ends undecided and counts for nobody, whatever part of it was played:
+    before the main as after it, its bets were voided, and a round has one caster."""
+    t.end_round(RoundResult.ABANDONED)
     t.standing = None
 
 
 def _table_closed(t: _Table, e: ev.TableClosed) -> None:
     _next_version(t, e)
+    if t.round:  # a closed table has no round left open
+        _abandon(t)
     t.phase = Phase.CLOSED
 
 
@@ -272,8 +274,6 @@ def _dice_passed(t: _Table, e: ev.DicePassed) -> None:
 def _caster_forfeited(t: _Table, e: ev.CasterForfeited) -> None:
     _next_version(t, e)
     _abandon(t)
-    t.main = None
-    t.phase = Phase.AWAITING_MAIN
 
 
 def _caster_staked(t: _Table, e: ev.CasterStaked) -> None:

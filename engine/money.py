@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
-from math import floor
+from math import ceil, floor
 
 from engine import events as ev
 from engine.errors import Rule, RuleBroken
@@ -64,6 +64,16 @@ def payout_transfers(bet: Bet, winner: str) -> tuple[ev.Transfer, ...]:
     return (ev.Transfer(escrow(bet.id), winner, bet.yes_stake + bet.no_stake),)
 
 
+def settled_breakage(bet: Bet, winner: str) -> Fraction:
+    """What rounding took off the payment that settles `bet` to `winner`.
+
+    Only the setter's side of an odds bet is ever rounded (down, to the payout it
+    holds), and it is paid only to a winning bettor: the setter taking back its own
+    stake, with the bettor's, is paid exactly.
+    """
+    return bet.breakage if winner != SETTER else Fraction(0)
+
+
 def refund_transfers(bet: Bet) -> tuple[ev.Transfer, ...]:
     """Return each stake held to whoever put it up."""
     return tuple(
@@ -74,27 +84,52 @@ def refund_transfers(bet: Bet) -> tuple[ev.Transfer, ...]:
 
 
 def odds_payout(
-    main: int, chance: int, on_chance: bool, stake: int, rounding: Rounding
+    main: int, chance: int, on_chance: bool, stake: int, rounding: Rounding, most: int | None = None
 ) -> tuple[int, Fraction]:
     """What the setter lays against an odds stake, and what rounding took off.
 
     Hoyle's odds rarely divide a stake into whole minor units. The default policy
     refuses such a stake and names the nearest stakes that pay exactly; the
-    round-down policy pays the whole units and records the rest as breakage.
+    round-down policy pays the whole units and records the rest as breakage, but
+    refuses a stake whose whole payout would round down to nothing. `most` is the
+    largest stake the bettor may lay now: the stakes a refusal names are never above it.
     """
     ratio = odds_ratio(main, chance, on_chance)
     exact = ratio * stake
     if exact.denominator == 1:
         return int(exact), Fraction(0)
+    odds = f"odds of {ratio.numerator}/{ratio.denominator} on a stake of {stake} would pay "
     if rounding is Rounding.ROUND_DOWN:
         paid = floor(exact)
-        return paid, exact - paid
+        if paid > 0:
+            return paid, exact - paid
+        smallest = ceil(1 / ratio)
+        raise RuleBroken(
+            Rule.PAYOUT_NOT_PAYABLE,
+            f"{odds}{exact.numerator}/{exact.denominator} of a minor unit, which rounds down "
+            "to nothing; "
+            + (
+                f"the smallest stake that pays is {smallest}"
+                if most is None or smallest <= most
+                else f"no stake that may be laid (at most {most}) pays anything"
+            ),
+        )
     step = ratio.denominator  # stakes that are multiples of it pay whole units
     lower = stake - stake % step
     nearest = [s for s in (lower, lower + step) if s > 0]
+    named = f"the nearest stakes that pay exactly are {' and '.join(map(str, nearest))}"
+    if most is not None and any(s > most for s in nearest):
+        # Name only what the bettor may lay: the highest payable stake within `most`.
+        within = sorted(
+            {s for s in (min(lower, most - most % step), lower + step) if 0 < s <= most}
+        )
+        named = (
+            "the nearest stakes that pay exactly and may be laid (at most "
+            f"{most}) are {' and '.join(map(str, within))}"
+            if within
+            else f"no stake that may be laid (at most {most}) pays exactly"
+        )
     raise RuleBroken(
         Rule.PAYOUT_NOT_PAYABLE,
-        f"odds of {ratio.numerator}/{ratio.denominator} on a stake of {stake} would pay "
-        f"{exact.numerator}/{exact.denominator} minor units; the nearest stakes that pay "
-        f"exactly are {' and '.join(str(s) for s in nearest)}",
+        f"{odds}{exact.numerator}/{exact.denominator} minor units; {named}",
     )

@@ -55,7 +55,7 @@ def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
         if kept != standing:
             raise RuleBroken(
                 Rule.RECAST_MUST_KEEP_STANDING_DIE,
-                f"only die {off} was recast; the other die stands at {standing}",
+                f"die {3 - off} stands at {standing}: only die {off} was recast",
             )
     pending = [b.id for b in state.bets.values() if b.kind is BetKind.LAID and b.pending]
     if pending:
@@ -93,6 +93,12 @@ def void_throw(
     `off` is the die that went off (1 or 2), or 0 for both. If one die went off, the
     caster recasts it alone, giving `standing` (the value of the die that stayed
     true), or recasts both, giving no `standing`.
+
+    While a die stands (an earlier void recast only the other), only the other die was
+    thrown, so only it can have gone off: naming the standing die, or both, as off is
+    refused (`standing-die-not-off`). Recasting the off die alone again keeps the same
+    die standing at the same value (any other `standing` is refused,
+    `recast-must-keep-standing-die`); recasting both together ends the standing.
     """
     _require_throwing(state)
     if reason not in VOID_REASONS:
@@ -104,6 +110,27 @@ def void_throw(
             raise RuleBroken(Rule.INVALID_VOID, "when both dice are off, both are recast")
         if not is_die(standing):
             raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {standing!r}")
+    if state.standing is not None:
+        _keep_standing(state.standing, off, standing)
     out = Draft(state)
     out.add(ev.ThrowVoided, reason=reason, off=off, standing=standing)
     return out.events
+
+
+def _keep_standing(current: tuple[int, int], off: int, standing: int | None) -> None:
+    """A void while a die stands: the die that was cast went off, and if it alone is
+    recast again, the standing die stays as it lay."""
+    was_off, value = current
+    stands = 3 - was_off
+    if off != was_off:
+        raise RuleBroken(
+            Rule.STANDING_DIE_NOT_OFF,
+            f"die {stands} stands at {value} and was not thrown; only die {was_off} can "
+            "have gone off",
+        )
+    if standing is not None and standing != value:
+        raise RuleBroken(
+            Rule.RECAST_MUST_KEEP_STANDING_DIE,
+            f"die {stands} stands at {value}, not {standing}: recasting die {off} alone "
+            "leaves it as it lies; recast both to end it",
+        )

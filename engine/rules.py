@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 import tomllib
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -56,7 +57,8 @@ class Rounding(enum.Enum):
     REJECT = "reject"
     """Refuse the stake and name the nearest stakes that pay exactly."""
     ROUND_DOWN = "round-down"
-    """Pay the payout rounded down and record the breakage in the settlement."""
+    """Pay the payout rounded down and record the breakage in the settlement that pays
+    it; refuse a stake whose payout would round down to nothing."""
 
 
 @dataclass(frozen=True)
@@ -175,10 +177,18 @@ def from_mapping(data: Mapping[str, Any]) -> RuleSet:
         raise RuleSetError("table", "required: a table keyed by main, 5 to 9")
     nicks: dict[int, frozenset[int]] = {}
     outs: dict[int, frozenset[int]] = {}
+    given_as: dict[int, object] = {}
     for key, row in table.items():
         main = _int_key(key, "table")
         if main not in MAINS:
             raise RuleSetError(f"table.{key}", "a main is 5, 6, 7, 8 or 9")
+        # "5" and "05" are different keys to JSON and TOML but the same main: one row
+        # would silently replace the other.
+        if main in given_as:
+            raise RuleSetError(
+                f"table.{key}", f"main {main} is given twice (also as table.{given_as[main]})"
+            )
+        given_as[main] = key
         if not isinstance(row, Mapping):
             raise RuleSetError(f"table.{key}", "needs nicks and outs")
         for sub in row:
@@ -218,10 +228,47 @@ def from_mapping(data: Mapping[str, Any]) -> RuleSet:
 def loads(text: str, fmt: str) -> RuleSet:
     """Parse a rule set from JSON (`fmt="json"`) or TOML (`fmt="toml"`) text."""
     try:
-        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        if fmt == "json":
+            data = json.loads(text, object_pairs_hook=_JsonObject.of)
+        else:
+            data = tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise RuleSetError("(file)", f"not valid {fmt.upper()}: {exc}") from None
+    _refuse_repeated_keys(data)
     return from_mapping(data)
+
+
+class _JsonObject(dict[str, Any]):
+    """A parsed JSON object that remembers a key it was given twice: JSON allows it and
+    keeps the last, so a file could say one thing and mean another. (TOML refuses.)"""
+
+    repeated: str | None = None
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _JsonObject:
+        obj = cls(pairs)
+        if len(obj) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    obj.repeated = key
+                    break
+                seen.add(key)
+        return obj
+
+
+def _refuse_repeated_keys(data: object) -> None:
+    """Name the first key a JSON object was given twice, at any depth (walked without
+    recursion: the parser accepts nesting deeper than Python's call stack)."""
+    todo: deque[tuple[object, str]] = deque([(data, "")])
+    while todo:
+        value, where = todo.popleft()
+        if isinstance(value, _JsonObject):
+            if value.repeated is not None:
+                raise RuleSetError(f"{where}{value.repeated}", "is given twice")
+            todo.extend((item, f"{where}{key}.") for key, item in value.items())
+        elif isinstance(value, list):
+            todo.extend((item, where) for item in value)
 
 
 def _string(data: Mapping[str, Any], key: str, *, required: bool) -> str:

@@ -46,7 +46,8 @@ class RoundResult(enum.Enum):
     NO_MAIN = "no-main"
     """The main was thrown outside 5 to 9 where that loses (first-roll mains)."""
     ABANDONED = "abandoned"
-    """The caster left or forfeited before the round was decided: neither win nor loss."""
+    """The caster left or forfeited, or the table closed, before the round was decided
+    (in any phase, before the main as after it): neither win nor loss."""
 
     @property
     def caster_won(self) -> bool | None:

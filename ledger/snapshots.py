@@ -23,7 +23,10 @@ from ledger import codec
 from ledger.schema import snapshots
 from ledger.store import EventStore
 
-FORMAT = 1
+FORMAT = 2
+"""2 since the fold ends the round whenever a caster leaves or forfeits, or the table
+closes (before the main as after it): a state folded under format 1 may number its
+rounds differently from a replay now, so those snapshots are passed over."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 

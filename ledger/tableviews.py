@@ -245,7 +245,9 @@ def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step)
     record["last_version"], record["last_position"] = row.version, row.position
     # Only a state still in this round shows its caster, main and chance: the throw that
     # ends a round clears them, and what it settles comes after it. The dice may change
-    # hands within a round (a caster leaving before the main): the last caster counts.
+    # hands within a round (a caster passing by choice before the main, or the last
+    # caster leaving and a new one being chosen): the last caster counts. A caster
+    # leaving or forfeiting ends their round, whatever its phase.
     for state in (step.before, step.after):
         if state.round == number:
             record["caster"] = state.caster or record["caster"]

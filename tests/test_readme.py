@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from engine.rules import from_mapping
+from ledger.rulesource import load_ruleset
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -75,3 +79,28 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
             args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_the_custom_rule_set_example_shows_the_loader_s_defaults(tmp_path: Path) -> None:
+    """The README says every field of its custom rule set but `name` and `table` has
+    the default shown: loaded with only those two, each field comes out as shown."""
+    section = re.search(r"### Custom rule sets\n(.*?)\n## ", README.read_text(), re.S)
+    assert section is not None
+    assert "Every field but `name` and `table`" in section.group(1)
+    block = re.search(r"```toml\n(.*?)```", section.group(1), re.S)
+    assert block is not None
+    shown = tomllib.loads(block.group(1))
+    path = tmp_path / "my-club.toml"
+    path.write_text(block.group(1), encoding="utf-8")
+    as_given = load_ruleset(str(path))  # as `--ruleset my-club.toml` reads it
+    bare = from_mapping({"name": shown["name"], "table": shown["table"]})
+    defaults = bare.to_mapping()
+    fields = [key for key in shown if key not in ("name", "table")]
+    assert fields, "the example shows no defaults"
+    for key in fields:
+        if isinstance(shown[key], dict):
+            for sub, value in shown[key].items():
+                assert value == defaults[key][sub], f"{key}.{sub}: README {value!r}"
+        else:
+            assert shown[key] == defaults[key], f"{key}: README {shown[key]!r}"
+    assert as_given == bare

@@ -162,7 +162,16 @@ class ThrowSchema(Schema):
 class VoidThrowSchema(Schema):
     reason = fields.String(required=True, metadata={"description": "cocked or wild"})
     off = fields.Integer(required=True, strict=True, metadata={"description": "1, 2 or 0: both"})
-    standing = fields.Integer(strict=True, allow_none=True, load_default=None)
+    standing = fields.Integer(
+        strict=True,
+        allow_none=True,
+        load_default=None,
+        metadata={
+            "description": "the value of the die that stands when only the off die is "
+            "recast; null when both are. While a die stands only the other can go off, "
+            "and a recast of it alone names the same standing value"
+        },
+    )
 
 
 class StakeSchema(Schema):

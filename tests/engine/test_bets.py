@@ -15,7 +15,7 @@ from engine import events as ev
 from engine.errors import Rule
 from engine.events import Limits, Proposition, PropositionKind
 from engine.money import ESCROW
-from engine.rules import from_mapping
+from engine.rules import RuleSet, from_mapping
 from engine.rulesets import BUILTIN
 from engine.state import SETTER
 from tests.engine.tablekit import (
@@ -72,6 +72,40 @@ def test_payout_not_payable_names_nearest_stakes(
     t.do(engine.close)
 
 
+def test_payout_not_payable_names_only_stakes_within_the_odds_limit(
+    table: Callable[..., Table],
+) -> None:
+    t = table()
+    t.bet(engine.stake, 1000)
+    t.do(engine.call_main, 5)
+    t.do(engine.throw, 3, 4)  # chance 7 on a main of 5: 2/3 on the chance
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 1000)
+    assert detail.endswith(
+        "the nearest stakes that pay exactly and may be laid (at most 1000) are 999"
+    )
+    assert "1002" not in detail
+    t.do(engine.lay_odds, "ann", "chance", 999)
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 1)
+    assert detail.endswith("no stake that may be laid (at most 1) pays exactly")
+    t.do(engine.close)
+
+
+def test_payout_not_payable_names_only_stakes_within_the_setter_s_cap(
+    table: Callable[..., Table],
+) -> None:
+    data = BUILTIN["english"].to_mapping()
+    data.update(name="triple-odds", odds_multiple=3)
+    t = table(from_mapping(data), Limits(max_exposure=200))
+    t.bet(engine.stake, 100)
+    t.do(engine.call_main, 5)
+    t.do(engine.throw, 3, 4)  # chance 7 on a main of 5: 2/3; the setter has 100 to spare
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 200)
+    assert detail.endswith("(at most 150) are 150")
+    (laid,) = t.do(engine.lay_odds, "ann", "chance", 150)
+    assert laid.payout == 100 and t.state.exposure() == 200
+    t.do(engine.close)
+
+
 def test_round_down_records_breakage(table: Callable[..., Table]) -> None:
     data = BUILTIN["english"].to_mapping()
     data.update(name="round-down", rounding="round-down", odds_multiple=2)
@@ -89,6 +123,56 @@ def test_round_down_records_breakage(table: Callable[..., Table]) -> None:
         ("ann", 62, Fraction(1, 2))
     ] * 2
     assert t.players_net() == {"ann": 99, SETTER: -99}
+
+
+def round_down(odds_multiple: int) -> RuleSet:
+    data = BUILTIN["english"].to_mapping()
+    data.update(name="round-down", rounding="round-down", odds_multiple=odds_multiple)
+    return from_mapping(data)
+
+
+def test_round_down_refuses_a_stake_that_would_pay_nothing(table: Callable[..., Table]) -> None:
+    t = table(round_down(2))
+    t.bet(engine.stake, 25)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 1, 3)  # chance 4 on a main of 7: 1/2 on the main
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "main", 1)
+    assert "rounds down to nothing" in detail and detail.endswith(
+        "the smallest stake that pays is 2"
+    )
+    (laid,) = t.do(engine.lay_odds, "ann", "main", 3)
+    assert (laid.payout, laid.breakage) == (1, Fraction(1, 2))
+    t.do(engine.close)
+
+
+def test_round_down_names_no_stake_when_none_within_the_limit_pays(
+    table: Callable[..., Table],
+) -> None:
+    t = table(round_down(1))
+    t.bet(engine.stake, 1)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 1, 3)
+    detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "main", 1)
+    assert detail.endswith("no stake that may be laid (at most 1) pays anything")
+    t.do(engine.close)
+
+
+def test_breakage_is_recorded_only_where_a_payment_was_rounded(
+    table: Callable[..., Table],
+) -> None:
+    t = table(round_down(1))
+    t.bet(engine.stake, 25)
+    t.bet(engine.lay, "bob", 25)
+    t.do(engine.cover, 25)
+    t.do(engine.call_main, 7)
+    t.do(engine.throw, 1, 4)  # chance 5: 3/2 on the chance, 2/3 on the main
+    on_chance = t.bet(engine.lay_odds, "ann", "chance", 25)  # pays 37, 1/2 rounded off
+    on_main = t.bet(engine.lay_odds, "bob", "main", 25)  # pays 16, 2/3 rounded off
+    out = t.do(engine.throw, 3, 4)  # the main: the chance bet loses, the main bet wins
+    settled = {e.bet_id: (e.winner, e.breakage) for e in out if isinstance(e, ev.BetSettled)}
+    assert settled[on_chance] == (SETTER, Fraction(0))  # the setter's own 37 back: no rounding
+    assert settled[on_main] == ("bob", Fraction(2, 3))
+    assert all(b == 0 for bet, (_, b) in settled.items() if bet not in (on_chance, on_main))
 
 
 def test_exposure_limit(table: Callable[..., Table]) -> None:

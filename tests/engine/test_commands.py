@@ -18,9 +18,9 @@ from engine.errors import ReplayError, Rule, RuleBroken
 from engine.events import Limits
 from engine.fold import fold
 from engine.money import ESCROW
-from engine.rules import DicePass
+from engine.rules import DicePass, MainMethod
 from engine.rulesets import BUILTIN
-from engine.state import SETTER, Phase, RoundResult
+from engine.state import SETTER, Phase, RoundResult, TableState
 from tests.engine.tablekit import (
     CASTER_WINS,
     Table,
@@ -227,7 +227,8 @@ def test_void_throws_recast_one_die_or_both(table: Callable[..., Table]) -> None
     assert (voided.reason, voided.off, voided.standing) == ("cocked", 1, 4)
     assert t.state.standing == (1, 4) and t.state.throws == 0
     t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 2, 5)
-    t.do(engine.void_throw, "wild", 2, 6)  # die 2 went off this time; die 1 stands at 6
+    # Die 2 stood, so it cannot have gone off (it was not thrown).
+    t.refused(Rule.STANDING_DIE_NOT_OFF, engine.void_throw, "wild", 2, 6)
     t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 5, 6)
     t.do(engine.void_throw, "wild", 1)  # one die off, but both are recast
     assert t.state.standing is None
@@ -241,6 +242,29 @@ def test_standing_die_is_kept(table: Callable[..., Table]) -> None:
     t.do(engine.void_throw, "cocked", 2, 2)
     t.do(engine.throw, 2, 3)  # die 1 stood at 2; die 2 recast to 3: a nick
     assert t.state.last_result is RoundResult.NICK
+
+
+def test_a_standing_die_keeps_its_value_until_both_are_recast(table: Callable[..., Table]) -> None:
+    """Once a die stands, only the other die is cast: a void that recasts it alone keeps
+    the same die standing at the same value, and naming the standing die (or both) as
+    off is refused, since it was not thrown. Recasting both together ends the standing."""
+    t = table()
+    t.do(engine.call_main, 7)
+    t.do(engine.void_throw, "cocked", 2, 5)  # die 1 stands at 5
+    detail = t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.void_throw, "wild", 2, 6)
+    assert "die 1 stands at 5" in detail
+    for off, standing in ((1, 5), (1, 2), (1, None), (0, None)):
+        detail = t.refused(Rule.STANDING_DIE_NOT_OFF, engine.void_throw, "wild", off, standing)
+        assert "die 1 stands at 5" in detail
+    t.do(engine.void_throw, "wild", 2, 5)  # die 2 off again; die 1 still stands at 5
+    assert t.state.standing == (2, 5)
+    t.refused(Rule.RECAST_MUST_KEEP_STANDING_DIE, engine.throw, 6, 1)
+    t.do(engine.void_throw, "cocked", 2)  # die 2 off again, and both are recast
+    assert t.state.standing is None
+    t.do(engine.void_throw, "wild", 1, 3)  # a new standing: die 2 at 3
+    assert t.state.standing == (1, 3)
+    t.do(engine.throw, 4, 3)  # 7 nicks a main of 7
+    assert t.state.last_result is RoundResult.NICK and t.state.standing is None
 
 
 # -- passing the dice ------------------------------------------------------------------
@@ -371,6 +395,79 @@ def test_caster_leaving_voids_the_round_and_passes_the_dice(table: Callable[...,
     t.do(engine.throw, 3, 4)
     assert kinds(t.do(engine.leave, "cat")) == ["PlayerLeft"]
     assert t.players_net() == {"bob": 20, "cat": -20}
+
+
+def _play_to(t: Table, phase: Phase) -> None:
+    """Play the current round on to `phase`: the main called or thrown, then a chance."""
+    if phase is Phase.AWAITING_MAIN:
+        return
+    if t.state.rules is not None and t.state.rules.main_method is MainMethod.CALLED:
+        t.do(engine.call_main, 6)
+    else:
+        t.do(engine.throw, 3, 3)
+    if phase is Phase.CHANCE:
+        t.do(engine.throw, 2, 2)
+    assert t.state.phase is phase
+
+
+def _abandoned_from(before: TableState, after: TableState) -> None:
+    """The round `before` was in ended as abandoned, and counted as such, whatever part
+    of it had been played."""
+    assert after.round == before.round + 1
+    assert (after.abandoned, after.wins, after.losses) == (
+        before.abandoned + 1,
+        before.wins,
+        before.losses,
+    )
+    assert after.last_result is RoundResult.ABANDONED
+    assert (after.main, after.chance, after.throws, after.standing) == (None, None, 0, None)
+    assert not [b for b in after.bets.values() if b.proposition.round_scoped]
+
+
+ROUND_PHASES = [Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE]
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES, ids=lambda p: p.value)
+def test_a_caster_leaving_abandons_the_round_in_any_phase(
+    table: Callable[..., Table], phase: Phase
+) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    _play_to(t, phase)
+    before = t.state
+    assert kinds(t.do(engine.leave, "ann")) == ["BetVoided", "PlayerLeft", "DicePassed"]
+    _abandoned_from(before, t.state)
+    assert (t.state.caster, t.state.phase) == ("bob", Phase.AWAITING_MAIN)
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES[:2], ids=lambda p: p.value)
+def test_a_hard_core_forfeit_abandons_the_round_in_any_phase(
+    table: Callable[..., Table], phase: Phase
+) -> None:
+    t = table("hard-core")
+    _play_to(t, phase)
+    t.bet(engine.lay, "bob", 500)
+    before = t.state
+    assert kinds(t.do(engine.cover, 100))[-2:] == ["CasterForfeited", "DicePassed"]
+    _abandoned_from(before, t.state)
+    assert (t.state.caster, t.state.phase) == ("bob", Phase.AWAITING_MAIN)
+
+
+@pytest.mark.parametrize("phase", ROUND_PHASES, ids=lambda p: p.value)
+def test_closing_abandons_the_round_in_any_phase(table: Callable[..., Table], phase: Phase) -> None:
+    t = table()
+    t.bet(engine.stake, 100)
+    _play_to(t, phase)
+    before = t.state
+    t.do(engine.close)
+    _abandoned_from(before, t.state)
+    assert t.state.phase is Phase.CLOSED
+
+
+def test_closing_before_the_first_caster_ends_no_round(table: Callable[..., Table]) -> None:
+    t = table(choose=False)
+    t.do(engine.close)
+    assert (t.state.round, t.state.abandoned, t.state.last_result) == (0, 0, None)
 
 
 def test_last_seat_caster_leaving_passes_round_to_first_seat(table: Callable[..., Table]) -> None:

@@ -11,6 +11,7 @@ are folded onto the running state and kept, step by step, as the table's history
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -255,6 +256,12 @@ def do_void(draw: Draw, h: History) -> None:
         reason = draw(st.sampled_from(("cocked", "wild")))
         off = draw(st.sampled_from((1, 2, 0)))
         standing = None if off == 0 else draw(st.one_of(st.integers(1, 6), st.none()))
+        if h.state.standing is not None and not rarely(draw):
+            # While a die stands, mostly the die that was cast goes off again.
+            off = h.state.standing[0]
+            standing = draw(
+                st.one_of(st.sampled_from((h.state.standing[1], None)), st.integers(1, 6))
+            )
     h.attempt("void_throw", engine.void_throw, reason, off, standing)
 
 
@@ -667,6 +674,107 @@ def check_money(h: History) -> None:
 
 
 @PROPERTY_SETTINGS
+@given(histories(actions=(do_progress, do_throw, do_void, do_void, do_void, do_leave)))
+def test_a_standing_die_stands_until_the_next_throw(h: History) -> None:
+    """Once a die stands, every void keeps it standing at the same value or ends the
+    standing (both recast), and the next throw shows it."""
+    for step in h.steps:
+        was = step.before.standing
+        if was is None:
+            continue
+        if step.name == "void_throw":
+            assert step.after.standing in (was, None), f"{step.args} moved {was}"
+        elif step.name == "throw":
+            thrown = step.events[0]
+            assert isinstance(thrown, ev.DiceThrown)
+            off, value = was
+            assert (thrown.die2 if off == 1 else thrown.die1) == value
+
+
+@PROPERTY_SETTINGS
+@given(histories())
+def test_the_stakes_a_payout_refusal_names_may_be_laid(h: History) -> None:
+    """An odds stake refused because it does not pay in whole units names the stakes
+    nearest to it that do: each of them is accepted in the same state."""
+    for refusal in h.refusals:
+        if refusal.name != "lay_odds" or refusal.rule is not Rule.PAYOUT_NOT_PAYABLE:
+            continue
+        try:
+            engine.lay_odds(refusal.given, *refusal.args)
+        except RuleBroken as exc:
+            detail = exc.detail
+        named = re.search(r"(?:are|is) ([\d ]+(?:and \d+)?)$", detail)
+        if named is None:
+            assert "no stake that may be laid" in detail, detail
+            continue
+        bettor, on, _ = refusal.args
+        for amount in map(int, named.group(1).split(" and ")):
+            (laid,) = engine.lay_odds(refusal.given, bettor, on, amount)
+            assert isinstance(laid, ev.OddsLaid) and laid.payout > 0, detail
+
+
+@PROPERTY_SETTINGS
+@given(
+    rounding=st.sampled_from(Rounding),
+    multiple=st.integers(1, 3),
+    original=st.integers(1, 60),
+    main_throw=st.sampled_from([(1, 4), (3, 3), (3, 4), (4, 4), (4, 5)]),
+    chance_throw=st.sampled_from([(1, 3), (2, 2), (1, 4), (3, 3), (3, 4), (4, 4), (5, 5)]),
+    on=st.sampled_from(("chance", "main")),
+    cap=st.one_of(st.none(), st.integers(60, 400)),
+    data=st.data(),
+)
+def test_odds_near_the_limits_name_only_stakes_that_may_be_laid(
+    rounding: Rounding,
+    multiple: int,
+    original: int,
+    main_throw: tuple[int, int],
+    chance_throw: tuple[int, int],
+    on: str,
+    cap: int | None,
+    data: st.DataObject,
+) -> None:
+    """Odds stakes up to the odds limit, after some already laid, with or without the
+    setter's cap: a refusal for a payout between minor units names only stakes that
+    are then accepted."""
+    rules = dataclasses.replace(
+        BUILTIN["french"], name="odds", rounding=rounding, odds_multiple=multiple
+    )
+    state = INITIAL
+    for command in (
+        lambda s: engine.open_table(rules, ev.Limits(max_exposure=cap)),
+        lambda s: engine.seat(s, "ann"),
+        lambda s: engine.seat(s, "bob"),
+        lambda s: engine.cast_for_caster(s, "ann", 1),
+        lambda s: engine.cast_for_caster(s, "bob", 2),
+        lambda s: engine.stake(s, original),
+        lambda s: engine.throw(s, *main_throw),
+        lambda s: engine.throw(s, *chance_throw),
+    ):
+        try:
+            state = fold(command(state), state)
+        except RuleBroken:
+            return
+    assume(state.phase is Phase.CHANCE)
+    for _ in range(3):
+        amount = data.draw(st.integers(1, multiple * original))
+        try:
+            state = fold(engine.lay_odds(state, "ann", on, amount), state)
+            continue
+        except RuleBroken as exc:
+            if exc.rule is not Rule.PAYOUT_NOT_PAYABLE:
+                continue
+            detail = exc.detail
+        named = re.search(r"(?:are|is) ([\d ]+(?:and \d+)?)$", detail)
+        if named is None:
+            assert "no stake that may be laid" in detail, detail
+            continue
+        for stake in map(int, named.group(1).split(" and ")):
+            (laid,) = engine.lay_odds(state, "ann", on, stake)
+            assert isinstance(laid, ev.OddsLaid) and laid.payout > 0, detail
+
+
+@PROPERTY_SETTINGS
 @given(histories())
 def test_every_round_ends_in_one_win_or_one_loss(h: History) -> None:
     rules = h.rules
@@ -711,18 +819,24 @@ def test_every_round_ends_in_one_win_or_one_loss(h: History) -> None:
                     assert bet.yes == before.caster
                     assert (closing[0].winner == before.caster) is won
         else:
-            # Only a departing or forfeiting caster ends a round without a throw, and
-            # that round counts for nobody.
+            # Only a departing or forfeiting caster, or the table closing, ends a round
+            # without a throw, whatever part of it was played; that round counts for
+            # nobody.
             assert after.round in (before.round, before.round + 1)
             assert (after.wins, after.losses) == (before.wins, before.losses)
+            departs = (step.name == "leave" and step.args[0] == before.caster) or any(
+                isinstance(e, ev.CasterForfeited) for e in step.events
+            )
             if before.round == 0:
                 # Choosing the first caster starts round 1.
                 assert after.round == (1 if after.caster is not None else 0)
             elif after.round != before.round:
-                assert step.name in ("leave", "cover")
+                assert departs or step.name == "close"
                 assert after.abandoned == before.abandoned + 1
+                assert after.last_result is RoundResult.ABANDONED
                 abandoned += 1
             else:
+                assert not departs and step.name != "close", f"{step.name} kept the round"
                 assert after.abandoned == before.abandoned
         # No bet on a round outlives the round.
         for bet in after.bets.values():

@@ -236,6 +236,60 @@ def test_malformed_rule_set_names_the_field(change: Any, field: str) -> None:
     assert str(info.value).startswith(f"{field}: ")
 
 
+@pytest.mark.parametrize("again", ["05", " 5", "005"])
+def test_a_main_given_twice_is_refused(again: str) -> None:
+    data = copy.deepcopy(ENGLISH)
+    data["table"][again] = {"nicks": [5, 7], "outs": [2, 3]}  # which would win?
+    with pytest.raises(RuleSetError) as info:
+        from_mapping(data)
+    assert info.value.field == f"table.{again}"
+    assert info.value.message == "main 5 is given twice (also as table.5)"
+
+
+def test_a_json_file_giving_a_main_twice_is_refused() -> None:
+    data = copy.deepcopy(ENGLISH)
+    data["table"]["05"] = data["table"]["5"]
+    with pytest.raises(RuleSetError) as info:
+        loads(json.dumps(data), "json")
+    assert str(info.value) == "table.05: main 5 is given twice (also as table.5)"
+
+
+def test_a_toml_file_giving_a_main_twice_is_refused() -> None:
+    text = CUSTOM_TOML + "[table.05]\nnicks = [5]\nouts = [2, 3, 11, 12]\n"
+    with pytest.raises(RuleSetError) as info:
+        loads(text, "toml")
+    assert str(info.value) == "table.05: main 5 is given twice (also as table.5)"
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        pytest.param(
+            json.dumps(ENGLISH)[:-1] + ', "table": {"5": {"nicks": [5], "outs": []}}}',
+            "table",
+            id="table-twice",
+        ),
+        pytest.param(
+            json.dumps(ENGLISH).replace('"5": {', '"5": {"nicks": [5], "outs": []}, "5": {', 1),
+            "table.5",
+            id="main-5-twice",
+        ),
+        pytest.param(
+            json.dumps(ENGLISH).replace('"nicks": [9]', '"nicks": [9], "nicks": []', 1),
+            "table.9.nicks",
+            id="nicks-twice",
+        ),
+    ],
+)
+def test_a_json_key_given_twice_is_refused(text: str, field: str) -> None:
+    """JSON itself lets an object repeat a key (the last one wins, silently)."""
+    assert json.loads(text) is not None
+    with pytest.raises(RuleSetError) as info:
+        loads(text, "json")
+    assert info.value.field == field
+    assert info.value.message == "is given twice"
+
+
 def test_top_level_must_be_a_table() -> None:
     with pytest.raises(RuleSetError) as info:
         from_mapping([1, 2, 3])  # type: ignore[arg-type]
@@ -249,6 +303,8 @@ def test_top_level_must_be_a_table() -> None:
         pytest.param("name = ", "toml", id="truncated-toml"),
         pytest.param("[table\nname = 1", "toml", id="bad-toml-header"),
         pytest.param("not json at all", "json", id="prose-as-json"),
+        pytest.param("[" * 5000 + "]" * 5000, "json", id="json-nested-past-the-stack"),
+        pytest.param("a = " + "[" * 5000 + "]" * 5000, "toml", id="toml-nested-past-the-stack"),
     ],
 )
 def test_invalid_text_is_a_file_error(text: str, fmt: str) -> None:
@@ -264,6 +320,14 @@ def test_toml_with_bad_field_names_it() -> None:
         loads(text, "toml")
     assert info.value.field == "rounding"
     assert "reject" in info.value.message and "round-down" in info.value.message
+
+
+@pytest.mark.parametrize("depth", [100, 900, 990, 1200])
+def test_json_nested_near_the_stack_s_depth_is_refused_not_crashed(depth: int) -> None:
+    # The parser may or may not manage it; either way a rule-set error, never a crash.
+    with pytest.raises(RuleSetError) as info:
+        loads("[" * depth + "]" * depth, "json")
+    assert info.value.field in ("(top)", "(file)")
 
 
 def test_json_list_is_not_a_rule_set() -> None:

@@ -95,8 +95,9 @@ def play_three_rounds(book: Book) -> Game:
     g.do(hz.lay, "cat", 300)  # 28: b28
     g.do(hz.cover, 4000)  # 29
     g.do(hz.throw, 1, 1)  # 30; 31: b28 to cat
-    # Round 3: ann leaves before the main, bob takes the dice; the table closes.
-    g.do(hz.leave, "ann")  # 32, 33: the dice pass to bob
+    # Round 3: ann leaves before the main, which abandons it, as leaving after the main
+    # would. Round 4: bob takes the dice; the table closes, which abandons it too.
+    g.do(hz.leave, "ann")  # 32; 33: the dice pass to bob, round 4 begins
     g.do(hz.call_main, 5)  # 34
     g.do(hz.stake, 200)  # 35: b35, bob against the setter
     g.do(hz.close)  # 36: b35 voided; 37
@@ -152,7 +153,7 @@ EXPECTED = [
                winner="ann", at=22),
     settlement(31, 2, "b28", "laid", [escrow("b28", "player:cat", 600)], [28, 29, 30, 31],
                winner="cat", at=27),
-    settlement(36, 3, "b35", "caster",
+    settlement(36, 4, "b35", "caster",
                [escrow("b35", "player:bob", 200), escrow("b35", "setter", 200)], [35, 36, 37],
                reason="table-closed", at=31),
 ]  # fmt: skip
@@ -165,9 +166,12 @@ ROUNDS = [
     {"table": "t1", "round": 2, "caster": "ann", "main": 6, "chance": None, "result": "out",
      "first_version": 26, "last_version": 31, "first_position": p(26), "last_position": p(31),
      "started_at": minute(23), "ended_at": minute(27)},
-    {"table": "t1", "round": 3, "caster": "bob", "main": 5, "chance": None, "result": None,
-     "first_version": 32, "last_version": 37, "first_position": p(32), "last_position": p(37),
-     "started_at": minute(28), "ended_at": None},
+    {"table": "t1", "round": 3, "caster": "ann", "main": None, "chance": None,
+     "result": "abandoned", "first_version": 32, "last_version": 32, "first_position": p(32),
+     "last_position": p(32), "started_at": minute(28), "ended_at": minute(28)},
+    {"table": "t1", "round": 4, "caster": "bob", "main": 5, "chance": None,
+     "result": "abandoned", "first_version": 33, "last_version": 37, "first_position": p(33),
+     "last_position": p(37), "started_at": minute(28), "ended_at": minute(31)},
 ]  # fmt: skip
 
 
@@ -235,7 +239,8 @@ def test_each_settlement_names_its_parties_as_ledger_accounts(
         ({"stream": STREAM}, ["b10", "b13", "b15", "b20", "b8", "b9", "b19", "b28", "b35"]),
         ({"stream": "table:other"}, []),
         ({"stream": STREAM, "round": 2}, ["b28"]),
-        ({"stream": STREAM, "round": 3}, ["b35"]),
+        ({"stream": STREAM, "round": 3}, []),
+        ({"stream": STREAM, "round": 4}, ["b35"]),
         ({"party": "player:cat"}, ["b28"]),
         ({"party": "setter"}, ["b13", "b8", "b19", "b35"]),
         ({"party": "player:bob", "round": 1}, ["b10", "b13", "b20", "b9"]),
@@ -277,7 +282,7 @@ def test_rounds_page_by_round(game: Game, engine: sa.Engine) -> None:
 def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: sa.Engine) -> None:
     with engine.connect() as conn:
         detail = tableviews.round_detail(conn, game.book.store, STREAM, 2)
-        assert tableviews.round_detail(conn, game.book.store, STREAM, 4) is None
+        assert tableviews.round_detail(conn, game.book.store, STREAM, 5) is None
     assert detail is not None
     assert {k: v for k, v in detail.items() if k not in ("events", "settlements")} == ROUNDS[1]
     assert [(e["version"], e["position"], e["type"]) for e in detail["events"]] == [
