@@ -30,7 +30,25 @@ def _ruleset(name: str) -> RuleSet:
         raise click.BadParameter(str(exc), param_hint="--ruleset") from None
 
 
-@click.group()
+class _Hazard(click.Group):
+    """The command group, which turns a lock wait the database gave up on (another
+    writer held it past HAZARD_LOCK_TIMEOUT) into a plain error instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ledger.store import is_busy
+
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if is_busy(exc):
+                raise click.ClickException(
+                    "the database is busy: another writer held it past the lock timeout "
+                    "(HAZARD_LOCK_TIMEOUT); nothing was written, try again"
+                ) from None
+            raise
+
+
+@click.group(cls=_Hazard)
 def main() -> None:
     """Hazard: an event-sourced betting ledger for the old English dice game."""
 
@@ -276,10 +294,20 @@ def token_revoke(token_id: str, database_url: str | None) -> None:
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: every interface")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="0: any free port (the banner says which)")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="gunicorn worker processes")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="0: any free port (the banner says which)",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="gunicorn worker processes",
+)
 def serve(host: str, port: int, workers: int) -> None:
     """Run the REST API under gunicorn, on DATABASE_URL (default: hazard.sqlite3 here).
 
@@ -301,8 +329,13 @@ def serve(host: str, port: int, workers: int) -> None:
 
 
 @main.command()
-@click.option("--write", "path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="write to FILE (openapi.yaml) instead of stdout")
+@click.option(
+    "--write",
+    "path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="write to FILE (openapi.yaml) instead of stdout",
+)
 def openapi(path: str | None) -> None:
     """Print the REST API's OpenAPI contract, as YAML made from the code.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -75,7 +76,21 @@ def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def hazard_command() -> str:
+    """How to run `hazard` from where the server was started: plain `hazard` when this
+    installation's command is on PATH, otherwise its path (`.venv/bin/hazard` after
+    `make run`, whose virtual environment is not activated)."""
+    here = Path(sys.executable).with_name("hazard")
+    if not here.exists() or shutil.which("hazard") == str(here):
+        return "hazard"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
+
+
 def banner(url: str, token: str | None, workers: int, database: str) -> str:
+    more = f"`{hazard_command()} token create --role ROLE --name NAME`"
     lines = [
         f"Hazard ledger serving at {url} ({workers} worker{'s' * (workers != 1)}, {database})",
         f"API docs: {url}/docs",
@@ -83,7 +98,7 @@ def banner(url: str, token: str | None, workers: int, database: str) -> str:
     ]
     if token is None:
         lines += [
-            "Use a token you hold; make more with `hazard token create --role ROLE --name NAME`.",
+            f"Use a token you hold; make more with {more}.",
         ]
     else:
         lines += [
@@ -93,7 +108,7 @@ def banner(url: str, token: str | None, workers: int, database: str) -> str:
             f"    {token}",
             "",
             "Send it as `Authorization: Bearer <token>` (in the docs: the Authorize button).",
-            "More tokens: `hazard token create --role ROLE --name NAME`.",
+            f"More tokens: {more}.",
         ]
     rule = "=" * 78
     return "\n".join([rule, *lines, rule])

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -293,6 +294,21 @@ def test_the_banner_shows_the_token_and_the_docs() -> None:
     assert "http://127.0.0.1:8000/docs" in shown
     assert "\n    hz_secret\n" in shown
     assert "hz_" not in banner("http://127.0.0.1:8000", None, 1, "sqlite:///x")
+
+
+def test_the_banner_names_the_hazard_command_a_shell_can_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`make run` does not activate .venv, so there the banner says `.venv/bin/hazard`;
+    where this installation's `hazard` is on PATH, plain `hazard`."""
+    here = Path(sys.executable).with_name("hazard")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(here.parent.parent.parent)  # the folder that holds the venv
+    shown = banner("http://127.0.0.1:8000", "hz_secret", 1, "sqlite:///x")
+    relative = here.relative_to(here.parent.parent.parent)
+    assert f"`{relative} token create --role ROLE --name NAME`" in shown
+    monkeypatch.setenv("PATH", f"{here.parent}:/usr/bin:/bin")
+    assert "`hazard token create" in banner("http://127.0.0.1:8000", None, 1, "sqlite:///x")
 
 
 def test_token_commands_say_when_the_database_cannot_be_opened(tmp_path: Path) -> None:

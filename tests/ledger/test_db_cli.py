@@ -121,3 +121,23 @@ def test_token_create_names_the_token_for_its_role_unless_told(url: str) -> None
     assert "a player's token needs --name" in player.output
     listed = CliRunner().invoke(main, ["token", "list"]).output
     assert [line.split()[1] for line in listed.splitlines()[1:]] == ["setter", "auditor"]
+
+
+@pytest.mark.parametrize(
+    "args", [["token", "create", "--role", "auditor"], ["db", "upgrade"], ["verify"]]
+)
+def test_a_command_behind_a_long_writer_says_the_database_is_busy(
+    url: str, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """Behind another writer (a rebuild, a server's append), a command that waits out
+    the lock timeout says so and exits 1, rather than printing a traceback."""
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    monkeypatch.setenv("HAZARD_LOCK_TIMEOUT", "0.2")
+    holder = db.make_engine(url)
+    with holder.connect().execution_options(writes=True) as conn, conn.begin():
+        result = CliRunner().invoke(main, args)
+    holder.dispose()
+    assert result.exit_code == 1, result.output
+    assert "the database is busy" in result.output
+    assert "Traceback" not in result.output and result.exception is not None
+    assert isinstance(result.exception, SystemExit)
