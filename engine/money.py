@@ -124,8 +124,9 @@ def odds_payout(
             {s for s in (min(lower, most - most % step), lower + step) if 0 < s <= most}
         )
         named = (
-            "the nearest stakes that pay exactly and may be laid (at most "
-            f"{most}) are {' and '.join(map(str, within))}"
+            f"the nearest {'stakes' if len(within) > 1 else 'stake'} that pay"
+            f"{'' if len(within) > 1 else 's'} exactly and may be laid (at most {most}) "
+            f"{'are' if len(within) > 1 else 'is'} {' and '.join(map(str, within))}"
             if within
             else f"no stake that may be laid (at most {most}) pays exactly"
         )

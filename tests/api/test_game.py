@@ -346,7 +346,7 @@ def test_an_evening_at_the_hazard_table(api: Api) -> None:
         "cat", "odds", {"player": "cat", "on": "main", "amount": 50}, "payout-not-payable"
     )
     # cat's stake on the round is 50, so 52 is past her odds limit and is not named.
-    assert detail.endswith("(at most 50) are 48")
+    assert detail.endswith("(at most 50) is 48")
     answer = night.do("cat", "odds", {"player": "cat", "on": "main", "amount": 48})
     r5_cat_odds = bet_id(answer, "OddsLaid")
     assert events_of(answer, "OddsLaid")[0]["payout"] == 36  # 48 at 3 to 4

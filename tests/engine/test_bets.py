@@ -81,7 +81,7 @@ def test_payout_not_payable_names_only_stakes_within_the_odds_limit(
     t.do(engine.throw, 3, 4)  # chance 7 on a main of 5: 2/3 on the chance
     detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 1000)
     assert detail.endswith(
-        "the nearest stakes that pay exactly and may be laid (at most 1000) are 999"
+        "the nearest stake that pays exactly and may be laid (at most 1000) is 999"
     )
     assert "1002" not in detail
     t.do(engine.lay_odds, "ann", "chance", 999)
@@ -100,7 +100,7 @@ def test_payout_not_payable_names_only_stakes_within_the_setter_s_cap(
     t.do(engine.call_main, 5)
     t.do(engine.throw, 3, 4)  # chance 7 on a main of 5: 2/3; the setter has 100 to spare
     detail = t.refused(Rule.PAYOUT_NOT_PAYABLE, engine.lay_odds, "ann", "chance", 200)
-    assert detail.endswith("(at most 150) are 150")
+    assert detail.endswith("(at most 150) is 150")
     (laid,) = t.do(engine.lay_odds, "ann", "chance", 150)
     assert laid.payout == 100 and t.state.exposure() == 200
     t.do(engine.close)
