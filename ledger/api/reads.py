@@ -11,13 +11,14 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 
 from engine.state import SETTER
 from ledger import tableviews
 from ledger.accounts import player_account
 from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
+from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
 from ledger.schema import events, postings
 from ledger.service import NotFound, is_name, table_stream

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flask_smorest import Blueprint
-
 import engine as hz
 from engine.rules import from_mapping
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
+from ledger.api.bodies import Blueprint
 from ledger.service import Decide, Forbidden
 from ledger.tokens import Holder, Role
 
