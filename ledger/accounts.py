@@ -54,9 +54,13 @@ class CreditLimitSet:
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
-NAME = r"^[A-Za-z0-9_.-]{1,100}$"
+NAME = r"^(?!\.+$)[A-Za-z0-9_.-]{1,100}$"
 """What a player or a table may be called: names appear in account names, streams and
-URL paths. Anchored, because the API documents it as a pattern, which is a search."""
+URL paths. Not dots alone: a URL path cannot carry `.` or `..` (clients resolve
+`/players/../balance` to `/balance`), and a name none can reach is no use. Anchored,
+because the API documents it as a pattern, which is a search."""
+NAME_RULE = "1 to 100 letters, digits, _ . -, and not only dots"
+"""NAME, in words, for the errors that refuse a name."""
 
 
 def player_account(name: str) -> str:

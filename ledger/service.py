@@ -22,6 +22,7 @@ import engine as hz
 from ledger import snapshots, tableviews
 from ledger.accounts import (
     NAME,
+    NAME_RULE,
     TABLE_PREFIX,
     AccountOpened,
     CreditLimitSet,
@@ -58,6 +59,14 @@ class Forbidden(StoreError):
 
 class AlreadyExists(StoreError):
     """A table or player by that name is already there."""
+
+
+class InvalidName(StoreError):
+    """A name no player or table may have; `field` is the request's field that gave it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
 
 
 def is_name(text: str) -> bool:
@@ -180,7 +189,7 @@ class Club:
 
     def create_player(self, name: str, actor: str, key: str | None = None) -> dict[str, Any]:
         if name == hz.SETTER or not is_name(name):
-            raise InvalidAmount("a player's name is 1 to 100 characters and not 'setter'")
+            raise InvalidName("name", f"a player's name is {NAME_RULE}, and not 'setter'")
         stream = account_stream(player_account(name))
 
         def handler(conn: sa.Connection) -> dict[str, Any]:

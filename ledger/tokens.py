@@ -61,8 +61,8 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
     # have: above all not the bank's, or it would read the setter's own account.
     if role is Role.PLAYER and (name == SETTER or not re.fullmatch(NAME, name)):
         raise ValueError(
-            "a player's token is named for the player: 1 to 100 letters, digits, _ . -, "
-            "and not 'setter'"
+            "a player's token is named for the player: 1 to 100 letters, digits, _ . -, not only "
+            "dots, and not 'setter'"
         )
     token = PREFIX + secrets.token_urlsafe(32)
     with engine.begin() as conn:

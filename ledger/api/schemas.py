@@ -24,7 +24,7 @@ class Whole(validate.Regexp):
 
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
-NAME = Whole(accounts.NAME, error="1 to 100 letters, digits, _ . -")
+NAME = Whole(accounts.NAME, error=accounts.NAME_RULE)
 
 
 class ProblemSchema(Schema):

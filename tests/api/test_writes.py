@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from ledger.schema import accounts, commands, events, postings
+from ledger.service import Club, InvalidName
 from tests.api.conftest import Api, Client
 
 
@@ -235,3 +237,42 @@ def test_a_balance_beyond_64_bits_is_refused_not_crashed(api: Api) -> None:
     assert response.get_json()["type"] == "urn:hazard:invalid-amount"
     assert _counts(api) == counts
     bank.ok("post", "/players/ann/deposits", {"amount": 10})
+
+
+UNREACHABLE = (".", "..", "...")
+"""Names a URL cannot carry: a client sends `/players/../balance` as `/balance`."""
+
+
+def test_a_name_no_client_could_reach_is_a_validation_problem_naming_the_field(
+    api: Api,
+) -> None:
+    bank = api.client()
+    bank.ok("post", "/tables", {"id": "t1"})
+    counts = _counts(api)
+    for name in UNREACHABLE:
+        for path, field, body in [
+            ("/players", "name", {"name": name}),
+            ("/tables", "id", {"id": name}),
+            ("/tables/t1/seats", "player", {"player": name}),
+            (f"/settlements?player={name}", "player", None),
+        ]:
+            answer = bank.post(path, json=body) if body else bank.get(path)
+            problem = answer.get_json()
+            assert answer.status_code == 422, (path, problem)
+            assert problem["type"] == "urn:hazard:validation"
+            assert list(problem["errors"]) == [field], problem
+            assert "not only dots" in problem["detail"], problem
+    assert _counts(api) == counts
+
+
+def test_the_service_refuses_a_bad_player_name_as_invalid_not_as_an_amount(api: Api) -> None:
+    club: Club = api.app.extensions["hazard.club"]
+    for name in ("..", "setter", "a b"):
+        with pytest.raises(InvalidName) as refused:
+            club.create_player(name, "setter:bank")
+        assert refused.value.field == "name"
+        with api.app.test_request_context():
+            answer = api.app.handle_user_exception(refused.value)
+        problem = answer.get_json()
+        assert (answer.status_code, problem["type"]) == (422, "urn:hazard:validation")
+        assert list(problem["errors"]) == ["name"], problem
