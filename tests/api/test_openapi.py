@@ -32,6 +32,7 @@ PLATFORM = {
     "api-docs.openapi_json": "the contract itself",
     "api-docs.openapi_swagger_ui": "the docs page",
     "docs_asset": "the docs page's scripts and styles",
+    "docs_slash": "/docs/, redirected to the docs page",
     "ops.healthz": "liveness, for the platform (ledger/api/ops.py)",
     "ops.readyz": "readiness, for the platform",
     "ops.prometheus": "metrics, for the internal network only",
