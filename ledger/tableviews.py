@@ -438,10 +438,18 @@ def _round_view(row: Any) -> dict[str, Any]:
 
 
 def round_detail(
-    conn: sa.Connection, store: EventStore, stream: str, round: int
+    conn: sa.Connection,
+    store: EventStore,
+    stream: str,
+    round: int,
+    after_position: int = 0,
+    limit: int = 50,
 ) -> dict[str, Any] | None:
-    """One round: its row, every event of the table's stream that belongs to it, and
-    the settlements of the bets made in it; None if the table has no such round.
+    """One round: its row and a page of the events of the table's stream that belong
+    to it, at most `limit` after position `after_position`; None if the table has no
+    such round. A round may run to any number of events (a caster who throws and throws
+    again), so they come a page at a time, like every other listing; its settlements
+    are `settlements(stream=..., round=...)`, paged the same way.
 
     The events are read on `conn`, in the same snapshot as the round's span, rather
     than through a fresh connection of `store`'s.
@@ -451,19 +459,28 @@ def round_detail(
     if row is None:
         return None
     e = events_table
+    # A stream's versions rise with its positions, so when `after_position` is one of
+    # the stream's own events, as a page's last is, its version starts the range of
+    # the (stream, version) index; the position test keeps any other `after` right.
+    since = (
+        conn.execute(
+            sa.select(e.c.version).where(e.c.position == after_position, e.c.stream == stream)
+        ).scalar()
+        if after_position
+        else None
+    )
+    first = max(row.first_version, (since or 0) + 1)
     events = conn.execute(
         sa.select(e.c.position, e.c.version, e.c.type, e.c.payload, e.c.actor, e.c.recorded_at)
-        .where(e.c.stream == stream, e.c.version.between(row.first_version, row.last_version))
+        .where(
+            e.c.stream == stream,
+            e.c.version.between(first, row.last_version),
+            e.c.position > after_position,
+        )
         .order_by(e.c.version)
+        .limit(limit)
     )
-    # Every bet made in the round was placed by one of its events, so its settlements
-    # are fewer than its events.
-    span = row.last_version - row.first_version + 1
-    return {
-        **_round_view(row),
-        "events": [_event_view(event) for event in events],
-        "settlements": settlements(conn, stream=stream, round=round, limit=span),
-    }
+    return {**_round_view(row), "events": [_event_view(event) for event in events]}
 
 
 def _event_view(row: Any) -> dict[str, Any]:

@@ -169,8 +169,15 @@ class RoundEventSchema(Schema):
 
 
 class RoundDetailSchema(RoundSchema):
-    events = fields.List(fields.Nested(RoundEventSchema), required=True)
-    settlements = fields.List(fields.Nested(SettlementSchema), required=True)
+    """The round, and a page of its events: pass `next_after` back as `after` for the
+    next. Its settlements are GET /settlements?table=&round=."""
+
+    events = fields.List(
+        fields.Nested(RoundEventSchema),
+        required=True,
+        metadata={"description": "A page of the round's events, in order"},
+    )
+    next_after = _next_after()
 
 
 # -- statements ---------------------------------------------------------------------

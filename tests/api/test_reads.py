@@ -217,9 +217,45 @@ def test_a_tables_rounds_and_one_round_in_full(api: Api) -> None:
     assert types.count("DiceThrown") == 3 and "OddsLaid" in types
     versions = [e["version"] for e in detail["events"]]
     assert versions == list(range(two["first_version"], two["last_version"] + 1))
-    assert bets(detail["settlements"]) == ["t1/b14", "t1/b15", "t1/b19"]
+    # Its settlements, which may be as many as its bets, are a listing of their own.
+    assert "settlements" not in detail
+    settled = bank.ok("get", "/settlements", query_string={"table": "t1", "round": 2})
+    assert bets(settled["items"]) == ["t1/b14", "t1/b15", "t1/b19"]
     throw = next(e for e in detail["events"] if e["type"] == "DiceThrown")
     assert throw["payload"] == {"die1": 2, "die2": 2}
+
+
+def test_a_round_of_more_events_than_a_page_comes_back_in_pages(api: Api) -> None:
+    bank = play(api)
+    # Round 3 (open: a lay refused) runs on: a main, and a dozen cocked throws.
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    for _ in range(12):
+        bank.ok("post", "/tables/t1/void-throws", {"reason": "cocked", "off": 0})
+    three = bank.ok("get", "/tables/t1/rounds", query_string={"after": 2})["items"][0]
+    stored = [
+        e
+        for e in walk(bank, "/events", 500, stream="table:t1")
+        if three["first_version"] <= e["version"] <= three["last_version"]
+    ]
+    assert len(stored) > 12
+    for limit in (1, 4, 5, 500):
+        pages, after = [], 0
+        while after is not None:
+            page = bank.ok(
+                "get", "/tables/t1/rounds/3", query_string={"after": after, "limit": limit}
+            )
+            assert {k: page[k] for k in three} == three
+            assert len(page["events"]) <= limit
+            pages.append(page["events"])
+            after = page["next_after"]
+        assert all(len(events) == limit for events in pages[:-1])
+        events = [e for events in pages for e in events]
+        assert [(e["position"], e["version"], e["type"], e["payload"]) for e in events] == [
+            (e["position"], e["version"], e["type"], e["payload"]) for e in stored
+        ], limit
+    assert len(bank.ok("get", "/tables/t1/rounds/3")["events"]) == len(stored)  # 50 a page
+    assert "limit" in problem(bank.get("/tables/t1/rounds/3?limit=501"), 422)["errors"]
+    assert "page" in problem(bank.get("/tables/t1/rounds/3?page=2"), 422)["errors"]
 
 
 def test_rounds_of_what_is_not_there(api: Api) -> None:

@@ -278,8 +278,13 @@ def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: 
     with engine.connect() as conn:
         detail = tableviews.round_detail(conn, game.book.store, STREAM, 2)
         assert tableviews.round_detail(conn, game.book.store, STREAM, 4) is None
+        pages = [
+            tableviews.round_detail(conn, game.book.store, STREAM, 2, p(after), limit=2)
+            for after in (0, 27, 29, 31)
+        ]
+        settled = tableviews.settlements(conn, stream=STREAM, round=2)
     assert detail is not None
-    assert {k: v for k, v in detail.items() if k not in ("events", "settlements")} == ROUNDS[1]
+    assert {k: v for k, v in detail.items() if k != "events"} == ROUNDS[1]
     assert [(e["version"], e["position"], e["type"]) for e in detail["events"]] == [
         (26, p(26), "MainCalled"),
         (27, p(27), "PlayerSeated"),
@@ -297,7 +302,15 @@ def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: 
         "actor": "croupier",
         "recorded_at": minute(27),
     }
-    assert detail["settlements"] == [BY_BET["b28"]]
+    # A page at a time: after the position of the page before's last event.
+    assert [[e["version"] for e in page["events"]] for page in pages if page is not None] == [
+        [26, 27],
+        [28, 29],
+        [30, 31],
+        [],
+    ]
+    # Its settlements are the settlements listing's, filtered by the round.
+    assert settled == [BY_BET["b28"]]
 
 
 def test_the_dice_passing_after_a_round_begins_the_next(
@@ -471,8 +484,11 @@ def test_rounds_and_a_round_s_events_are_index_ranges(game: Game, engine: sa.Eng
     with engine.connect() as conn:
         tableviews.rounds(conn, STREAM, after_round=1)
         tableviews.round_detail(conn, game.book.store, STREAM, 2)
+        tableviews.round_detail(conn, game.book.store, STREAM, 2, p(27), limit=2)
         queries = list(statements)
-        assert len(queries) == 4  # rounds; the round, its events, its settlements
+        # rounds; the round and a page of its events; again, with the version of the
+        # position the second page starts after.
+        assert len(queries) == 6
         for statement, params in queries:
             assert full_scan_or_sort(plan(conn, statement, params)) == [], statement
 
