@@ -10,6 +10,7 @@ zero, always: cash is negative by exactly what the club holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engine.events import Event, Transfer
 from engine.money import ESCROW, holds
@@ -90,3 +91,12 @@ def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ..
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
         for t in holds(event)
     )
+
+
+def transfer_views(stream: str, event: Event | AccountEvent) -> list[dict[str, Any]]:
+    """`transfers_of` as JSON: what the API shows beside an event, and a settlement
+    keeps, so that every response names the money in the ledger's accounts."""
+    return [
+        {"source": t.source, "target": t.target, "amount": t.amount}
+        for t in transfers_of(stream, event)
+    ]

@@ -30,6 +30,7 @@ from ledger.accounts import (
     Withdrawn,
     account_stream,
     player_account,
+    transfer_views,
 )
 from ledger.book import Book, InvalidAmount
 from ledger.idempotency import run_once
@@ -80,7 +81,8 @@ def table_stream(table_id: str) -> str:
 
 
 def event_view(row: Recorded) -> dict[str, Any]:
-    """An appended event as the API shows it."""
+    """An appended event as the API shows it: the stored record (its payload in the
+    table's own account names, as hashed) and the money it moved in the ledger's."""
     return {
         "position": row.position,
         "stream": row.stream,
@@ -90,6 +92,7 @@ def event_view(row: Recorded) -> dict[str, Any]:
         "actor": row.actor,
         "recorded_at": row.recorded_at,
         "hash": row.hash,
+        "transfers": transfer_views(row.stream, row.event()),
     }
 
 

@@ -31,12 +31,12 @@ import sqlalchemy as sa
 import engine as hz
 from engine import events as ev
 from ledger import codec
-from ledger.accounts import TABLE_PREFIX, book_account, transfers_of
+from ledger.accounts import TABLE_PREFIX, book_account, transfer_views
 from ledger.schema import events as events_table
 from ledger.schema import rounds as rounds_table
 from ledger.schema import settlement_parties
 from ledger.schema import settlements as settlements_table
-from ledger.store import CorruptEvent, EventStore, Recorded
+from ledger.store import EventStore, Recorded, decode_row
 
 Closing = ev.BetSettled | ev.BetVoided
 CLOSING_TYPES = frozenset({"BetSettled", "BetVoided"})
@@ -345,10 +345,7 @@ def _bet_positions(
 
 def _transfers(stream: str, event: ev.BetSettled | ev.BetVoided) -> list[dict[str, Any]]:
     """A settlement's transfers in the ledger's accounts, exactly as the book posts them."""
-    return [
-        {"source": t.source, "target": t.target, "amount": t.amount}
-        for t in transfers_of(stream, event)
-    ]
+    return transfer_views(stream, event)
 
 
 def _canonical(value: Any) -> str:
@@ -471,7 +468,15 @@ def round_detail(
     )
     first = max(row.first_version, (since or 0) + 1)
     events = conn.execute(
-        sa.select(e.c.position, e.c.version, e.c.type, e.c.payload, e.c.actor, e.c.recorded_at)
+        sa.select(
+            e.c.position,
+            e.c.version,
+            e.c.type,
+            e.c.schema_version,
+            e.c.payload,
+            e.c.actor,
+            e.c.recorded_at,
+        )
         .where(
             e.c.stream == stream,
             e.c.version.between(first, row.last_version),
@@ -480,19 +485,18 @@ def round_detail(
         .order_by(e.c.version)
         .limit(limit)
     )
-    return {**_round_view(row), "events": [_event_view(event) for event in events]}
+    return {**_round_view(row), "events": [_event_view(stream, event) for event in events]}
 
 
-def _event_view(row: Any) -> dict[str, Any]:
-    try:
-        payload = json.loads(row.payload)
-    except ValueError as exc:
-        raise CorruptEvent(row.position, f"payload is not JSON ({exc})") from None
+def _event_view(stream: str, row: Any) -> dict[str, Any]:
+    """An event of a round, as stored, with the money it moved in ledger accounts."""
+    event = decode_row(row)  # or CorruptEvent, naming the position
     return {
         "position": row.position,
         "version": row.version,
         "type": row.type,
-        "payload": payload,
+        "payload": json.loads(row.payload),
         "actor": row.actor,
         "recorded_at": row.recorded_at,
+        "transfers": transfer_views(stream, event),
     }

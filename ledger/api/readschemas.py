@@ -13,7 +13,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from ledger.api.schemas import NAME
+from ledger.api.schemas import NAME, TransferSchema, payload, transfers
 
 BIG = 2**63 - 1
 """Positions and posting ids are signed 64-bit columns."""
@@ -103,12 +103,6 @@ class EventQuerySchema(PageQuerySchema):
 # -- settlements --------------------------------------------------------------------
 
 
-class TransferSchema(Schema):
-    source = fields.String(required=True)
-    target = fields.String(required=True)
-    amount = fields.Integer(required=True, metadata={"description": "Minor units"})
-
-
 class SettlementSchema(Schema):
     """A bet closed, settled or voided, and the money it moved."""
 
@@ -163,9 +157,10 @@ class RoundEventSchema(Schema):
     position = fields.Integer(required=True)
     version = fields.Integer(required=True)
     type = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = payload()
     actor = fields.String(required=True)
     recorded_at = fields.String(required=True)
+    transfers = transfers()
 
 
 class RoundDetailSchema(RoundSchema):

@@ -25,6 +25,11 @@ class Whole(validate.Regexp):
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
 NAME = Whole(accounts.NAME, error=accounts.NAME_RULE)
+ACCOUNTS = (
+    "A ledger account: `player:ann`, `setter` (the bank), `escrow:t1:b9` (bet b9's stakes "
+    "at table t1, while it is open) or `cash` (money deposited and withdrawn)"
+)
+"""The account names every response uses, outside an event's stored payload."""
 
 
 class ProblemSchema(Schema):
@@ -85,15 +90,43 @@ class TableWriteHeadersSchema(WriteHeadersSchema):
     )
 
 
+class TransferSchema(Schema):
+    """Money moved, between two of the ledger's accounts."""
+
+    source = fields.String(required=True, metadata={"description": ACCOUNTS})
+    target = fields.String(required=True, metadata={"description": ACCOUNTS})
+    amount = fields.Integer(required=True, metadata={"description": "Minor units"})
+
+
+def payload() -> fields.Dict:
+    return fields.Dict(
+        required=True,
+        metadata={
+            "description": "The engine's record, as stored and hashed. It names the table's "
+            "own accounts (`ann`, `setter`, `escrow:b9`); `transfers` gives the same money "
+            "in the ledger's"
+        },
+    )
+
+
+def transfers() -> fields.List[Any]:
+    return fields.List(
+        fields.Nested(TransferSchema),
+        required=True,
+        metadata={"description": "The money the event moved, exactly as the ledger posted it"},
+    )
+
+
 class EventSchema(Schema):
     position = fields.Integer(required=True)
     stream = fields.String(required=True)
     version = fields.Integer(required=True)
     type = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = payload()
     actor = fields.String(required=True)
     recorded_at = fields.String(required=True)
     hash = fields.String(required=True)
+    transfers = transfers()
 
 
 class WriteResultSchema(Schema):

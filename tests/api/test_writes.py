@@ -276,3 +276,38 @@ def test_the_service_refuses_a_bad_player_name_as_invalid_not_as_an_amount(api: 
         problem = answer.get_json()
         assert (answer.status_code, problem["type"]) == (422, "urn:hazard:validation")
         assert list(problem["errors"]) == ["name"], problem
+
+
+def test_writes_and_reads_name_the_money_in_the_same_accounts(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    [staked] = bank.ok("post", "/tables/t1/stakes", {"amount": 100})["events"]
+    bet = staked["payload"]["bet_id"]
+    escrow = f"escrow:t1:{bet}"
+    assert staked["transfers"] == [
+        {"source": "player:ann", "target": escrow, "amount": 100},
+        {"source": "setter", "target": escrow, "amount": 100},
+    ]
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    thrown = bank.ok("post", "/tables/t1/throws", {"die1": 3, "die2": 4})["events"]  # a nick
+    [settled] = [e for e in thrown if e["type"] == "BetSettled"]
+    assert settled["transfers"] == [{"source": escrow, "target": "player:ann", "amount": 200}]
+    # The payload is the engine's record as stored and hashed, in the table's own names.
+    assert settled["payload"]["transfers"] == [
+        {"source": f"escrow:{bet}", "target": "ann", "amount": 200}
+    ]
+    [settlement] = bank.ok("get", "/settlements", query_string={"table": "t1"})["items"]
+    assert settlement["transfers"] == settled["transfers"]
+    lines = bank.ok("get", "/players/ann/statement")["items"]
+    assert [(line["counterparty"], line["amount"]) for line in lines[-2:]] == [
+        (escrow, -100),
+        (escrow, 200),
+    ]
+    round_events = bank.ok("get", "/tables/t1/rounds/1")["events"]
+    shown = {e["position"]: e["transfers"] for e in round_events}
+    for event in (staked, settled):
+        assert shown[event["position"]] == event["transfers"]
+    opened = bank.ok("post", "/players", {"name": "cat"})["events"][0]
+    deposited = bank.ok("post", "/players/cat/deposits", {"amount": 5})["events"][0]
+    assert opened["transfers"] == []
+    assert deposited["transfers"] == [{"source": "cash", "target": "player:cat", "amount": 5}]

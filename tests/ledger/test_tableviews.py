@@ -301,7 +301,10 @@ def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: 
         "payload": {"die1": 1, "die2": 1},
         "actor": "croupier",
         "recorded_at": minute(27),
+        "transfers": [],  # a throw moves no money; what it settles does
     }
+    # The money each event moved, in ledger accounts, as the settlement has it.
+    assert detail["events"][5]["transfers"] == BY_BET["b28"]["transfers"]
     # A page at a time: after the position of the page before's last event.
     assert [[e["version"] for e in page["events"]] for page in pages if page is not None] == [
         [26, 27],
