@@ -431,7 +431,16 @@ def rounds(
 def _round_view(row: Any) -> dict[str, Any]:
     view = dict(row._mapping)
     stream = view.pop("stream")
-    return {"table": stream.removeprefix(TABLE_PREFIX), **view}
+    return {"table": stream.removeprefix(TABLE_PREFIX), **view, "winner": _winner(row)}
+
+
+def _winner(row: Any) -> str | None:
+    """Who won the round: the caster or the setter; None while it is open or if it was
+    abandoned."""
+    if row.result is None:
+        return None
+    won = hz.RoundResult(row.result).caster_won
+    return None if won is None else row.caster if won else hz.SETTER
 
 
 def round_detail(

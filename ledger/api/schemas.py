@@ -22,6 +22,8 @@ class Whole(validate.Regexp):
         return value
 
 
+DIE = validate.Range(min=1, max=6)
+"""A die shows 1 to 6: refused as a field, before the table is asked."""
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
 NAME = Whole(accounts.NAME, error=accounts.NAME_RULE)
@@ -180,7 +182,7 @@ class SeatSchema(Schema):
 
 class CastSchema(Schema):
     player = fields.String(required=True, validate=NAME)
-    die = fields.Integer(required=True, strict=True)
+    die = fields.Integer(required=True, strict=True, validate=DIE)
 
 
 class MainSchema(Schema):
@@ -188,14 +190,20 @@ class MainSchema(Schema):
 
 
 class ThrowSchema(Schema):
-    die1 = fields.Integer(required=True, strict=True)
-    die2 = fields.Integer(required=True, strict=True)
+    die1 = fields.Integer(required=True, strict=True, validate=DIE)
+    die2 = fields.Integer(required=True, strict=True, validate=DIE)
 
 
 class VoidThrowSchema(Schema):
     reason = fields.String(required=True, metadata={"description": "cocked or wild"})
     off = fields.Integer(required=True, strict=True, metadata={"description": "1, 2 or 0: both"})
-    standing = fields.Integer(strict=True, allow_none=True, load_default=None)
+    standing = fields.Integer(
+        strict=True,
+        allow_none=True,
+        load_default=None,
+        validate=DIE,
+        metadata={"description": "The die that stayed, when only the other is recast"},
+    )
 
 
 class StakeSchema(Schema):

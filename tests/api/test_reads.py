@@ -206,6 +206,7 @@ def test_a_tables_rounds_and_one_round_in_full(api: Api) -> None:
     assert (one["main"], one["chance"], one["result"]) == (7, None, "nick")
     assert (two["main"], two["chance"]) == (6, 4) and two["result"] is not None
     assert three["result"] is None and three["ended_at"] is None  # still open
+    assert [r["winner"] for r in (one, two, three)] == ["ann", "ann", None]  # the caster
     assert one["last_position"] < two["first_position"]
     assert walk(bank, "/tables/t1/rounds", 1) == rounds["items"]
     assert walk(bank, "/tables/t1/rounds", 3) == rounds["items"]
@@ -267,7 +268,17 @@ def test_rounds_of_what_is_not_there(api: Api) -> None:
     problem(bank.get(f"/tables/t1/rounds/{2**70}"), 404)
     problem(bank.get("/tables/t1/rounds/-1"), 404)
     assert "limit" in problem(bank.get("/tables/t1/rounds?limit=0"), 422)["errors"]
+    assert "limit" in problem(bank.get("/tables/t1/rounds/1?limit=0"), 422)["errors"]
     assert "after" in problem(bank.get(f"/tables/t1/rounds?after={2**31}"), 422)["errors"]
+
+
+def test_a_round_the_setter_wins_names_the_setter(api: Api) -> None:
+    bank = play(api)
+    bank.ok("post", "/tables/t2/main", {"main": 7})
+    bank.ok("post", "/tables/t2/throws", {"die1": 6, "die2": 6})  # twelve to seven: out
+    [_, two] = bank.ok("get", "/tables/t2/rounds")["items"]
+    assert (two["caster"], two["result"], two["winner"]) == ("bob", "out", "setter")
+    assert bank.ok("get", "/tables/t2/rounds/2")["winner"] == "setter"
 
 
 def test_everyone_with_a_token_reads_rounds(api: Api) -> None:

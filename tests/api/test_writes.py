@@ -159,6 +159,22 @@ def test_validation_errors_name_the_field(api: Api) -> None:
     assert "amount" in missing.get_json()["detail"]
 
 
+def test_a_die_off_the_die_is_a_validation_problem_naming_it(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    counts = _counts(api)
+    for path, body, field in [
+        ("/tables/t1/throws", {"die1": 7, "die2": 4}, "die1"),
+        ("/tables/t1/throws", {"die1": 3, "die2": 0}, "die2"),
+        ("/tables/t1/void-throws", {"reason": "cocked", "off": 1, "standing": 9}, "standing"),
+    ]:
+        problem = bank.post(path, json=body).get_json()
+        assert (problem["status"], problem["type"]) == (422, "urn:hazard:validation"), problem
+        assert list(problem["errors"]) == [field]
+    assert _counts(api) == counts
+
+
 def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
     bank = api.client()
     bank.ok("post", "/players", {"name": "ann"})

@@ -161,13 +161,13 @@ BY_BET = {s["bet_id"]: s for s in EXPECTED}
 ROUNDS = [
     {"table": "t1", "round": 1, "caster": "ann", "main": 7, "chance": 4, "result": "chance",
      "first_version": 6, "last_version": 25, "first_position": p(6), "last_position": p(25),
-     "started_at": minute(8), "ended_at": minute(22)},
+     "started_at": minute(8), "ended_at": minute(22), "winner": "ann"},
     {"table": "t1", "round": 2, "caster": "ann", "main": 6, "chance": None, "result": "out",
      "first_version": 26, "last_version": 31, "first_position": p(26), "last_position": p(31),
-     "started_at": minute(23), "ended_at": minute(27)},
+     "started_at": minute(23), "ended_at": minute(27), "winner": "setter"},
     {"table": "t1", "round": 3, "caster": "bob", "main": 5, "chance": None, "result": None,
      "first_version": 32, "last_version": 37, "first_position": p(32), "last_position": p(37),
-     "started_at": minute(28), "ended_at": None},
+     "started_at": minute(28), "ended_at": None, "winner": None},
 ]  # fmt: skip
 
 
@@ -411,6 +411,10 @@ def check_round_invariants(engine: sa.Engine, stream: str, h: History) -> None:
     assert bets(closed) == [e.bet_id for e in closings]
     ended = [r for r in found if r["result"] is not None]
     assert len(ended) == final.wins + final.losses + final.abandoned
+    # Who won each: the caster of a round won, the setter of a round lost.
+    won = [r["winner"] == r["caster"] for r in ended if r["winner"] not in (None, "setter")]
+    assert all(won) and len(won) == final.wins
+    assert [r["winner"] for r in ended].count("setter") == final.losses
     assert [r["round"] for r in ended] == list(range(1, len(ended) + 1))
     for earlier, later in itertools.pairwise(found):
         assert later["round"] == earlier["round"] + 1
