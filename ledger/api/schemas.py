@@ -281,4 +281,28 @@ class TableStateSchema(Schema):
     consecutive_losses = fields.Integer(required=True)
     consecutive_wins = fields.Integer(required=True)
     setter_exposure = fields.Integer(required=True)
-    open_bets = fields.List(fields.Nested(BetSchema), required=True)
+    open_bets = fields.List(
+        fields.Nested(BetSchema),
+        required=True,
+        metadata={"description": "A page of the open bets, in the order they were placed"},
+    )
+    next_after = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The `after` of the next page of open bets; null on the last"},
+    )
+
+
+class OpenBetsQuerySchema(Schema):
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(0, 2**31 - 1),
+        metadata={
+            "description": "The `next_after` of the page before (a bet's number: 14 for b14)"
+        },
+    )
+    limit = fields.Integer(
+        load_default=50,
+        validate=validate.Range(1, 500),
+        metadata={"description": "Open bets per page, 1 to 500"},
+    )

@@ -293,6 +293,33 @@ def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
     problem(api.client(None).get("/tables/t1/rounds/1"), 401)
 
 
+# -- a table's open bets -------------------------------------------------------------
+
+
+def test_a_tables_open_bets_come_in_pages(api: Api) -> None:
+    bank = play(api)
+    offer = {"player": "bob", "proposition": {"kind": "caster-wins"}, "backs": True}
+    for _ in range(14):
+        bank.ok("post", "/tables/t1/side-bets", {**offer, "stake": 1, "asks": 1})
+    everything = [b.id for b in api.app.extensions["hazard.club"].state("t1").open_bets]
+    assert len(everything) == 14
+    state = bank.ok("get", "/tables/t1")
+    assert [b["id"] for b in state["open_bets"]] == everything  # 50 a page
+    assert state["next_after"] is None
+    for limit in (1, 5, 13):
+        ids, after = [], 0
+        while after is not None:
+            page = bank.ok("get", "/tables/t1", query_string={"after": after, "limit": limit})
+            assert len(page["open_bets"]) <= limit
+            assert {k: v for k, v in page.items() if k not in ("open_bets", "next_after")} == {
+                k: v for k, v in state.items() if k not in ("open_bets", "next_after")
+            }
+            ids += [b["id"] for b in page["open_bets"]]
+            after = page["next_after"]
+        assert ids == everything, limit
+    assert "limit" in problem(bank.get("/tables/t1?limit=501"), 422)["errors"]
+
+
 # -- statements ---------------------------------------------------------------------
 
 
