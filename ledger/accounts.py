@@ -10,6 +10,7 @@ zero, always: cash is negative by exactly what the club holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engine.events import Event, Transfer
 from engine.money import ESCROW, holds
@@ -54,9 +55,13 @@ class CreditLimitSet:
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
-NAME = r"^[A-Za-z0-9_.-]{1,100}$"
+NAME = r"^(?!\.+$)[A-Za-z0-9_.-]{1,100}$"
 """What a player or a table may be called: names appear in account names, streams and
-URL paths. Anchored, because the API documents it as a pattern, which is a search."""
+URL paths. Not dots alone: a URL path cannot carry `.` or `..` (clients resolve
+`/players/../balance` to `/balance`), and a name none can reach is no use. Anchored,
+because the API documents it as a pattern, which is a search."""
+NAME_RULE = "1 to 100 letters, digits, _ . -, and not only dots"
+"""NAME, in words, for the errors that refuse a name."""
 
 
 def player_account(name: str) -> str:
@@ -86,3 +91,12 @@ def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ..
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
         for t in holds(event)
     )
+
+
+def transfer_views(stream: str, event: Event | AccountEvent) -> list[dict[str, Any]]:
+    """`transfers_of` as JSON: what the API shows beside an event, and a settlement
+    keeps, so that every response names the money in the ledger's accounts."""
+    return [
+        {"source": t.source, "target": t.target, "amount": t.amount}
+        for t in transfers_of(stream, event)
+    ]

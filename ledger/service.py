@@ -22,6 +22,7 @@ import engine as hz
 from ledger import snapshots, tableviews
 from ledger.accounts import (
     NAME,
+    NAME_RULE,
     TABLE_PREFIX,
     AccountOpened,
     CreditLimitSet,
@@ -29,6 +30,7 @@ from ledger.accounts import (
     Withdrawn,
     account_stream,
     player_account,
+    transfer_views,
 )
 from ledger.book import Book, InvalidAmount
 from ledger.idempotency import run_once
@@ -60,6 +62,14 @@ class AlreadyExists(StoreError):
     """A table or player by that name is already there."""
 
 
+class InvalidName(StoreError):
+    """A name no player or table may have; `field` is the request's field that gave it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
+
+
 def is_name(text: str) -> bool:
     """Whether `text` could name a table or a player. Any other names nothing, and is
     not looked up: PostgreSQL refuses a NUL in a parameter rather than find no row."""
@@ -71,7 +81,8 @@ def table_stream(table_id: str) -> str:
 
 
 def event_view(row: Recorded) -> dict[str, Any]:
-    """An appended event as the API shows it."""
+    """An appended event as the API shows it: the stored record (its payload in the
+    table's own account names, as hashed) and the money it moved in the ledger's."""
     return {
         "position": row.position,
         "stream": row.stream,
@@ -81,6 +92,7 @@ def event_view(row: Recorded) -> dict[str, Any]:
         "actor": row.actor,
         "recorded_at": row.recorded_at,
         "hash": row.hash,
+        "transfers": transfer_views(row.stream, row.event()),
     }
 
 
@@ -180,7 +192,7 @@ class Club:
 
     def create_player(self, name: str, actor: str, key: str | None = None) -> dict[str, Any]:
         if name == hz.SETTER or not is_name(name):
-            raise InvalidAmount("a player's name is 1 to 100 characters and not 'setter'")
+            raise InvalidName("name", f"a player's name is {NAME_RULE}, and not 'setter'")
         stream = account_stream(player_account(name))
 
         def handler(conn: sa.Connection) -> dict[str, Any]:

@@ -31,12 +31,12 @@ import sqlalchemy as sa
 import engine as hz
 from engine import events as ev
 from ledger import codec
-from ledger.accounts import TABLE_PREFIX, book_account, transfers_of
+from ledger.accounts import TABLE_PREFIX, book_account, transfer_views
 from ledger.schema import events as events_table
 from ledger.schema import rounds as rounds_table
 from ledger.schema import settlement_parties
 from ledger.schema import settlements as settlements_table
-from ledger.store import CorruptEvent, EventStore, Recorded
+from ledger.store import EventStore, Recorded, decode_row
 
 Closing = ev.BetSettled | ev.BetVoided
 CLOSING_TYPES = frozenset({"BetSettled", "BetVoided"})
@@ -347,10 +347,7 @@ def _bet_positions(
 
 def _transfers(stream: str, event: ev.BetSettled | ev.BetVoided) -> list[dict[str, Any]]:
     """A settlement's transfers in the ledger's accounts, exactly as the book posts them."""
-    return [
-        {"source": t.source, "target": t.target, "amount": t.amount}
-        for t in transfers_of(stream, event)
-    ]
+    return transfer_views(stream, event)
 
 
 def _canonical(value: Any) -> str:
@@ -436,14 +433,31 @@ def rounds(
 def _round_view(row: Any) -> dict[str, Any]:
     view = dict(row._mapping)
     stream = view.pop("stream")
-    return {"table": stream.removeprefix(TABLE_PREFIX), **view}
+    return {"table": stream.removeprefix(TABLE_PREFIX), **view, "winner": _winner(row)}
+
+
+def _winner(row: Any) -> str | None:
+    """Who won the round: the caster or the setter; None while it is open or if it was
+    abandoned."""
+    if row.result is None:
+        return None
+    won = hz.RoundResult(row.result).caster_won
+    return None if won is None else row.caster if won else hz.SETTER
 
 
 def round_detail(
-    conn: sa.Connection, store: EventStore, stream: str, round: int
+    conn: sa.Connection,
+    store: EventStore,
+    stream: str,
+    round: int,
+    after_position: int = 0,
+    limit: int = 50,
 ) -> dict[str, Any] | None:
-    """One round: its row, every event of the table's stream that belongs to it, and
-    the settlements of the bets made in it; None if the table has no such round.
+    """One round: its row and a page of the events of the table's stream that belong
+    to it, at most `limit` after position `after_position`; None if the table has no
+    such round. A round may run to any number of events (a caster who throws and throws
+    again), so they come a page at a time, like every other listing; its settlements
+    are `settlements(stream=..., round=...)`, paged the same way.
 
     The events are read on `conn`, in the same snapshot as the round's span, rather
     than through a fresh connection of `store`'s.
@@ -453,31 +467,47 @@ def round_detail(
     if row is None:
         return None
     e = events_table
-    events = conn.execute(
-        sa.select(e.c.position, e.c.version, e.c.type, e.c.payload, e.c.actor, e.c.recorded_at)
-        .where(e.c.stream == stream, e.c.version.between(row.first_version, row.last_version))
-        .order_by(e.c.version)
+    # A stream's versions rise with its positions, so when `after_position` is one of
+    # the stream's own events, as a page's last is, its version starts the range of
+    # the (stream, version) index; the position test keeps any other `after` right.
+    since = (
+        conn.execute(
+            sa.select(e.c.version).where(e.c.position == after_position, e.c.stream == stream)
+        ).scalar()
+        if after_position
+        else None
     )
-    # Every bet made in the round was placed by one of its events, so its settlements
-    # are fewer than its events.
-    span = row.last_version - row.first_version + 1
-    return {
-        **_round_view(row),
-        "events": [_event_view(event) for event in events],
-        "settlements": settlements(conn, stream=stream, round=round, limit=span),
-    }
+    first = max(row.first_version, (since or 0) + 1)
+    events = conn.execute(
+        sa.select(
+            e.c.position,
+            e.c.version,
+            e.c.type,
+            e.c.schema_version,
+            e.c.payload,
+            e.c.actor,
+            e.c.recorded_at,
+        )
+        .where(
+            e.c.stream == stream,
+            e.c.version.between(first, row.last_version),
+            e.c.position > after_position,
+        )
+        .order_by(e.c.version)
+        .limit(limit)
+    )
+    return {**_round_view(row), "events": [_event_view(stream, event) for event in events]}
 
 
-def _event_view(row: Any) -> dict[str, Any]:
-    try:
-        payload = json.loads(row.payload)
-    except ValueError as exc:
-        raise CorruptEvent(row.position, f"payload is not JSON ({exc})") from None
+def _event_view(stream: str, row: Any) -> dict[str, Any]:
+    """An event of a round, as stored, with the money it moved in ledger accounts."""
+    event = decode_row(row)  # or CorruptEvent, naming the position
     return {
         "position": row.position,
         "version": row.version,
         "type": row.type,
-        "payload": payload,
+        "payload": json.loads(row.payload),
         "actor": row.actor,
         "recorded_at": row.recorded_at,
+        "transfers": transfer_views(stream, event),
     }

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
-from flask_smorest import Blueprint
 
 from ledger.api import club, require
 from ledger.api import readschemas as rs
+from ledger.api.bodies import Blueprint
 from ledger.api.reads import page, parsed
 from ledger.api.schemas import ProblemSchema
 from ledger.schema import events

@@ -6,7 +6,7 @@ declare; `document` adds what it cannot know:
   - errors are problem details: a response whose schema is Problem is
     application/problem+json (flask-smorest would say application/json);
   - every operation behind the bearer token (all but those marked `security: []`)
-    may answer 401 and 403, every one with a body 400 and 413, and every write 503
+    may answer 401 and 403, every one with a body 400, 413 and 415, and every write 503
     (busy), whether or not its view says so;
   - keys in a fixed order (paths sorted, responses by status), so that a change to
     the code is a small, readable diff of openapi.yaml.
@@ -35,11 +35,17 @@ METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
 
 SHARED_RESPONSES = {
     "BadRequest": {
-        "description": "The body is not JSON",
+        "description": "The body is not JSON (`detail` says where it fails), or nests "
+        "deeper or has a longer number than any request needs",
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
     "TooLarge": {
         "description": "The body is larger than any request needs",
+        "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
+    },
+    "UnsupportedMediaType": {
+        "description": "A body sent as something other than JSON: send it with "
+        "`Content-Type: application/json`",
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
     "Unauthenticated": {
@@ -106,6 +112,7 @@ def document(spec: APISpec) -> dict[str, Any]:
             if "requestBody" in operation:
                 _also(operation, "400", "BadRequest")
                 _also(operation, "413", "TooLarge")
+                _also(operation, "415", "UnsupportedMediaType")
             if operation.get("security") != []:
                 _also(operation, "401", "Unauthenticated")
                 _also(operation, "403", "Forbidden")

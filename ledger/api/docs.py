@@ -8,8 +8,9 @@ access, and the page loads nothing from another origin.
 
 from __future__ import annotations
 
-from flask import Flask, Response, send_from_directory
+from flask import Flask, Response, redirect, request, send_from_directory
 from swagger_ui_bundle import swagger_ui_path
+from werkzeug.wrappers import Response as Redirect
 
 ASSETS = "/docs/assets/"
 
@@ -25,6 +26,12 @@ SETTINGS = {
 
 
 def register(app: Flask) -> None:
+    @app.get("/docs/")
+    def docs_slash() -> Redirect:
+        # The page is /docs; /docs/ is what many type, and was a 404.
+        query = request.query_string.decode("latin-1")
+        return redirect("/docs" + (f"?{query}" if query else ""), 308)
+
     @app.get(f"{ASSETS}<path:filename>")
     def docs_asset(filename: str) -> Response:
         # send_from_directory refuses any path that leaves the directory (a 404).

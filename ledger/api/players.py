@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 
 from ledger.accounts import CreditLimitSet, Deposited, Withdrawn
 from ledger.api import club, require, require_self, scoped_key
+from ledger.api.bodies import Blueprint
 from ledger.api.schemas import (
     AmountSchema,
     BalanceSchema,

@@ -21,7 +21,7 @@ from engine.errors import Rule, RuleBroken, RuleSetError
 from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
 from ledger.projections import CreditInUse, OutOfRange, Overdraft
-from ledger.service import AlreadyExists, Forbidden, NotFound, StaleVersion
+from ledger.service import AlreadyExists, Forbidden, InvalidName, NotFound, StaleVersion
 from ledger.store import Busy, ConcurrencyError, is_busy
 
 PROBLEM_JSON = "application/problem+json"
@@ -48,7 +48,7 @@ TYPES: dict[str, str] = {
     "unsupported-media-type": "415: the body's content type is not one taken here",
     "precondition-required": "428: a precondition is required",
     "invalid-rule-set": "422: a custom rule set is malformed; `field` names the part",
-    "invalid-amount": "422: an amount or a name the ledger cannot hold",
+    "invalid-amount": "422: an amount the ledger cannot hold",
     "overdraft": "422: not enough funds; `account` is whose",
     "credit-in-use": "422: a credit limit below what the account has drawn on it; "
     "`account` is whose, `drawn` how much",
@@ -181,6 +181,13 @@ def register(app: Flask) -> None:
         return problem(
             409, "stale-version", "The table has moved on", str(exc), current_version=exc.current
         )
+
+    @app.errorhandler(InvalidName)
+    def _name(exc: InvalidName) -> Response:
+        # The schemas refuse such names first; the service's own check, for any caller
+        # that skips them, answers the same way.
+        errors = {exc.field: [exc.message]}
+        return problem(422, "validation", "Invalid request", str(exc), errors=errors)
 
     @app.errorhandler(Overdraft)
     def _overdraft(exc: Overdraft) -> Response:

@@ -11,13 +11,14 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 
 from engine.state import SETTER
 from ledger import tableviews
 from ledger.accounts import player_account
 from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
+from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
 from ledger.schema import events, postings
 from ledger.service import NotFound, is_name, table_stream
@@ -108,23 +109,29 @@ def list_rounds(query: dict[str, Any], table: str) -> dict[str, Any]:
 
 
 @blp.route("/tables/<table>/rounds/<int:round>", methods=["GET"])
+@blp.arguments(rs.PageQuerySchema, location="query", unknown=None)
 @blp.response(200, rs.RoundDetailSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table or round")
-def round_detail(table: str, round: int) -> dict[str, Any]:
-    """One round: every event of the table that belongs to it, and its settlements."""
+@blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+def round_detail(query: dict[str, Any], table: str, round: int) -> dict[str, Any]:
+    """One round, and its events a page at a time (its settlements: /settlements with
+    `table` and `round`)."""
     require(*EVERYONE)
     with club().store.engine.connect() as conn:
         stream = _require_table(conn, table)
         # Past a 32-bit column's range there is no such round, and a database may
         # refuse the number rather than answer none.
         found = (
-            tableviews.round_detail(conn, club().store, stream, round)
+            tableviews.round_detail(
+                conn, club().store, stream, round, query["after"], query["limit"]
+            )
             if round <= rs.SMALL
             else None
         )
     if found is None:
         raise NotFound(f"table {table!r} has no round {round}")
-    return found
+    events = page(found["events"], query["limit"], "position")
+    return {**found, "events": events["items"], "next_after": events["next_after"]}
 
 
 # -- statements ---------------------------------------------------------------------

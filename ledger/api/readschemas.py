@@ -13,7 +13,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from ledger.api.schemas import NAME
+from engine.state import SETTER, RoundResult
+from ledger.api.schemas import NAME, TransferSchema, payload, transfers
 
 BIG = 2**63 - 1
 """Positions and posting ids are signed 64-bit columns."""
@@ -103,12 +104,6 @@ class EventQuerySchema(PageQuerySchema):
 # -- settlements --------------------------------------------------------------------
 
 
-class TransferSchema(Schema):
-    source = fields.String(required=True)
-    target = fields.String(required=True)
-    amount = fields.Integer(required=True, metadata={"description": "Minor units"})
-
-
 class SettlementSchema(Schema):
     """A bet closed, settled or voided, and the money it moved."""
 
@@ -137,6 +132,18 @@ class SettlementPageSchema(Schema):
 # -- rounds -------------------------------------------------------------------------
 
 
+RESULTS: dict[RoundResult, str] = {
+    RoundResult.NICK: "the first throw nicked the main: the caster wins",
+    RoundResult.OUT: "the first throw threw out: the caster loses",
+    RoundResult.CHANCE: "the chance came before the main: the caster wins",
+    RoundResult.MAIN: "the main came before the chance: the caster loses",
+    RoundResult.NO_MAIN: "the main was thrown outside 5 to 9 where that loses: the caster loses",
+    RoundResult.ABANDONED: "the caster left or forfeited before the round was decided: "
+    "neither wins",
+}
+"""How a round can end, in words (engine.state.RoundResult), for the contract."""
+
+
 class RoundSchema(Schema):
     table = fields.String(required=True)
     round = fields.Integer(required=True)
@@ -144,7 +151,26 @@ class RoundSchema(Schema):
     main = fields.Integer(required=True, allow_none=True)
     chance = fields.Integer(required=True, allow_none=True)
     result = fields.String(
-        required=True, allow_none=True, metadata={"description": "null while the round is open"}
+        required=True,
+        allow_none=True,
+        validate=validate.OneOf([r.value for r in RoundResult]),
+        metadata={
+            "description": "\n".join(
+                [
+                    "How the round ended; null while it is open:",
+                    "",
+                    *(f"- `{r.value}`: {RESULTS[r]}" for r in RoundResult),
+                ]
+            )
+        },
+    )
+    winner = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": f"Who won the round: the caster (by name) or `{SETTER}`; null "
+            "while it is open, or if it was abandoned"
+        },
     )
     first_version = fields.Integer(required=True)
     last_version = fields.Integer(required=True)
@@ -163,14 +189,22 @@ class RoundEventSchema(Schema):
     position = fields.Integer(required=True)
     version = fields.Integer(required=True)
     type = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = payload()
     actor = fields.String(required=True)
     recorded_at = fields.String(required=True)
+    transfers = transfers()
 
 
 class RoundDetailSchema(RoundSchema):
-    events = fields.List(fields.Nested(RoundEventSchema), required=True)
-    settlements = fields.List(fields.Nested(SettlementSchema), required=True)
+    """The round, and a page of its events: pass `next_after` back as `after` for the
+    next. Its settlements are GET /settlements?table=&round=."""
+
+    events = fields.List(
+        fields.Nested(RoundEventSchema),
+        required=True,
+        metadata={"description": "A page of the round's events, in order"},
+    )
+    next_after = _next_after()
 
 
 # -- statements ---------------------------------------------------------------------

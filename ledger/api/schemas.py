@@ -22,9 +22,16 @@ class Whole(validate.Regexp):
         return value
 
 
+DIE = validate.Range(min=1, max=6)
+"""A die shows 1 to 6: refused as a field, before the table is asked."""
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
-NAME = Whole(accounts.NAME, error="1 to 100 letters, digits, _ . -")
+NAME = Whole(accounts.NAME, error=accounts.NAME_RULE)
+ACCOUNTS = (
+    "A ledger account: `player:ann`, `setter` (the bank), `escrow:t1:b9` (bet b9's stakes "
+    "at table t1, while it is open) or `cash` (money deposited and withdrawn)"
+)
+"""The account names every response uses, outside an event's stored payload."""
 
 
 class ProblemSchema(Schema):
@@ -85,15 +92,43 @@ class TableWriteHeadersSchema(WriteHeadersSchema):
     )
 
 
+class TransferSchema(Schema):
+    """Money moved, between two of the ledger's accounts."""
+
+    source = fields.String(required=True, metadata={"description": ACCOUNTS})
+    target = fields.String(required=True, metadata={"description": ACCOUNTS})
+    amount = fields.Integer(required=True, metadata={"description": "Minor units"})
+
+
+def payload() -> fields.Dict:
+    return fields.Dict(
+        required=True,
+        metadata={
+            "description": "The engine's record, as stored and hashed. It names the table's "
+            "own accounts (`ann`, `setter`, `escrow:b9`); `transfers` gives the same money "
+            "in the ledger's"
+        },
+    )
+
+
+def transfers() -> fields.List[Any]:
+    return fields.List(
+        fields.Nested(TransferSchema),
+        required=True,
+        metadata={"description": "The money the event moved, exactly as the ledger posted it"},
+    )
+
+
 class EventSchema(Schema):
     position = fields.Integer(required=True)
     stream = fields.String(required=True)
     version = fields.Integer(required=True)
     type = fields.String(required=True)
-    payload = fields.Dict(required=True)
+    payload = payload()
     actor = fields.String(required=True)
     recorded_at = fields.String(required=True)
     hash = fields.String(required=True)
+    transfers = transfers()
 
 
 class WriteResultSchema(Schema):
@@ -147,7 +182,7 @@ class SeatSchema(Schema):
 
 class CastSchema(Schema):
     player = fields.String(required=True, validate=NAME)
-    die = fields.Integer(required=True, strict=True)
+    die = fields.Integer(required=True, strict=True, validate=DIE)
 
 
 class MainSchema(Schema):
@@ -155,8 +190,8 @@ class MainSchema(Schema):
 
 
 class ThrowSchema(Schema):
-    die1 = fields.Integer(required=True, strict=True)
-    die2 = fields.Integer(required=True, strict=True)
+    die1 = fields.Integer(required=True, strict=True, validate=DIE)
+    die2 = fields.Integer(required=True, strict=True, validate=DIE)
 
 
 class VoidThrowSchema(Schema):
@@ -166,6 +201,7 @@ class VoidThrowSchema(Schema):
         strict=True,
         allow_none=True,
         load_default=None,
+        validate=DIE,
         metadata={
             "description": "the value of the die that stands when only the off die is "
             "recast; null when both are. While a die stands only the other can go off, "
@@ -249,4 +285,28 @@ class TableStateSchema(Schema):
     consecutive_losses = fields.Integer(required=True)
     consecutive_wins = fields.Integer(required=True)
     setter_exposure = fields.Integer(required=True)
-    open_bets = fields.List(fields.Nested(BetSchema), required=True)
+    open_bets = fields.List(
+        fields.Nested(BetSchema),
+        required=True,
+        metadata={"description": "A page of the open bets, in the order they were placed"},
+    )
+    next_after = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The `after` of the next page of open bets; null on the last"},
+    )
+
+
+class OpenBetsQuerySchema(Schema):
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(0, 2**31 - 1),
+        metadata={
+            "description": "The `next_after` of the page before (a bet's number: 14 for b14)"
+        },
+    )
+    limit = fields.Integer(
+        load_default=50,
+        validate=validate.Range(1, 500),
+        metadata={"description": "Open bets per page, 1 to 500"},
+    )

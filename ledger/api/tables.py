@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flask_smorest import Blueprint
-
 import engine as hz
 from engine.rules import from_mapping
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
+from ledger.api.bodies import Blueprint
 from ledger.service import Decide, Forbidden
 from ledger.tokens import Holder, Role
 
@@ -49,8 +48,19 @@ def _path() -> str:
     return request.path
 
 
-def state_view(table: str, state: hz.TableState) -> dict[str, Any]:
+def bet_number(bet_id: str) -> int:
+    """A bet's place in the table's order: its id is "b" and the version that placed it."""
+    return int(bet_id.removeprefix("b"))
+
+
+def state_view(
+    table: str, state: hz.TableState, after: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """The table's state, with its open bets placed after bet number `after`, at most
+    `limit` of them (all when None)."""
     assert state.rules is not None
+    bets = [b for b in state.open_bets if bet_number(b.id) > after]
+    shown = bets if limit is None else bets[:limit]
     return {
         "table": table,
         "version": state.version,
@@ -80,8 +90,9 @@ def state_view(table: str, state: hz.TableState) -> dict[str, Any]:
                 "pending": b.pending,
                 "offered_to": b.offered_to,
             }
-            for b in state.open_bets
+            for b in shown
         ],
+        "next_after": bet_number(shown[-1].id) if len(shown) < len(bets) else None,
     }
 
 
@@ -116,6 +127,7 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/<table>", methods=["GET"])
+@blp.arguments(s.OpenBetsQuerySchema, location="query", unknown=None)
 @blp.response(
     200,
     s.TableStateSchema,
@@ -127,11 +139,14 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     },
 )
 @blp.alt_response(404, schema=s.ProblemSchema, description="No such table")
-def table_state(table: str) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """The table's derived state: phase, caster, main, chance, open bets, version."""
+@blp.alt_response(422, schema=s.ProblemSchema, description="A bad parameter, named")
+def table_state(query: dict[str, Any], table: str) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """The table's derived state: phase, caster, main, chance, version, and its open
+    bets a page at a time."""
     require(Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
     state = club().state(table)
-    return state_view(table, state), 200, {"ETag": f'"{state.version}"'}
+    view = state_view(table, state, query["after"], query["limit"])
+    return view, 200, {"ETag": f'"{state.version}"'}
 
 
 Make = Callable[[Holder, dict[str, Any]], tuple[Decide, Sequence[str]]]

@@ -219,3 +219,78 @@ def test_a_name_nothing_can_have_is_not_found(api_both: Api, name: str) -> None:
     for path, body in [("/players", {"name": name}), ("/tables", {"id": name})]:
         answer = bank.post(path, json=body)
         assert answer.status_code == 422, (path, answer.get_json())
+
+
+# -- what the fuzzing never sends: hostile bodies --------------------------------------
+
+HOSTILE_BODIES = {
+    # Python's JSON decoder recurses once a level: this ran it out of stack.
+    "deep": "[" * 30_000 + "]" * 30_000,
+    "deep-in-a-field": '{"player": "ann", "amount": ' + "[" * 5_000 + "]" * 5_000 + "}",
+    "deep-but-decodable": '{"player": "ann", "amount": ' + "[" * 200 + "]" * 200 + "}",
+    # Python refuses to read an integer of more than 4,300 digits.
+    "long-number": '{"player": "ann", "amount": ' + "9" * 5_000 + "}",
+    "long-negative": '{"player": "ann", "amount": -' + "9" * 5_000 + "}",
+    "nan": '{"player": "ann", "amount": NaN}',
+    "not-utf-8": b'{"player": "\xff"}',
+}
+WRITES = [
+    ("post", "/players"),
+    ("post", "/players/ann/deposits"),
+    ("put", "/players/ann/credit-limit"),
+    ("post", "/tables"),
+    ("post", "/tables/t1/lays"),
+    ("post", "/tables/t1/side-bets"),
+]
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_a_hostile_body_is_a_400_to_anyone(club: Club, body: str | bytes) -> None:
+    api, tokens = club
+    for holder in (("player", "ann"), ("setter", "bank")):
+        for method, path in WRITES:
+            answer = getattr(api.app.test_client(), method)(
+                path,
+                data=body,
+                headers={
+                    "Authorization": f"Bearer {tokens[holder]}",
+                    "Content-Type": "application/json",
+                },
+            )
+            problem = answer.get_json()
+            assert answer.status_code == 400, (holder, path, problem)
+            assert problem["type"] == "urn:hazard:bad-request"
+            assert problem["detail"].startswith("the body "), problem
+
+
+def test_a_body_that_is_not_json_says_where_it_fails(api: Api) -> None:
+    bank = api.client()
+    answer = bank.post(
+        "/players", data='{"name": "ann",\n "x": }', headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 400
+    assert answer.get_json()["detail"] == (
+        "the body is not valid JSON: Expecting value at line 2, column 7 (char 22)"
+    )
+
+
+def test_a_body_that_is_not_sent_as_json_is_a_415_naming_the_type(api: Api) -> None:
+    bank = api.client()
+    for content_type in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {} if content_type is None else {"Content-Type": content_type}
+        answer = bank.post("/players", data='{"name": "ann"}', headers=headers)
+        problem = answer.get_json()
+        assert answer.status_code == 415, problem
+        assert problem["type"] == "urn:hazard:unsupported-media-type"
+        assert "Content-Type: application/json" in problem["detail"]
+    # A body as JSON is taken with its charset; one that takes no body needs no type.
+    assert (
+        bank.post(
+            "/players",
+            data='{"name": "ann"}',
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        ).status_code
+        == 201
+    )
+    bank.ok("post", "/tables", {"id": "t1"})
+    assert bank.post("/tables/t1/close").status_code == 201

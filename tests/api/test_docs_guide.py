@@ -7,6 +7,8 @@ import re
 import shlex
 from pathlib import Path
 
+from engine.errors import Rule
+from ledger.api.problems import PREFIX, RULE_PREFIX, TYPES
 from tests.api.conftest import Api
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
@@ -50,3 +52,40 @@ def test_the_evening_in_the_guide_plays_as_it_says(api: Api) -> None:
         ("laid", "ann"),
         ("odds", "ann"),
     }
+
+
+def _section(title: str) -> str:
+    found = re.search(rf"\n## {title}\n(.*?)(?=\n## |\Z)", GUIDE.read_text(), re.S)
+    assert found is not None, title
+    return found.group(1)
+
+
+def test_the_guide_lists_exactly_the_problem_types_the_code_sends() -> None:
+    errors = _section("Errors")
+    named = set(re.findall(r"`(urn:hazard:[a-z-]+)`", errors))  # not the rule family
+    assert named == {PREFIX + kind for kind in TYPES}
+    assert f"`{RULE_PREFIX}<code>`" in errors
+    family = errors.split(f"`{RULE_PREFIX}<code>`")[1].split("\n- ")[0]
+    codes = set(re.findall(r"`([a-z-]+)`", family))
+    assert codes and codes <= {rule.value for rule in Rule}
+
+
+def test_the_guide_says_how_to_set_every_variable_it_uses() -> None:
+    block = re.search(r"## An evening, in curl\n.*?```sh\n(.*?)```", GUIDE.read_text(), re.S)
+    assert block is not None
+    used = set(re.findall(r"\$([A-Z_]+)", block.group(1)))
+    assigned = set(re.findall(r"^([A-Z_]+)=", block.group(1), re.M))
+    assert used and used <= assigned, used - assigned
+    assert "make run" in block.group(1).split("SETTER=")[1].split("\n")[0]
+
+
+def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(api: Api) -> None:
+    bank = api.client()
+    for method, url, body in _commands():
+        response = getattr(bank, method.lower())(url, json=body)
+        assert response.status_code < 300, (method, url, response.get_json())
+    settled = bank.ok("get", "/settlements?table=t1")["items"]
+    made = {s["bet_id"] for s in settled}
+    named = set(re.findall(r"`(b[0-9]+)`", GUIDE.read_text()))
+    named |= {bet for *_, body in _commands() if body for bet in body.get("bets", [])}
+    assert named and named <= made, named - made

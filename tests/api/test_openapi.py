@@ -19,6 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 from engine.errors import Rule
+from engine.state import RoundResult
 from ledger.api import contract, problems
 from ledger.cli import main
 from tests.api.conftest import Api
@@ -32,6 +33,7 @@ PLATFORM = {
     "api-docs.openapi_json": "the contract itself",
     "api-docs.openapi_swagger_ui": "the docs page",
     "docs_asset": "the docs page's scripts and styles",
+    "docs_slash": "/docs/, redirected to the docs page",
     "ops.healthz": "liveness, for the platform (ledger/api/ops.py)",
     "ops.readyz": "readiness, for the platform",
     "ops.prometheus": "metrics, for the internal network only",
@@ -183,3 +185,29 @@ def test_every_rule_is_one_the_engine_enforces() -> None:
         if path.name != "errors.py"
     )
     assert [r.name for r in Rule if f"Rule.{r.name}" not in sources] == []
+
+
+# -- what the fields take and give ----------------------------------------------------
+
+
+def test_dice_are_documented_as_1_to_6(spec: dict[str, Any]) -> None:
+    schemas = spec["components"]["schemas"]
+    for schema, field in [
+        ("Throw", "die1"),
+        ("Throw", "die2"),
+        ("Cast", "die"),
+        ("VoidThrow", "standing"),
+    ]:
+        described = schemas[schema]["properties"][field]
+        assert (described["minimum"], described["maximum"]) == (1, 6), (schema, field)
+
+
+def test_a_rounds_result_and_winner_are_documented(spec: dict[str, Any]) -> None:
+    for name in ("Round", "RoundDetail"):
+        properties = spec["components"]["schemas"][name]["properties"]
+        result = properties["result"]
+        assert result["enum"] == [r.value for r in RoundResult] + [None], name
+        for r in RoundResult:
+            assert f"`{r.value}`" in result["description"], (name, r)
+        winner = properties["winner"]
+        assert winner["nullable"] is True and "setter" in winner["description"], name

@@ -215,6 +215,15 @@ def test_docs_load_only_local_assets_and_they_are_served(api: Api) -> None:
     assert "/tables/{table}/throws" in document["paths"]
 
 
+def test_docs_with_a_trailing_slash_redirects_to_the_docs(api: Api) -> None:
+    client = api.client(None)
+    answer = client.get("/docs/")
+    assert answer.status_code == 308
+    assert answer.headers["Location"] == "/docs"
+    assert client.get("/docs/", follow_redirects=True).status_code == 200
+    assert client.get("/docs/?x=1").headers["Location"] == "/docs?x=1"
+
+
 def test_docs_assets_stay_in_their_directory(api: Api) -> None:
     client = api.client(None)
     for path in ("/docs/assets/no-such.js", "/docs/assets/../../../pyproject.toml"):

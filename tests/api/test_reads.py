@@ -206,6 +206,7 @@ def test_a_tables_rounds_and_one_round_in_full(api: Api) -> None:
     assert (one["main"], one["chance"], one["result"]) == (7, None, "nick")
     assert (two["main"], two["chance"]) == (6, 4) and two["result"] is not None
     assert three["result"] is None and three["ended_at"] is None  # still open
+    assert [r["winner"] for r in (one, two, three)] == ["ann", "ann", None]  # the caster
     assert one["last_position"] < two["first_position"]
     assert walk(bank, "/tables/t1/rounds", 1) == rounds["items"]
     assert walk(bank, "/tables/t1/rounds", 3) == rounds["items"]
@@ -217,9 +218,45 @@ def test_a_tables_rounds_and_one_round_in_full(api: Api) -> None:
     assert types.count("DiceThrown") == 3 and "OddsLaid" in types
     versions = [e["version"] for e in detail["events"]]
     assert versions == list(range(two["first_version"], two["last_version"] + 1))
-    assert bets(detail["settlements"]) == ["t1/b14", "t1/b15", "t1/b19"]
+    # Its settlements, which may be as many as its bets, are a listing of their own.
+    assert "settlements" not in detail
+    settled = bank.ok("get", "/settlements", query_string={"table": "t1", "round": 2})
+    assert bets(settled["items"]) == ["t1/b14", "t1/b15", "t1/b19"]
     throw = next(e for e in detail["events"] if e["type"] == "DiceThrown")
     assert throw["payload"] == {"die1": 2, "die2": 2}
+
+
+def test_a_round_of_more_events_than_a_page_comes_back_in_pages(api: Api) -> None:
+    bank = play(api)
+    # Round 3 (open: a lay refused) runs on: a main, and a dozen cocked throws.
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    for _ in range(12):
+        bank.ok("post", "/tables/t1/void-throws", {"reason": "cocked", "off": 0})
+    three = bank.ok("get", "/tables/t1/rounds", query_string={"after": 2})["items"][0]
+    stored = [
+        e
+        for e in walk(bank, "/events", 500, stream="table:t1")
+        if three["first_version"] <= e["version"] <= three["last_version"]
+    ]
+    assert len(stored) > 12
+    for limit in (1, 4, 5, 500):
+        pages, after = [], 0
+        while after is not None:
+            page = bank.ok(
+                "get", "/tables/t1/rounds/3", query_string={"after": after, "limit": limit}
+            )
+            assert {k: page[k] for k in three} == three
+            assert len(page["events"]) <= limit
+            pages.append(page["events"])
+            after = page["next_after"]
+        assert all(len(events) == limit for events in pages[:-1])
+        events = [e for events in pages for e in events]
+        assert [(e["position"], e["version"], e["type"], e["payload"]) for e in events] == [
+            (e["position"], e["version"], e["type"], e["payload"]) for e in stored
+        ], limit
+    assert len(bank.ok("get", "/tables/t1/rounds/3")["events"]) == len(stored)  # 50 a page
+    assert "limit" in problem(bank.get("/tables/t1/rounds/3?limit=501"), 422)["errors"]
+    assert "page" in problem(bank.get("/tables/t1/rounds/3?page=2"), 422)["errors"]
 
 
 def test_rounds_of_what_is_not_there(api: Api) -> None:
@@ -231,7 +268,17 @@ def test_rounds_of_what_is_not_there(api: Api) -> None:
     problem(bank.get(f"/tables/t1/rounds/{2**70}"), 404)
     problem(bank.get("/tables/t1/rounds/-1"), 404)
     assert "limit" in problem(bank.get("/tables/t1/rounds?limit=0"), 422)["errors"]
+    assert "limit" in problem(bank.get("/tables/t1/rounds/1?limit=0"), 422)["errors"]
     assert "after" in problem(bank.get(f"/tables/t1/rounds?after={2**31}"), 422)["errors"]
+
+
+def test_a_round_the_setter_wins_names_the_setter(api: Api) -> None:
+    bank = play(api)
+    bank.ok("post", "/tables/t2/main", {"main": 7})
+    bank.ok("post", "/tables/t2/throws", {"die1": 6, "die2": 6})  # twelve to seven: out
+    [_, two] = bank.ok("get", "/tables/t2/rounds")["items"]
+    assert (two["caster"], two["result"], two["winner"]) == ("bob", "out", "setter")
+    assert bank.ok("get", "/tables/t2/rounds/2")["winner"] == "setter"
 
 
 def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
@@ -244,6 +291,33 @@ def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
         assert reader.ok("get", "/tables/t1/rounds/1") == detail
     problem(api.client(None).get("/tables/t1/rounds"), 401)
     problem(api.client(None).get("/tables/t1/rounds/1"), 401)
+
+
+# -- a table's open bets -------------------------------------------------------------
+
+
+def test_a_tables_open_bets_come_in_pages(api: Api) -> None:
+    bank = play(api)
+    offer = {"player": "bob", "proposition": {"kind": "caster-wins"}, "backs": True}
+    for _ in range(14):
+        bank.ok("post", "/tables/t1/side-bets", {**offer, "stake": 1, "asks": 1})
+    everything = [b.id for b in api.app.extensions["hazard.club"].state("t1").open_bets]
+    assert len(everything) == 14
+    state = bank.ok("get", "/tables/t1")
+    assert [b["id"] for b in state["open_bets"]] == everything  # 50 a page
+    assert state["next_after"] is None
+    for limit in (1, 5, 13):
+        ids, after = [], 0
+        while after is not None:
+            page = bank.ok("get", "/tables/t1", query_string={"after": after, "limit": limit})
+            assert len(page["open_bets"]) <= limit
+            assert {k: v for k, v in page.items() if k not in ("open_bets", "next_after")} == {
+                k: v for k, v in state.items() if k not in ("open_bets", "next_after")
+            }
+            ids += [b["id"] for b in page["open_bets"]]
+            after = page["next_after"]
+        assert ids == everything, limit
+    assert "limit" in problem(bank.get("/tables/t1?limit=501"), 422)["errors"]
 
 
 # -- statements ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ def test_only_the_hash_is_kept(api: Api) -> None:
     assert holder(engine, secret + "x") is None
 
 
-@pytest.mark.parametrize("name", ["setter", "ann smith", "", "a/b", "x" * 101])
+@pytest.mark.parametrize("name", ["setter", "ann smith", "", "a/b", "x" * 101, ".", ".."])
 def test_a_player_token_must_name_a_possible_player(api: Api, name: str) -> None:
     with pytest.raises(ValueError, match="name"):
         create(api.book.store.engine, Role.PLAYER, name)

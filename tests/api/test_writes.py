@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from ledger.schema import accounts, commands, events, postings
+from ledger.service import Club, InvalidName
 from tests.api.conftest import Api, Client
 
 
@@ -157,6 +159,22 @@ def test_validation_errors_name_the_field(api: Api) -> None:
     assert "amount" in missing.get_json()["detail"]
 
 
+def test_a_die_off_the_die_is_a_validation_problem_naming_it(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    counts = _counts(api)
+    for path, body, field in [
+        ("/tables/t1/throws", {"die1": 7, "die2": 4}, "die1"),
+        ("/tables/t1/throws", {"die1": 3, "die2": 0}, "die2"),
+        ("/tables/t1/void-throws", {"reason": "cocked", "off": 1, "standing": 9}, "standing"),
+    ]:
+        problem = bank.post(path, json=body).get_json()
+        assert (problem["status"], problem["type"]) == (422, "urn:hazard:validation"), problem
+        assert list(problem["errors"]) == [field]
+    assert _counts(api) == counts
+
+
 def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
     bank = api.client()
     bank.ok("post", "/players", {"name": "ann"})
@@ -255,3 +273,77 @@ def test_a_balance_beyond_64_bits_is_refused_not_crashed(api: Api) -> None:
     assert response.get_json()["type"] == "urn:hazard:invalid-amount"
     assert _counts(api) == counts
     bank.ok("post", "/players/ann/deposits", {"amount": 10})
+
+
+UNREACHABLE = (".", "..", "...")
+"""Names a URL cannot carry: a client sends `/players/../balance` as `/balance`."""
+
+
+def test_a_name_no_client_could_reach_is_a_validation_problem_naming_the_field(
+    api: Api,
+) -> None:
+    bank = api.client()
+    bank.ok("post", "/tables", {"id": "t1"})
+    counts = _counts(api)
+    for name in UNREACHABLE:
+        for path, field, body in [
+            ("/players", "name", {"name": name}),
+            ("/tables", "id", {"id": name}),
+            ("/tables/t1/seats", "player", {"player": name}),
+            (f"/settlements?player={name}", "player", None),
+        ]:
+            answer = bank.post(path, json=body) if body else bank.get(path)
+            problem = answer.get_json()
+            assert answer.status_code == 422, (path, problem)
+            assert problem["type"] == "urn:hazard:validation"
+            assert list(problem["errors"]) == [field], problem
+            assert "not only dots" in problem["detail"], problem
+    assert _counts(api) == counts
+
+
+def test_the_service_refuses_a_bad_player_name_as_invalid_not_as_an_amount(api: Api) -> None:
+    club: Club = api.app.extensions["hazard.club"]
+    for name in ("..", "setter", "a b"):
+        with pytest.raises(InvalidName) as refused:
+            club.create_player(name, "setter:bank")
+        assert refused.value.field == "name"
+        with api.app.test_request_context():
+            answer = api.app.handle_user_exception(refused.value)
+        problem = answer.get_json()
+        assert (answer.status_code, problem["type"]) == (422, "urn:hazard:validation")
+        assert list(problem["errors"]) == ["name"], problem
+
+
+def test_writes_and_reads_name_the_money_in_the_same_accounts(api: Api) -> None:
+    bank = api.client()
+    _table_in_play(bank)
+    [staked] = bank.ok("post", "/tables/t1/stakes", {"amount": 100})["events"]
+    bet = staked["payload"]["bet_id"]
+    escrow = f"escrow:t1:{bet}"
+    assert staked["transfers"] == [
+        {"source": "player:ann", "target": escrow, "amount": 100},
+        {"source": "setter", "target": escrow, "amount": 100},
+    ]
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    thrown = bank.ok("post", "/tables/t1/throws", {"die1": 3, "die2": 4})["events"]  # a nick
+    [settled] = [e for e in thrown if e["type"] == "BetSettled"]
+    assert settled["transfers"] == [{"source": escrow, "target": "player:ann", "amount": 200}]
+    # The payload is the engine's record as stored and hashed, in the table's own names.
+    assert settled["payload"]["transfers"] == [
+        {"source": f"escrow:{bet}", "target": "ann", "amount": 200}
+    ]
+    [settlement] = bank.ok("get", "/settlements", query_string={"table": "t1"})["items"]
+    assert settlement["transfers"] == settled["transfers"]
+    lines = bank.ok("get", "/players/ann/statement")["items"]
+    assert [(line["counterparty"], line["amount"]) for line in lines[-2:]] == [
+        (escrow, -100),
+        (escrow, 200),
+    ]
+    round_events = bank.ok("get", "/tables/t1/rounds/1")["events"]
+    shown = {e["position"]: e["transfers"] for e in round_events}
+    for event in (staked, settled):
+        assert shown[event["position"]] == event["transfers"]
+    opened = bank.ok("post", "/players", {"name": "cat"})["events"][0]
+    deposited = bank.ok("post", "/players/cat/deposits", {"amount": 5})["events"][0]
+    assert opened["transfers"] == []
+    assert deposited["transfers"] == [{"source": "cash", "target": "player:cat", "amount": 5}]

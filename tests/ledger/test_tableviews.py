@@ -162,16 +162,16 @@ BY_BET = {s["bet_id"]: s for s in EXPECTED}
 ROUNDS = [
     {"table": "t1", "round": 1, "caster": "ann", "main": 7, "chance": 4, "result": "chance",
      "first_version": 6, "last_version": 25, "first_position": p(6), "last_position": p(25),
-     "started_at": minute(8), "ended_at": minute(22)},
+     "started_at": minute(8), "ended_at": minute(22), "winner": "ann"},
     {"table": "t1", "round": 2, "caster": "ann", "main": 6, "chance": None, "result": "out",
      "first_version": 26, "last_version": 31, "first_position": p(26), "last_position": p(31),
-     "started_at": minute(23), "ended_at": minute(27)},
+     "started_at": minute(23), "ended_at": minute(27), "winner": "setter"},
     {"table": "t1", "round": 3, "caster": "ann", "main": None, "chance": None,
      "result": "abandoned", "first_version": 32, "last_version": 32, "first_position": p(32),
-     "last_position": p(32), "started_at": minute(28), "ended_at": minute(28)},
+     "last_position": p(32), "started_at": minute(28), "ended_at": minute(28), "winner": None},
     {"table": "t1", "round": 4, "caster": "bob", "main": 5, "chance": None,
      "result": "abandoned", "first_version": 33, "last_version": 37, "first_position": p(33),
-     "last_position": p(37), "started_at": minute(28), "ended_at": minute(31)},
+     "last_position": p(37), "started_at": minute(28), "ended_at": minute(31), "winner": None},
 ]  # fmt: skip
 
 
@@ -283,8 +283,13 @@ def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: 
     with engine.connect() as conn:
         detail = tableviews.round_detail(conn, game.book.store, STREAM, 2)
         assert tableviews.round_detail(conn, game.book.store, STREAM, 5) is None
+        pages = [
+            tableviews.round_detail(conn, game.book.store, STREAM, 2, p(after), limit=2)
+            for after in (0, 27, 29, 31)
+        ]
+        settled = tableviews.settlements(conn, stream=STREAM, round=2)
     assert detail is not None
-    assert {k: v for k, v in detail.items() if k not in ("events", "settlements")} == ROUNDS[1]
+    assert {k: v for k, v in detail.items() if k != "events"} == ROUNDS[1]
     assert [(e["version"], e["position"], e["type"]) for e in detail["events"]] == [
         (26, p(26), "MainCalled"),
         (27, p(27), "PlayerSeated"),
@@ -301,8 +306,19 @@ def test_a_round_in_detail_lists_its_events_and_settlements(game: Game, engine: 
         "payload": {"die1": 1, "die2": 1},
         "actor": "croupier",
         "recorded_at": minute(27),
+        "transfers": [],  # a throw moves no money; what it settles does
     }
-    assert detail["settlements"] == [BY_BET["b28"]]
+    # The money each event moved, in ledger accounts, as the settlement has it.
+    assert detail["events"][5]["transfers"] == BY_BET["b28"]["transfers"]
+    # A page at a time: after the position of the page before's last event.
+    assert [[e["version"] for e in page["events"]] for page in pages if page is not None] == [
+        [26, 27],
+        [28, 29],
+        [30, 31],
+        [],
+    ]
+    # Its settlements are the settlements listing's, filtered by the round.
+    assert settled == [BY_BET["b28"]]
 
 
 def test_the_dice_passing_after_a_round_begins_the_next(
@@ -400,6 +416,10 @@ def check_round_invariants(engine: sa.Engine, stream: str, h: History) -> None:
     assert bets(closed) == [e.bet_id for e in closings]
     ended = [r for r in found if r["result"] is not None]
     assert len(ended) == final.wins + final.losses + final.abandoned
+    # Who won each: the caster of a round won, the setter of a round lost.
+    won = [r["winner"] == r["caster"] for r in ended if r["winner"] not in (None, "setter")]
+    assert all(won) and len(won) == final.wins
+    assert [r["winner"] for r in ended].count("setter") == final.losses
     assert [r["round"] for r in ended] == list(range(1, len(ended) + 1))
     for earlier, later in itertools.pairwise(found):
         assert later["round"] == earlier["round"] + 1
@@ -476,8 +496,11 @@ def test_rounds_and_a_round_s_events_are_index_ranges(game: Game, engine: sa.Eng
     with engine.connect() as conn:
         tableviews.rounds(conn, STREAM, after_round=1)
         tableviews.round_detail(conn, game.book.store, STREAM, 2)
+        tableviews.round_detail(conn, game.book.store, STREAM, 2, p(27), limit=2)
         queries = list(statements)
-        assert len(queries) == 4  # rounds; the round, its events, its settlements
+        # rounds; the round and a page of its events; again, with the version of the
+        # position the second page starts after.
+        assert len(queries) == 6
         for statement, params in queries:
             assert full_scan_or_sort(plan(conn, statement, params)) == [], statement
 

@@ -1,0 +1,112 @@
+"""Request bodies: JSON, read strictly, and every way it can be wrong a 4xx that says so.
+
+webargs (under flask-smorest) hands the body to `json.loads` as it comes. Python's
+decoder recurses once per level of nesting, so a body of a few thousand `[` ran out of
+stack (RecursionError), and it refuses to read an integer of more than 4,300 digits
+(ValueError): both were 500s, to any token. Here the body is read with a bound on both
+(no request needs more than a few levels or a few dozen digits), NaN and Infinity are
+refused (they are not JSON), and a body that is not JSON at all says where it fails.
+A body sent as anything but JSON is refused with 415 rather than read as no body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+import flask_smorest
+from flask import Request
+from flask_smorest import abort
+from marshmallow import Schema
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
+
+MAX_DEPTH = 32
+"""How deep a body may nest. A custom rule set, the deepest body taken, is four levels."""
+MAX_DIGITS = 100
+"""How many digits a number in a body may have. No field takes a number near this
+long; one that is longer but still readable is refused field by field (422)."""
+JSON = "application/json"
+
+
+class NotJson(ValueError):
+    """A body the decoder reads but this service does not take as JSON."""
+
+
+def _number(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise NotJson(f"a number of {len(text.lstrip('-'))} digits; at most {MAX_DIGITS}")
+    return int(text)
+
+
+def _constant(name: str) -> NoReturn:
+    raise NotJson(f"{name} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deep `value` nests, without recursion (a scalar: 0)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:  # deeper is refused whatever else is below
+                children = item.values() if isinstance(item, dict) else item
+                stack += [(child, level + 1) for child in children]
+    return deepest
+
+
+def read(body: bytes) -> Any:
+    """A request body as JSON, or a 400 that says what is wrong with it."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _bad(f"the body is not UTF-8 text: byte {exc.start} ({exc.reason})")
+    try:
+        value = json.loads(text, parse_int=_number, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        _bad(
+            f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno} (char {exc.pos})"
+        )
+    except NotJson as exc:
+        _bad(f"the body is not JSON this service reads: {exc}")
+    except RecursionError:
+        _too_deep()
+    if _depth(value) > MAX_DEPTH:
+        _too_deep()
+    return value
+
+
+def _too_deep() -> NoReturn:
+    _bad(f"the body nests more than {MAX_DEPTH} levels deep; no request needs that many")
+
+
+def _bad(detail: str) -> NoReturn:
+    abort(400, message=detail)
+    raise AssertionError("abort raises")  # for the type checker
+
+
+class Parser(FlaskParser):
+    """webargs' Flask parser, reading bodies with `read` and refusing non-JSON ones."""
+
+    def load_json(self, req: Request, schema: Schema) -> Any:
+        body = req.get_data(cache=True)
+        if not is_json_request(req):
+            if not body:
+                return core.missing  # no body: each field the schema requires is named
+            sent = req.mimetype or "none"
+            abort(
+                415,
+                message=f"send the body as JSON, with Content-Type: {JSON} "
+                f"(this request's Content-Type is {sent})",
+            )
+        if not body:
+            return core.missing
+        return read(body)
+
+
+class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smorest is untyped
+    """flask-smorest's Blueprint, its bodies read by `Parser`."""
+
+    ARGUMENTS_PARSER = Parser()
