@@ -15,6 +15,7 @@ from typing import Any
 from engine.events import Event, Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
+from engine.table import MAX_NAME
 
 CASH = "cash"
 TABLE_PREFIX = "table:"
@@ -55,12 +56,13 @@ class CreditLimitSet:
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
-NAME = r"^(?!\.+$)[A-Za-z0-9_.-]{1,100}$"
+NAME = rf"^(?!\.+$)[A-Za-z0-9_.-]{{1,{MAX_NAME}}}$"
 """What a player or a table may be called: names appear in account names, streams and
 URL paths. Not dots alone: a URL path cannot carry `.` or `..` (clients resolve
 `/players/../balance` to `/balance`), and a name none can reach is no use. Anchored,
-because the API documents it as a pattern, which is a search."""
-NAME_RULE = "1 to 100 letters, digits, _ . -, and not only dots"
+because the API documents it as a pattern, which is a search. At most the engine's
+MAX_NAME, so that every player the ledger takes can sit at a table."""
+NAME_RULE = f"1 to {MAX_NAME} letters, digits, _ . -, and not only dots"
 """NAME, in words, for the errors that refuse a name."""
 
 

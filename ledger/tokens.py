@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from engine.state import SETTER
 from ledger import db
-from ledger.accounts import NAME
+from ledger.accounts import NAME, NAME_RULE
 from ledger.schema import tokens
 from ledger.store import utc_now
 
@@ -62,8 +62,7 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
     # have: above all not the bank's, or it would read the setter's own account.
     if role is Role.PLAYER and (name == SETTER or not re.fullmatch(NAME, name)):
         raise ValueError(
-            "a player's token is named for the player: 1 to 100 letters, digits, _ . -, not only "
-            "dots, and not 'setter'"
+            f"a player's token is named for the player: {NAME_RULE}, and not 'setter'"
         )
     # writes=True: on SQLite, take the write lock up front (see ledger.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+from engine.table import MAX_NAME
 from ledger.schema import accounts, commands, events, postings
 from ledger.service import Club, InvalidName
 from tests.api.conftest import Api, Client
@@ -298,6 +299,21 @@ def test_a_name_no_client_could_reach_is_a_validation_problem_naming_the_field(
             assert problem["type"] == "urn:hazard:validation"
             assert list(problem["errors"]) == [field], problem
             assert "not only dots" in problem["detail"], problem
+    assert _counts(api) == counts
+
+
+def test_every_name_a_player_may_have_can_sit_at_a_table(api: Api) -> None:
+    """The ledger's names and the engine's seats agree on length: a player the ledger
+    takes can sit, and a name the seat would refuse is refused when the player is made."""
+    bank = api.client()
+    bank.ok("post", "/tables", {"id": "t1"})
+    longest = "a" * MAX_NAME
+    bank.ok("post", "/players", {"name": longest})
+    bank.ok("post", "/tables/t1/seats", {"player": longest})
+    counts = _counts(api)
+    answer = bank.post("/players", json={"name": "a" * (MAX_NAME + 1)})
+    assert answer.status_code == 422, answer.get_json()
+    assert list(answer.get_json()["errors"]) == ["name"]
     assert _counts(api) == counts
 
 
