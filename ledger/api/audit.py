@@ -10,6 +10,7 @@ setter can publish.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -82,6 +83,11 @@ def _logged_view(row: Any) -> dict[str, Any]:
     return view
 
 
+MAX_PROBLEMS = 100
+"""How many problems /audit/verify lists: one per broken stream, and a log has any
+number of streams, so the rest are counted (`more_problems`), not listed."""
+
+
 @blp.route("/audit/verify", methods=["GET"])
 @blp.response(200, rs.ChainCheckSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")
@@ -93,12 +99,15 @@ def verify() -> dict[str, Any]:
     # Counted before the check, which reads on until the log ends: every event counted
     # is checked, and any appended meanwhile is checked too.
     before = head(store.engine)
-    problems = list(store.verify())
+    found = store.verify()
+    problems = list(itertools.islice(found, MAX_PROBLEMS))
+    more = sum(1 for _ in found)
     return {
         "ok": not problems,
         "events": before["events"],
         "through": before["position"],
         "problems": problems,
+        "more_problems": more,
     }
 
 

@@ -287,7 +287,14 @@ class ChainCheckSchema(Schema):
     problems = fields.List(
         fields.String(),
         required=True,
-        metadata={"description": "The first event that fails in each broken stream"},
+        metadata={
+            "description": "The first event that fails in each broken stream, for the "
+            "first 100 broken streams"
+        },
+    )
+    more_problems = fields.Integer(
+        required=True,
+        metadata={"description": "How many more broken streams there are than are listed"},
     )
 
 

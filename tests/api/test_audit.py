@@ -7,8 +7,10 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
+from ledger.api import audit
 from tests.api.conftest import Api
 from tests.api.test_reads import play, problem, walk
 
@@ -48,7 +50,13 @@ def test_the_log_rechecks_offline(api_both: Api) -> None:
     assert "payload_text" not in first
 
     check = bank.ok("get", "/audit/verify")
-    assert check == {"ok": True, "events": len(events), "through": len(events), "problems": []}
+    assert check == {
+        "ok": True,
+        "events": len(events),
+        "through": len(events),
+        "problems": [],
+        "more_problems": 0,
+    }
     last = events[-1]
     assert bank.ok("get", "/audit/head") == {
         "position": last["position"],
@@ -107,6 +115,24 @@ def test_a_broken_chain_is_an_answer(api_both: Api) -> None:
     assert bank.ok("get", "/players/ann/statement")["items"]
 
 
+def test_verify_lists_a_bounded_number_of_problems_and_counts_the_rest(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One problem per broken stream, and a log can have any number of streams: the
+    answer lists the first MAX_PROBLEMS of them and counts the others."""
+    bank = play(api)
+    with api.book.store.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+        conn.exec_driver_sql("UPDATE events SET hash = 'x' WHERE version = 1")
+        streams = conn.exec_driver_sql("SELECT count(DISTINCT stream) FROM events").scalar_one()
+    assert streams > 3
+    monkeypatch.setattr(audit, "MAX_PROBLEMS", 2)
+    check = bank.ok("get", "/audit/verify")
+    assert check["ok"] is False
+    assert len(check["problems"]) == 2
+    assert check["more_problems"] == streams - 2
+
+
 def test_an_empty_log(api_both: Api) -> None:
     auditor = api_both.client("auditor", "al")
     assert auditor.ok("get", "/events") == {"items": [], "next_after": None}
@@ -115,6 +141,7 @@ def test_an_empty_log(api_both: Api) -> None:
         "events": 0,
         "through": 0,
         "problems": [],
+        "more_problems": 0,
     }
     assert auditor.ok("get", "/audit/head") == {
         "position": 0,
