@@ -289,6 +289,10 @@ def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
         reader = api.client(role, name)
         assert reader.ok("get", "/tables/t1/rounds") == rounds
         assert reader.ok("get", "/tables/t1/rounds/1") == detail
+    # A table is public (docs/api.md): cat, who bet nothing, sees round 1's settlements
+    # at the table, while /settlements gathers only her own, which are none.
+    assert any(e["type"] == "BetSettled" and e["transfers"] for e in detail["events"])
+    assert api.client("player", "cat").ok("get", "/settlements")["items"] == []
     problem(api.client(None).get("/tables/t1/rounds"), 401)
     problem(api.client(None).get("/tables/t1/rounds/1"), 401)
 
