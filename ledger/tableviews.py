@@ -427,10 +427,10 @@ def rounds(
         .order_by(r.c.round)
         .limit(limit)
     )
-    return [_round_view(row) for row in conn.execute(query)]
+    return [round_view(row) for row in conn.execute(query)]
 
 
-def _round_view(row: Any) -> dict[str, Any]:
+def round_view(row: Any) -> dict[str, Any]:
     view = dict(row._mapping)
     stream = view.pop("stream")
     return {"table": stream.removeprefix(TABLE_PREFIX), **view, "winner": _winner(row)}
@@ -462,10 +462,23 @@ def round_detail(
     The events are read on `conn`, in the same snapshot as the round's span, rather
     than through a fresh connection of `store`'s.
     """
-    r = rounds_table
-    row = conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round == round)).first()
+    row = round_row(conn, stream, round)
     if row is None:
         return None
+    return {**round_view(row), "events": round_events(conn, stream, row, after_position, limit)}
+
+
+def round_row(conn: sa.Connection, stream: str, round: int) -> Any:
+    """The table's round `round` as stored (a `rounds` row), or None."""
+    r = rounds_table
+    return conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round == round)).first()
+
+
+def round_events(
+    conn: sa.Connection, stream: str, row: Any, after_position: int = 0, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The events of the round `row` (round_row's), at most `limit` after position
+    `after_position`."""
     e = events_table
     # A stream's versions rise with its positions, so when `after_position` is one of
     # the stream's own events, as a page's last is, its version starts the range of
@@ -496,7 +509,7 @@ def round_detail(
         .order_by(e.c.version)
         .limit(limit)
     )
-    return {**_round_view(row), "events": [_event_view(stream, event) for event in events]}
+    return [_event_view(stream, event) for event in events]
 
 
 def _event_view(stream: str, row: Any) -> dict[str, Any]:

@@ -11,7 +11,8 @@ empty directory before gunicorn starts (see ledger.api.metrics and the README).
 from __future__ import annotations
 
 from ledger import logs
-from ledger.api import create_app
+from ledger.api import create_app, servererrors
 
 logs.configure()
+servererrors.install()  # gunicorn's own error pages as problems too
 app = create_app()

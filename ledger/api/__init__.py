@@ -14,6 +14,7 @@ from flask_smorest import abort
 from ledger import bootstrap
 from ledger.api import problems
 from ledger.api.contract import ContractApi
+from ledger.api.numbers import AsciiIntConverter
 from ledger.book import Book
 from ledger.service import Club
 from ledger.tokens import Holder, Role, holder
@@ -38,6 +39,8 @@ API_SETTINGS = {
 
 def create_app(book: Book | None = None, **settings: Any) -> Flask:
     app = Flask("hazard")
+    # Before any route is added: `<int:round>` takes ASCII digits only (numbers.py).
+    app.url_map.converters["int"] = AsciiIntConverter
     app.config.update(API_SETTINGS)
     # No request needs more: a custom rule set is a few hundred bytes. Larger bodies
     # are refused (413) before anything parses them.

@@ -38,9 +38,14 @@ AUDIT = (Role.AUDITOR,)
 def list_events(query: dict[str, Any]) -> dict[str, Any]:
     """The event log, of one stream or of all, in position order."""
     require(*AUDIT)
+    stream = query.get("stream")
     with club().store.engine.connect() as conn:
-        rows = logged(conn, query.get("stream"), query["after"], query["limit"])
-    return page([_logged_view(row) for row in rows], query["limit"], "position")
+        return page(
+            lambda after, limit: [_logged_view(row) for row in logged(conn, stream, after, limit)],
+            query["after"],
+            query["limit"],
+            "position",
+        )
 
 
 def logged(conn: sa.Connection, stream: str | None, after: int, limit: int) -> list[Any]:

@@ -6,7 +6,10 @@ stack (RecursionError), and it refuses to read an integer of more than 4,300 dig
 (ValueError): both were 500s, to any token. Here the body is read with a bound on both
 (no request needs more than a few levels or a few dozen digits), NaN and Infinity are
 refused (they are not JSON), and a body that is not JSON at all says where it fails.
-A body sent as anything but JSON is refused with 415 rather than read as no body.
+An object that gives a key twice is refused too, naming where (`rules.table.5`), as
+the CLI refuses a rule set file that does: the decoder would let the last one win.
+A body sent as anything but JSON, or compressed, is refused with 415 rather than read
+as no body or as the bytes it is not.
 """
 
 from __future__ import annotations
@@ -43,17 +46,42 @@ def _constant(name: str) -> NoReturn:
     raise NotJson(f"{name} is not a JSON number")
 
 
-def _depth(value: Any) -> int:
-    """How deep `value` nests, without recursion (a scalar: 0)."""
-    deepest, stack = 0, [(value, 1)]
+class _Twice(dict[str, Any]):
+    """A decoded object that gave `key` more than once (the first such key)."""
+
+    key: str
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The decoder's hook for each object, innermost first: it cannot know where the
+    object is, so it marks one that repeats a key, and `_check` names where."""
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    twice = _Twice(found)
+    twice.key = key
+    return twice
+
+
+def _check(value: Any) -> None:
+    """Refuse a body nested deeper than MAX_DEPTH, or with a key given twice in one
+    object (the first in document order, by its path); without recursion."""
+    stack: list[tuple[Any, int, tuple[str, ...]]] = [(value, 1, ())]
     while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            if level <= MAX_DEPTH:  # deeper is refused whatever else is below
-                children = item.values() if isinstance(item, dict) else item
-                stack += [(child, level + 1) for child in children]
-    return deepest
+        item, level, path = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if level > MAX_DEPTH:
+            _too_deep()  # before anything below it is looked at
+        if isinstance(item, _Twice):
+            raise NotJson(f"{'.'.join((*path, item.key))}: is given twice")
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        stack += reversed([(child, level + 1, (*path, str(key))) for key, child in children])
 
 
 def read(body: bytes) -> Any:
@@ -63,7 +91,10 @@ def read(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         _bad(f"the body is not UTF-8 text: byte {exc.start} ({exc.reason})")
     try:
-        value = json.loads(text, parse_int=_number, parse_constant=_constant)
+        value = json.loads(
+            text, parse_int=_number, parse_constant=_constant, object_pairs_hook=_object
+        )
+        _check(value)
     except json.JSONDecodeError as exc:
         _bad(
             f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, "
@@ -72,8 +103,6 @@ def read(body: bytes) -> Any:
     except NotJson as exc:
         _bad(f"the body is not JSON this service reads: {exc}")
     except RecursionError:
-        _too_deep()
-    if _depth(value) > MAX_DEPTH:
         _too_deep()
     return value
 
@@ -91,6 +120,14 @@ class Parser(FlaskParser):
     """webargs' Flask parser, reading bodies with `read` and refusing non-JSON ones."""
 
     def load_json(self, req: Request, schema: Schema) -> Any:
+        encoding = req.headers.get("Content-Encoding", "identity").strip()
+        if encoding.lower() != "identity":
+            # Nothing here inflates a body: read as it came, it would be the wrong bytes.
+            abort(
+                415,
+                message="send the body uncompressed: this service does not take "
+                f"Content-Encoding: {encoding}",
+            )
         body = req.get_data(cache=True)
         if not is_json_request(req):
             if not body:

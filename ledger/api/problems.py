@@ -44,7 +44,7 @@ TYPES: dict[str, str] = {
     "stale-version": "409: If-Match named a version the table has moved on from; "
     "`current_version` is where it is",
     "precondition-failed": "412: a precondition failed",
-    "too-large": "413: the request is too large",
+    "too-large": "413, 414, 431: the request is too large (its body, its URL, its headers)",
     "unsupported-media-type": "415: the body's content type is not one taken here",
     "precondition-required": "428: a precondition is required",
     "invalid-rule-set": "422: a custom rule set is malformed; `field` names the part",
@@ -77,10 +77,13 @@ HTTP_KINDS = {
     409: "conflict",
     412: "precondition-failed",
     413: "too-large",
+    414: "too-large",
     415: "unsupported-media-type",
     428: "precondition-required",
+    431: "too-large",
 }
-"""The kind of a werkzeug HTTP error (an abort, a route not found, ...), by status."""
+"""The kind of a werkzeug HTTP error (an abort, a route not found, ...), or of one
+gunicorn answers itself (ledger.api.servererrors), by status."""
 
 
 def type_uris() -> list[str]:

@@ -1,13 +1,15 @@
 """The read side: settlements, a table's rounds, a player's statement.
 
 Every listing is a page `{"items": [...], "next_after": ...}` walked by keyset: pass
-`next_after` back as `after` until it is null. The queries are ledger.tableviews' (for
-settlements and rounds) and one join of postings to events (for statements).
+`next_after` back as `after` until it is null (`page`, which every listing shares).
+The queries are ledger.tableviews' (for settlements and rounds) and one join of
+postings to events (for statements).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,11 +31,27 @@ blp = Blueprint("reads", __name__, description="Settlements, rounds and statemen
 EVERYONE = (Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
 
 
-def page(items: list[dict[str, Any]], limit: int, key: str) -> dict[str, Any]:
-    """A page of a keyset listing. Only a full page may have more after it, so a short
-    one ends the walk without another request."""
-    full = len(items) >= limit
-    return {"items": items, "next_after": items[-1][key] if full and items else None}
+Read = Callable[[int, int], list[dict[str, Any]]]
+"""A listing's query: `read(after, n)` is at least `n` items after key `after`, if
+there are that many, in the order of their key."""
+
+
+def page(read: Read, after: int, limit: int, key: str) -> dict[str, Any]:
+    """A page of a keyset listing: the first `limit` items after `after`, and any more
+    read that share the last one's key (a statement keeps an event's postings whole).
+    `next_after` is null exactly when nothing comes after the page, so a walk never
+    ends on an empty page, nor takes a full last page for one with more after it.
+
+    One item more than the page is read to know that; only a page that ran over to the
+    end of what was read (a statement whose last event has more postings than that)
+    needs to ask once more."""
+    items = read(after, limit + 1)
+    if len(items) <= limit:
+        return {"items": items, "next_after": None}
+    last = items[limit - 1][key]
+    shown = [item for item in items if item[key] <= last]
+    more = len(shown) < len(items) or bool(read(last, 1))
+    return {"items": shown, "next_after": last if more else None}
 
 
 def _require_table(conn: sa.Connection, table: str) -> str:
@@ -77,18 +95,23 @@ def list_settlements(query: dict[str, Any]) -> dict[str, Any]:
         _require_player(player)
     with club().store.engine.connect() as conn:
         stream = _require_table(conn, query["table"]) if "table" in query else None
-        items = tableviews.settlements(
-            conn,
-            stream=stream,
-            round=query.get("round"),
-            party=None if player is None else player_account(player),
-            bet_id=query.get("bet"),
-            since=query.get("since"),
-            until=query.get("until"),
-            after_position=query["after"],
-            limit=query["limit"],
+        party = None if player is None else player_account(player)
+        return page(
+            lambda after, limit: tableviews.settlements(
+                conn,
+                stream=stream,
+                round=query.get("round"),
+                party=party,
+                bet_id=query.get("bet"),
+                since=query.get("since"),
+                until=query.get("until"),
+                after_position=after,
+                limit=limit,
+            ),
+            query["after"],
+            query["limit"],
+            "position",
         )
-    return page(items, query["limit"], "position")
 
 
 # -- rounds -------------------------------------------------------------------------
@@ -104,8 +127,12 @@ def list_rounds(query: dict[str, Any], table: str) -> dict[str, Any]:
     require(*EVERYONE)
     with club().store.engine.connect() as conn:
         stream = _require_table(conn, table)
-        items = tableviews.rounds(conn, stream, query["after"], query["limit"])
-    return page(items, query["limit"], "round")
+        return page(
+            lambda after, limit: tableviews.rounds(conn, stream, after, limit),
+            query["after"],
+            query["limit"],
+            "round",
+        )
 
 
 @blp.route("/tables/<table>/rounds/<int:round>", methods=["GET"])
@@ -121,17 +148,20 @@ def round_detail(query: dict[str, Any], table: str, round: int) -> dict[str, Any
         stream = _require_table(conn, table)
         # Past a 32-bit column's range there is no such round, and a database may
         # refuse the number rather than answer none.
-        found = (
-            tableviews.round_detail(
-                conn, club().store, stream, round, query["after"], query["limit"]
-            )
-            if round <= rs.SMALL
-            else None
+        row = tableviews.round_row(conn, stream, round) if round <= rs.SMALL else None
+        if row is None:
+            raise NotFound(f"table {table!r} has no round {round}")
+        events = page(
+            lambda after, limit: tableviews.round_events(conn, stream, row, after, limit),
+            query["after"],
+            query["limit"],
+            "position",
         )
-    if found is None:
-        raise NotFound(f"table {table!r} has no round {round}")
-    events = page(found["events"], query["limit"], "position")
-    return {**found, "events": events["items"], "next_after": events["next_after"]}
+    return {
+        **tableviews.round_view(row),
+        "events": events["items"],
+        "next_after": events["next_after"],
+    }
 
 
 # -- statements ---------------------------------------------------------------------
@@ -152,8 +182,13 @@ def statement(query: dict[str, Any], name: str) -> dict[str, Any]:
     _require_player(name)
     account = player_account(name)
     with club().store.engine.connect() as conn:
-        items = statement_lines(conn, account, query["after"], query["limit"])
-    return {"player": name, "account": account, **page(items, query["limit"], "position")}
+        lines = page(
+            lambda after, limit: statement_lines(conn, account, after, limit),
+            query["after"],
+            query["limit"],
+            "position",
+        )
+    return {"player": name, "account": account, **lines}
 
 
 def statement_lines(

@@ -14,6 +14,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from engine.state import SETTER, RoundResult
+from ledger.api.numbers import QueryInteger
 from ledger.api.schemas import NAME, TransferSchema, payload, transfers
 
 BIG = 2**63 - 1
@@ -38,7 +39,7 @@ class StoredTime(fields.AwareDateTime):
 
 
 def _limit() -> fields.Integer:
-    return fields.Integer(
+    return QueryInteger(
         load_default=50,
         validate=validate.Range(1, 500),
         metadata={"description": "Items per page, 1 to 500"},
@@ -46,7 +47,7 @@ def _limit() -> fields.Integer:
 
 
 def _after(description: str, top: int = BIG) -> fields.Integer:
-    return fields.Integer(
+    return QueryInteger(
         load_default=0, validate=validate.Range(0, top), metadata={"description": description}
     )
 
@@ -74,7 +75,7 @@ class RoundPageQuerySchema(Schema):
 
 class SettlementQuerySchema(PageQuerySchema):
     table = fields.String(validate=NAME, metadata={"description": "Only this table's"})
-    round = fields.Integer(
+    round = QueryInteger(
         validate=validate.Range(1, SMALL),
         metadata={"description": "Only this round's bets (with `table`)"},
     )

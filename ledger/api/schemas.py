@@ -8,6 +8,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.events import PropositionKind
 from ledger import accounts
+from ledger.api.numbers import QueryInteger
 from ledger.api.problems import catalogue
 
 
@@ -298,14 +299,14 @@ class TableStateSchema(Schema):
 
 
 class OpenBetsQuerySchema(Schema):
-    after = fields.Integer(
+    after = QueryInteger(
         load_default=0,
         validate=validate.Range(0, 2**31 - 1),
         metadata={
             "description": "The `next_after` of the page before (a bet's number: 14 for b14)"
         },
     )
-    limit = fields.Integer(
+    limit = QueryInteger(
         load_default=50,
         validate=validate.Range(1, 500),
         metadata={"description": "Open bets per page, 1 to 500"},

@@ -66,9 +66,10 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
     def load(self) -> Any:
         # In the worker, after the fork.
-        from ledger.api import create_app
+        from ledger.api import create_app, servererrors
 
         logs.configure()
+        servererrors.install()  # gunicorn's own error pages as problems too
         return create_app()
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ from click.testing import CliRunner
 
 from ledger import db
 from ledger.api import server
+from ledger.api.problems import PROBLEM_JSON
 from ledger.cli import main
 from ledger.tokens import listing
 
@@ -230,3 +232,100 @@ def test_serve_refuses_a_lock_timeout_that_is_not_below_the_worker_timeout(
     assert result.exit_code != 0
     assert "HAZARD_LOCK_TIMEOUT" in result.output
     assert not (tmp_path / "lock.sqlite3").exists()
+
+
+# -- what gunicorn answers before the app: problem details too -------------------------
+
+REFUSED_BY_GUNICORN = [
+    # (what is wrong, the request, status, problem type)
+    (
+        "a request line over 4 KB",
+        b"GET /events?after=" + b"1" * 5000 + b" HTTP/1.1\r\n",
+        414,
+        "urn:hazard:too-large",
+    ),
+    (
+        "a header of 10,000 bytes",
+        b"GET /events HTTP/1.1\r\nAuthorization: Bearer " + b"x" * 10_000 + b"\r\n",
+        431,
+        "urn:hazard:too-large",
+    ),
+    (
+        "a DEL byte in a header",
+        b"GET /events HTTP/1.1\r\nIdempotency-Key: a\x7fb\r\n",
+        400,
+        "urn:hazard:bad-request",
+    ),
+]
+
+
+def _raw(port: int, head: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send `head` (a request line and headers) and read the answer to its end."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(head + b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    top, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *lines = top.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def _refused_as_problems(port: int) -> None:
+    for what, head, status, kind in REFUSED_BY_GUNICORN:
+        got, headers, body = _raw(port, head)
+        assert (got, headers["content-type"]) == (status, PROBLEM_JSON), (what, headers, body)
+        assert int(headers["content-length"]) == len(body), what
+        problem = json.loads(body)
+        assert (problem["status"], problem["type"]) == (status, kind), (what, problem)
+        assert problem["title"] and problem["detail"], (what, problem)
+    # The app still answers what reaches it, as before.
+    status, headers, _ = _raw(port, b"GET /healthz HTTP/1.1\r\n")
+    assert status == 200
+
+
+def test_what_gunicorn_refuses_under_hazard_serve_is_a_problem(served: Served) -> None:
+    port = re.search(r"http://127\.0\.0\.1:(\d+)/docs", served.banner())
+    assert port is not None
+    _refused_as_problems(int(port.group(1)))
+
+
+def test_what_gunicorn_refuses_under_plain_gunicorn_is_a_problem(tmp_path: Path) -> None:
+    """The README's production recipe, `gunicorn ledger.wsgi:app`, with nothing added."""
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'plain.sqlite3'}"
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    proc = subprocess.Popen(
+        [str(gunicorn), "-w", "1", "-b", "127.0.0.1:0", "ledger.wsgi:app"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    err: list[str] = []
+    pump = threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)
+    pump.start()
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while not (booted := re.search(r"Booting worker", "".join(err))):
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(err)
+            time.sleep(0.05)
+        listening = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", "".join(err))
+        assert booted and listening, "".join(err)
+        port = int(listening.group(1))
+        for _ in range(100):  # the worker has booted; it answers once the app is loaded
+            try:
+                if _raw(port, b"GET /healthz HTTP/1.1\r\n")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        _refused_as_problems(port)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        pump.join(timeout=5)
+        assert proc.stderr is not None
+        proc.stderr.close()
