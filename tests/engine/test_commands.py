@@ -21,6 +21,7 @@ from engine.money import ESCROW
 from engine.rules import DicePass, MainMethod
 from engine.rulesets import BUILTIN
 from engine.state import SETTER, Phase, RoundResult, TableState
+from engine.table import MAX_SEATS
 from tests.engine.tablekit import (
     CASTER_WINS,
     Table,
@@ -468,6 +469,18 @@ def test_closing_before_the_first_caster_ends_no_round(table: Callable[..., Tabl
     t = table(choose=False)
     t.do(engine.close)
     assert (t.state.round, t.state.abandoned, t.state.last_result) == (0, 0, None)
+
+
+def test_a_table_seats_at_most_max_seats(table: Callable[..., Table]) -> None:
+    """The seats, and so the table's state and its cast-off, stay bounded."""
+    players = tuple(f"p{i}" for i in range(1, MAX_SEATS + 1))
+    t = table(players=players, choose=False)
+    detail = t.refused(Rule.TABLE_FULL, engine.seat, "late")
+    assert detail == f"the table seats at most {MAX_SEATS} players, and all are taken"
+    t.refused(Rule.ALREADY_SEATED, engine.seat, "p1")  # the more particular refusal first
+    t.do(engine.leave, "p7")
+    t.do(engine.seat, "late")
+    assert len(t.state.seats) == MAX_SEATS
 
 
 def test_closing_an_emptied_table_ends_no_round(table: Callable[..., Table]) -> None:
