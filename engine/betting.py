@@ -25,6 +25,11 @@ from engine.odds import odds_ratio
 from engine.rules import CoverPolicy, Rounding, RuleSet
 from engine.state import SETTER, Bet, BetKind, Phase, RoundResult, TableState
 
+MAX_OPEN_BETS = 1000
+"""A table holds at most this many open bets and offers together, so that the table's
+state and the write that closes them all (closing the table, a throw, a caster
+leaving) stay bounded: one event per bet closed."""
+
 _BEFORE_FIRST_THROW = (Phase.AWAITING_MAIN, Phase.FIRST_THROW)
 _IN_ROUND = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
 
@@ -38,6 +43,16 @@ def _require_round_betting(state: TableState) -> str:
     return caster
 
 
+def _require_room(state: TableState) -> None:
+    """Room for one more open bet or offer at the table."""
+    if len(state.bets) >= MAX_OPEN_BETS:
+        raise RuleBroken(
+            Rule.TOO_MANY_OPEN_BETS,
+            f"the table holds at most {MAX_OPEN_BETS} open bets and offers; wait for some "
+            "to resolve",
+        )
+
+
 def stake(state: TableState, amount: int) -> list[ev.Event]:
     """The caster stakes `amount` against the setter, at even money."""
     caster = _require_round_betting(state)
@@ -45,6 +60,7 @@ def stake(state: TableState, amount: int) -> list[ev.Event]:
         raise RuleBroken(Rule.CASTER_ALREADY_STAKED, "the caster has already staked this round")
     require_stake(state, amount)
     require_exposure(state, amount)
+    _require_room(state)
     out = Draft(state)
     out.add(ev.CasterStaked, bet_id=out.next_bet_id(), caster=caster, amount=amount)
     return out.events
@@ -57,6 +73,7 @@ def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
     if bettor == caster:
         raise RuleBroken(Rule.CASTER_CANNOT_LAY, "the caster cannot lay a stake against themself")
     require_stake(state, amount)
+    _require_room(state)
     out = Draft(state)
     out.add(ev.StakeLaid, bet_id=out.next_bet_id(), bettor=bettor, amount=amount)
     return out.events
@@ -168,6 +185,7 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
         state.main, state.chance, on == "chance", amount, rules.rounding, most
     )
     require_exposure(state, payout)
+    _require_room(state)
     out = Draft(state)
     out.add(
         ev.OddsLaid,
@@ -214,6 +232,7 @@ def offer_side_bet(
     require_stake(state, asks, "amount asked")
     if offerer == SETTER:
         require_exposure(state, amount)
+    _require_room(state)
     out = Draft(state)
     out.add(
         ev.SideBetOffered,
@@ -234,6 +253,12 @@ def _require_decidable(state: TableState, proposition: Proposition) -> None:
         raise RuleBroken(Rule.INVALID_PROPOSITION, "unknown proposition")
     if kind is PropositionKind.NEXT_TOTAL:
         totals = proposition.totals
+        outside = sorted(t for t in totals if t not in TOTALS)
+        if outside:
+            raise RuleBroken(
+                Rule.INVALID_PROPOSITION,
+                f"a next-total bet names totals 2 to 12, not {outside[0]!r}",
+            )
         if not totals or not totals < frozenset(TOTALS):
             raise RuleBroken(
                 Rule.INVALID_PROPOSITION,

@@ -14,7 +14,7 @@ from typing import Any
 from engine import events as ev
 from engine.errors import ReplayError
 from engine.rules import MainMethod, Outcome, RuleSet
-from engine.state import Bet, BetKind, Phase, RoundResult, TableState
+from engine.state import ROUND_PHASES, Bet, BetKind, Phase, RoundResult, TableState
 
 _WIN = (RoundResult.NICK, RoundResult.CHANCE)
 # Enum members bound once: the throw handler runs a million times a second and an
@@ -213,7 +213,10 @@ def _player_left(t: _Table, e: ev.PlayerLeft) -> None:
         t.contest = tuple(p for p in t.contest if p != e.player)
         t.casts.pop(e.player, None)
     if e.player == t.caster:
+        # The leaver's round ends with them, and they hold the dice no longer: until the
+        # DicePassed that follows names the next caster, no round is in play.
         _abandon(t)
+        t.caster = None
 
 
 def _abandon(t: _Table) -> None:
@@ -225,7 +228,10 @@ def _abandon(t: _Table) -> None:
 
 def _table_closed(t: _Table, e: ev.TableClosed) -> None:
     _next_version(t, e)
-    if t.round:  # a closed table has no round left open
+    # A closed table has no round left open. With no caster holding the dice (the
+    # table seating, before the first caster or after the last one left) no round is in
+    # play, and there is none to abandon: `round` is only the next round's number.
+    if t.caster is not None and t.phase in ROUND_PHASES:
         _abandon(t)
     t.phase = Phase.CLOSED
 

@@ -32,6 +32,10 @@ class Phase(enum.Enum):
     """The table is closed; nothing more happens."""
 
 
+ROUND_PHASES = frozenset({Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE})
+"""The phases of a round in play."""
+
+
 class RoundResult(enum.Enum):
     """How a round ended."""
 
@@ -46,8 +50,8 @@ class RoundResult(enum.Enum):
     NO_MAIN = "no-main"
     """The main was thrown outside 5 to 9 where that loses (first-roll mains)."""
     ABANDONED = "abandoned"
-    """The caster left or forfeited, or the table closed, before the round was decided
-    (in any phase, before the main as after it): neither win nor loss."""
+    """The caster left or forfeited, or the table closed, before the round in play was
+    decided (in any phase, before the main as after it): neither win nor loss."""
 
     @property
     def caster_won(self) -> bool | None:
@@ -127,6 +131,14 @@ class TableState:
     """After a void throw where only the off die is recast: (off die, standing value)."""
     last_total: int | None = None
     bets: Mapping[str, Bet] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def in_play(self) -> bool:
+        """A round is in play: a caster holds the dice (from the main on or waiting for
+        it). Not while the table seats, before the first caster or after the dice passed
+        to nobody, nor once it is closed: then `round` is only the number the next round
+        will take."""
+        return self.caster is not None and self.phase in ROUND_PHASES
 
     @property
     def open_bets(self) -> tuple[Bet, ...]:

@@ -21,6 +21,9 @@ from engine.rules import RuleSet
 from engine.state import SETTER, Phase, TableState
 
 MAX_NAME = 64
+MAX_SEATS = 50
+"""A table seats at most this many players: more than any table of dice, and a bound
+on the table's state, its cast for first caster and every write's answer."""
 
 
 def open_table(
@@ -58,6 +61,10 @@ def seat(state: TableState, player: str) -> list[ev.Event]:
         raise RuleBroken(Rule.SETTER_CANNOT_SIT, "the setter banks the table and has no seat")
     if player in state.seats:
         raise RuleBroken(Rule.ALREADY_SEATED, f"{player!r} is already seated")
+    if len(state.seats) >= MAX_SEATS:
+        raise RuleBroken(
+            Rule.TABLE_FULL, f"the table seats at most {MAX_SEATS} players, and all are taken"
+        )
     out = Draft(state)
     out.add(ev.PlayerSeated, player=player)
     return out.events

@@ -23,10 +23,12 @@ from ledger import codec
 from ledger.schema import snapshots
 from ledger.store import EventStore
 
-FORMAT = 2
+FORMAT = 3
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table
 closes (before the main as after it): a state folded under format 1 may number its
-rounds differently from a replay now, so those snapshots are passed over."""
+rounds differently from a replay now, so those snapshots are passed over. 3 since
+closing ends only a round in play (a caster holding the dice): a format 2 state of a
+table closed while seating counts one round more, and one more abandoned."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 

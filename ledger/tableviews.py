@@ -13,7 +13,10 @@ Which round an event belongs to: the round in play when it happened (the state's
 `round` before it; the CasterChosen that begins round 1 belongs to round 1), except
 that what a throw decides belongs with the throw. So the throw that ends round 3 and
 the settlements it makes are round 3's last events, and a DicePassed that follows them
-is round 4's first: the round of the caster it hands the dice to.
+is round 4's first: the round of the caster it hands the dice to. An event while no
+round is in play, neither before it nor after (`TableState.in_play`: the table seating,
+before the first caster or after the dice passed to nobody, or closing then), belongs
+to no round: a round is listed only once a caster holds the dice for it.
 
 The queries return plain JSON-able dicts, money in integer minor units and times as the
 ISO strings stored. Every listing pages by keyset (after a position or round, never by
@@ -192,11 +195,13 @@ def _decider(steps: Sequence[Step], i: int) -> int | None:
 
 
 def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
-    """The round the event at `i` belongs to (0: none yet, while the table seats)."""
+    """The round the event at `i` belongs to (0: none, while no round is in play)."""
     if decider is not None and isinstance(steps[decider].event, ev.DiceThrown):
         return steps[decider].before.round  # what a throw decides goes with the throw
     step = steps[i]
-    return step.before.round or step.after.round
+    if step.before.in_play:
+        return step.before.round
+    return step.after.round if step.after.in_play else 0
 
 
 # -- rounds
@@ -245,9 +250,9 @@ def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step)
     record["last_version"], record["last_position"] = row.version, row.position
     # Only a state still in this round shows its caster, main and chance: the throw that
     # ends a round clears them, and what it settles comes after it. The dice may change
-    # hands within a round (a caster passing by choice before the main, or the last
-    # caster leaving and a new one being chosen): the last caster counts. A caster
-    # leaving or forfeiting ends their round, whatever its phase.
+    # hands within a round (a caster passing by choice before the main, or forfeiting
+    # and the dice passing on): the last caster counts. A caster leaving or forfeiting
+    # ends their round, whatever its phase.
     for state in (step.before, step.after):
         if state.round == number:
             record["caster"] = state.caster or record["caster"]

@@ -139,8 +139,8 @@ RESULTS: dict[RoundResult, str] = {
     RoundResult.CHANCE: "the chance came before the main: the caster wins",
     RoundResult.MAIN: "the main came before the chance: the caster loses",
     RoundResult.NO_MAIN: "the main was thrown outside 5 to 9 where that loses: the caster loses",
-    RoundResult.ABANDONED: "the caster left or forfeited before the round was decided: "
-    "neither wins",
+    RoundResult.ABANDONED: "the caster left or forfeited, or the table closed, before the "
+    "round was decided: neither wins",
 }
 """How a round can end, in words (engine.state.RoundResult), for the contract."""
 

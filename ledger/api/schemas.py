@@ -6,7 +6,9 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from engine.dice import MAINS
 from engine.events import PropositionKind
+from engine.play import VOID_REASONS
 from ledger import accounts
 from ledger.api.numbers import QueryInteger
 from ledger.api.problems import catalogue
@@ -25,6 +27,8 @@ class Whole(validate.Regexp):
 
 DIE = validate.Range(min=1, max=6)
 """A die shows 1 to 6: refused as a field, before the table is asked."""
+MAIN = validate.Range(min=min(MAINS), max=max(MAINS))
+"""A main is 5 to 9: refused as a field, like a die."""
 MONEY = validate.Range(min=1, max=10**15)
 """Amounts are whole minor units; the cap keeps them inside a signed 64-bit column."""
 NAME = Whole(accounts.NAME, error=accounts.NAME_RULE)
@@ -187,7 +191,12 @@ class CastSchema(Schema):
 
 
 class MainSchema(Schema):
-    main = fields.Integer(required=True, strict=True)
+    main = fields.Integer(
+        required=True,
+        strict=True,
+        validate=MAIN,
+        metadata={"description": "5 to 9: refused as a field, before the table is asked"},
+    )
 
 
 class ThrowSchema(Schema):
@@ -196,8 +205,17 @@ class ThrowSchema(Schema):
 
 
 class VoidThrowSchema(Schema):
-    reason = fields.String(required=True, metadata={"description": "cocked or wild"})
-    off = fields.Integer(required=True, strict=True, metadata={"description": "1, 2 or 0: both"})
+    reason = fields.String(
+        required=True,
+        validate=validate.OneOf(VOID_REASONS),
+        metadata={"description": "cocked or wild"},
+    )
+    off = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.Range(min=0, max=2),
+        metadata={"description": "the die that went off, 1 or 2, or 0: both"},
+    )
     standing = fields.Integer(
         strict=True,
         allow_none=True,
@@ -273,6 +291,11 @@ class BetSchema(Schema):
     offered_to = fields.String(allow_none=True, required=True)
 
 
+class StandingSchema(Schema):
+    die = fields.Integer(required=True, metadata={"description": "1 or 2: the die that stands"})
+    value = fields.Integer(required=True, metadata={"description": "What it shows, 1 to 6"})
+
+
 class TableStateSchema(Schema):
     table = fields.String(required=True)
     version = fields.Integer(required=True)
@@ -286,6 +309,15 @@ class TableStateSchema(Schema):
     consecutive_losses = fields.Integer(required=True)
     consecutive_wins = fields.Integer(required=True)
     setter_exposure = fields.Integer(required=True)
+    standing = fields.Nested(
+        StandingSchema,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "After a void throw where only the off die is recast: the die "
+            "that stands and its value, which the next throw must show; null otherwise"
+        },
+    )
     open_bets = fields.List(
         fields.Nested(BetSchema),
         required=True,

@@ -53,6 +53,14 @@ def bet_number(bet_id: str) -> int:
     return int(bet_id.removeprefix("b"))
 
 
+def standing_view(standing: tuple[int, int] | None) -> dict[str, int] | None:
+    """The die left standing by a void throw (the state keeps the die that went off)."""
+    if standing is None:
+        return None
+    off, value = standing
+    return {"die": 3 - off, "value": value}
+
+
 def state_view(
     table: str, state: hz.TableState, after: int = 0, limit: int | None = None
 ) -> dict[str, Any]:
@@ -74,6 +82,7 @@ def state_view(
         "consecutive_losses": state.consecutive_losses,
         "consecutive_wins": state.consecutive_wins,
         "setter_exposure": state.exposure(),
+        "standing": standing_view(state.standing),
         "open_bets": [
             {
                 "id": b.id,

@@ -284,6 +284,32 @@ def test_a_round_the_setter_wins_names_the_setter(api: Api) -> None:
     assert bank.ok("get", "/tables/t2/rounds/2")["winner"] == "setter"
 
 
+def test_closing_an_emptied_table_lists_no_round_never_played(api: Api) -> None:
+    """Both casters left, so the dice went to nobody: round 3 never had a caster, and
+    closing the table then abandons nothing (QA, issue 9)."""
+    bank = api.client()
+    for name in ("p1", "p2"):
+        bank.ok("post", "/players", {"name": name})
+    bank.ok("post", "/tables", {"id": "ab4", "ruleset": "english"})
+    for name in ("p1", "p2"):
+        bank.ok("post", "/tables/ab4/seats", {"player": name})
+    bank.ok("post", "/tables/ab4/casts", {"player": "p1", "die": 1})
+    bank.ok("post", "/tables/ab4/casts", {"player": "p2", "die": 3})
+    bank.ok("post", "/tables/ab4/leave", {"player": "p1"})
+    bank.ok("post", "/tables/ab4/leave", {"player": "p2"})
+    state = bank.ok("get", "/tables/ab4")
+    assert (state["phase"], state["round"], state["caster"]) == ("seating", 3, None)
+    closed = bank.ok("post", "/tables/ab4/close", None)
+    assert [e["type"] for e in closed["events"]] == ["TableClosed"]
+    assert bank.ok("get", "/tables/ab4")["round"] == 3
+    rounds = bank.ok("get", "/tables/ab4/rounds")["items"]
+    assert [(r["round"], r["result"], r["caster"]) for r in rounds] == [
+        (1, "abandoned", "p1"),
+        (2, "abandoned", "p2"),
+    ]
+    problem(bank.get("/tables/ab4/rounds/3"), 404)
+
+
 def test_everyone_with_a_token_reads_rounds(api: Api) -> None:
     bank = play(api)
     rounds = bank.ok("get", "/tables/t1/rounds")

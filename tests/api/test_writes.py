@@ -176,6 +176,58 @@ def test_a_die_off_the_die_is_a_validation_problem_naming_it(api: Api) -> None:
     assert _counts(api) == counts
 
 
+def test_a_main_or_void_off_its_range_is_a_validation_problem_naming_it(api: Api) -> None:
+    """As for a die: the contract states the range, so the schema refuses it as a field
+    before the table is asked (not `invalid-main` or `invalid-void`)."""
+    bank = api.client()
+    _table_in_play(bank)
+    counts = _counts(api)
+    for path, body, field in [
+        ("/tables/t1/main", {"main": 4}, "main"),
+        ("/tables/t1/main", {"main": 10}, "main"),
+        ("/tables/t1/void-throws", {"reason": "spun", "off": 1}, "reason"),
+        ("/tables/t1/void-throws", {"reason": "cocked", "off": 3}, "off"),
+        ("/tables/t1/void-throws", {"reason": "wild", "off": -1}, "off"),
+    ]:
+        problem = bank.post(path, json=body).get_json()
+        assert (problem["status"], problem["type"]) == (422, "urn:hazard:validation"), problem
+        assert list(problem["errors"]) == [field]
+    assert _counts(api) == counts
+    bank.ok("post", "/tables/t1/main", {"main": 9})
+
+
+def test_a_table_seats_at_most_fifty(api: Api) -> None:
+    bank = api.client()
+    bank.ok("post", "/tables", {"id": "big"})
+    for n in range(1, 52):
+        bank.ok("post", "/players", {"name": f"p{n}"})
+    for n in range(1, 51):
+        bank.ok("post", "/tables/big/seats", {"player": f"p{n}"})
+    counts = _counts(api)
+    problem = bank.post("/tables/big/seats", json={"player": "p51"}).get_json()
+    assert (problem["status"], problem["type"]) == (422, "urn:hazard:rule:table-full"), problem
+    assert "at most 50 players" in problem["detail"]
+    assert _counts(api) == counts
+    assert len(bank.ok("get", "/tables/big")["seats"]) == 50
+
+
+def test_the_table_shows_the_standing_die(api: Api) -> None:
+    """After a void where only the off die is recast, GET /tables/{t} says which die
+    stands and at what, until the next throw that counts."""
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    assert bank.ok("get", "/tables/t1")["standing"] is None
+    bank.ok("post", "/tables/t1/void-throws", {"reason": "cocked", "off": 2, "standing": 5})
+    assert bank.ok("get", "/tables/t1")["standing"] == {"die": 1, "value": 5}
+    bank.ok("post", "/tables/t1/void-throws", {"reason": "wild", "off": 2, "standing": 5})
+    assert bank.ok("get", "/tables/t1")["standing"] == {"die": 1, "value": 5}
+    bank.ok("post", "/tables/t1/throws", {"die1": 5, "die2": 3})
+    assert bank.ok("get", "/tables/t1")["standing"] is None
+    bank.ok("post", "/tables/t1/void-throws", {"reason": "cocked", "off": 1, "standing": 2})
+    assert bank.ok("get", "/tables/t1")["standing"] == {"die": 2, "value": 2}
+
+
 def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
     bank = api.client()
     bank.ok("post", "/players", {"name": "ann"})

@@ -12,6 +12,7 @@ import pytest
 
 import engine
 from engine import events as ev
+from engine.betting import MAX_OPEN_BETS
 from engine.errors import Rule
 from engine.events import Limits, Proposition, PropositionKind
 from engine.money import ESCROW
@@ -231,6 +232,67 @@ def test_side_bet_offer_refusals_and_withdrawal(table: Callable[..., Table]) -> 
     assert out == [ev.BetVoided(out[0].version, offer, "withdrawn", refund)]
     t.refused(Rule.UNKNOWN_BET, engine.withdraw_side_bet, offer, "bob")
     assert not t.players_net()
+
+
+@pytest.mark.parametrize(
+    ("totals", "bad"), [([1], 1), ([13], 13), ([7, 13], 13), ([0, 7], 0), ([-2], -2)]
+)
+def test_a_next_total_outside_2_to_12_is_named(
+    table: Callable[..., Table], totals: list[int], bad: int
+) -> None:
+    t = table(choose=False)
+    detail = t.refused(
+        Rule.INVALID_PROPOSITION, engine.offer_side_bet, "bob", next_total(*totals), True, 1, 1
+    )
+    assert detail == f"a next-total bet names totals 2 to 12, not {bad}"
+
+
+def test_a_next_total_naming_none_or_every_total_says_so(table: Callable[..., Table]) -> None:
+    t = table(choose=False)
+    for bad in (next_total(), next_total(*range(2, 13))):
+        detail = t.refused(Rule.INVALID_PROPOSITION, engine.offer_side_bet, "bob", bad, True, 1, 1)
+        assert detail == "a next-total bet names some, but not all, of the totals 2 to 12"
+
+
+def test_a_table_holds_at_most_max_open_bets(table: Callable[..., Table]) -> None:
+    """Open bets and offers are capped, so a write that closes them all (closing the
+    table, a throw) answers a bounded number of events."""
+    t = table()
+    t.bet(engine.stake, 10)
+    laid = t.bet(engine.lay, "bob", 10)
+    for _ in range(MAX_OPEN_BETS - 3):
+        t.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
+    t.bet(engine.offer_side_bet, "bob", next_total(7), True, 1, 1)
+    assert len(t.state.bets) == MAX_OPEN_BETS
+    full = f"the table holds at most {MAX_OPEN_BETS} open bets and offers; wait for some to resolve"
+    assert (
+        t.refused(Rule.TOO_MANY_OPEN_BETS, engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
+        == full
+    )
+    assert t.refused(Rule.TOO_MANY_OPEN_BETS, engine.lay, "cat", 10) == full
+    t.do(engine.cover, 10)  # taking an offer's other side adds no bet
+    t.do(engine.call_main, 6)
+    t.do(engine.throw, 2, 2)  # a chance of 4: the next-total offers were never taken
+    assert len(t.state.bets) == 2
+    t.refused(Rule.ODDS_WITHOUT_STAKE, engine.lay_odds, "cat", "chance", 10)
+    t.bet(engine.lay_odds, "bob", "main", 10)
+    assert len(t.state.bets) == 3 and laid in t.state.bets
+    assert len(t.do(engine.close)) == 4
+
+
+def test_odds_and_stakes_count_toward_the_open_bet_cap(table: Callable[..., Table]) -> None:
+    t = table()
+    t.bet(engine.lay, "bob", 10)
+    t.do(engine.cover, 10)
+    t.do(engine.call_main, 6)
+    t.do(engine.throw, 2, 2)
+    for _ in range(MAX_OPEN_BETS - 1):
+        t.bet(engine.offer_side_bet, "cat", CHANCE_FIRST, False, 1, 1)
+    t.refused(Rule.TOO_MANY_OPEN_BETS, engine.lay_odds, "bob", "main", 5)
+    t2 = table()
+    for _ in range(MAX_OPEN_BETS):
+        t2.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
+    t2.refused(Rule.TOO_MANY_OPEN_BETS, engine.stake, 10)
 
 
 def test_side_bet_chance_before_main(table: Callable[..., Table]) -> None:

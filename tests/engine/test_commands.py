@@ -21,6 +21,7 @@ from engine.money import ESCROW
 from engine.rules import DicePass, MainMethod
 from engine.rulesets import BUILTIN
 from engine.state import SETTER, Phase, RoundResult, TableState
+from engine.table import MAX_SEATS
 from tests.engine.tablekit import (
     CASTER_WINS,
     Table,
@@ -468,6 +469,55 @@ def test_closing_before_the_first_caster_ends_no_round(table: Callable[..., Tabl
     t = table(choose=False)
     t.do(engine.close)
     assert (t.state.round, t.state.abandoned, t.state.last_result) == (0, 0, None)
+
+
+def test_a_table_seats_at_most_max_seats(table: Callable[..., Table]) -> None:
+    """The seats, and so the table's state and its cast-off, stay bounded."""
+    players = tuple(f"p{i}" for i in range(1, MAX_SEATS + 1))
+    t = table(players=players, choose=False)
+    detail = t.refused(Rule.TABLE_FULL, engine.seat, "late")
+    assert detail == f"the table seats at most {MAX_SEATS} players, and all are taken"
+    t.refused(Rule.ALREADY_SEATED, engine.seat, "p1")  # the more particular refusal first
+    t.do(engine.leave, "p7")
+    t.do(engine.seat, "late")
+    assert len(t.state.seats) == MAX_SEATS
+
+
+def test_closing_an_emptied_table_ends_no_round(table: Callable[..., Table]) -> None:
+    """Every caster left, so the dice went to nobody and the table is seating again:
+    no round is in play, and closing it abandons nothing (QA, issue 9)."""
+    t = table(players=("p1", "p2"), choose=False)
+    t.do(engine.cast_for_caster, "p1", 1)
+    t.do(engine.cast_for_caster, "p2", 3)
+    t.do(engine.leave, "p1")
+    t.do(engine.leave, "p2")
+    before = t.state
+    assert (before.phase, before.round, before.caster, before.abandoned) == (
+        Phase.SEATING,
+        3,
+        None,
+        2,
+    )
+    assert not before.in_play
+    t.do(engine.close)
+    assert (t.state.round, t.state.abandoned, t.state.last_result) == (
+        3,
+        2,
+        RoundResult.ABANDONED,  # round 2's, as p2 left
+    )
+    assert t.state.phase is Phase.CLOSED
+
+
+def test_a_leaving_caster_no_longer_holds_the_dice(table: Callable[..., Table]) -> None:
+    """Between the caster's PlayerLeft and the DicePassed that follows it (the state a
+    read model sees), the leaver holds no dice and no round is in play."""
+    t = table(players=("p1", "p2"))
+    out = engine.leave(t.state, "p1")
+    assert kinds(out) == ["PlayerLeft", "DicePassed"]
+    between = fold(out[:1], t.state)
+    assert (between.caster, between.in_play) == (None, False)
+    t.do(engine.leave, "p1")
+    assert (t.state.caster, t.state.in_play) == ("p2", True)
 
 
 def test_last_seat_caster_leaving_passes_round_to_first_seat(table: Callable[..., Table]) -> None:

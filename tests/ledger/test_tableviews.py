@@ -349,6 +349,31 @@ def test_the_dice_passing_after_a_round_begins_the_next(
     assert settled["sources"] == [rows[0].position - 1, *(r.position for r in rows[:2])]
 
 
+def test_closing_an_emptied_table_ends_no_round_live_or_rebuilt(
+    store: EventStore, engine: sa.Engine
+) -> None:
+    """Both casters left, so the dice went to nobody: the events after (the last
+    DicePassed, the closing) belong to no round, and no round 3 is listed, live or
+    rebuilt (QA, issue 9)."""
+    g = Game(Book(store))
+    g.do(lambda s: hz.open_table(hz.BUILTIN["english"]))
+    g.do(hz.seat, "p1")
+    g.do(hz.seat, "p2")
+    g.do(hz.cast_for_caster, "p1", 1)
+    g.do(hz.cast_for_caster, "p2", 3)  # p1 takes the dice: version 6
+    g.do(hz.leave, "p1")  # 7, 8: p2 takes them
+    g.do(hz.leave, "p2")  # 9, 10: to nobody
+    g.do(hz.close)  # 11
+    with engine.connect() as conn:
+        found = tableviews.rounds(conn, "table:t1")
+    spans = [(r["round"], r["caster"], r["result"], r["first_version"], r["last_version"])
+             for r in found]  # fmt: skip
+    assert spans == [(1, "p1", "abandoned", 6, 7), (2, "p2", "abandoned", 8, 9)]
+    live = read_models(engine)
+    projections.rebuild(store)
+    assert read_models(engine) == live
+
+
 # -- rebuilding -----------------------------------------------------------------------------
 
 
@@ -406,8 +431,10 @@ def test_rebuild_equals_live_for_random_histories(engine: sa.Engine) -> None:
 
 
 def check_round_invariants(engine: sa.Engine, stream: str, h: History) -> None:
-    """Rounds tile the stream from the first caster on; every round before the current
-    one has ended, as the table's own tally says; every closed bet has one settlement."""
+    """Rounds tile the stream from the first caster on, but for the events while no
+    round is in play (the table seating after the dice passed to nobody), which belong
+    to none; every round before the current one has ended, as the table's own tally
+    says; every closed bet has one settlement."""
     with engine.connect() as conn:
         found = tableviews.rounds(conn, stream, limit=10**6)
         closed = tableviews.settlements(conn, stream=stream, limit=10**6)
@@ -421,11 +448,20 @@ def check_round_invariants(engine: sa.Engine, stream: str, h: History) -> None:
     assert all(won) and len(won) == final.wins
     assert [r["winner"] for r in ended].count("setter") == final.losses
     assert [r["round"] for r in ended] == list(range(1, len(ended) + 1))
+    # Which events no round holds: exactly those with no round in play either side.
+    states = list(itertools.accumulate(h.events, lambda s, e: hz.fold([e], s), initial=hz.INITIAL))
+    outside = {
+        e.version
+        for e, before, after in zip(h.events, states[:-1], states[1:], strict=True)
+        if not before.in_play and not after.in_play
+    }
+    held = {v for r in found for v in range(r["first_version"], r["last_version"] + 1)}
+    first = found[0]["first_version"] if found else final.version + 1
+    assert set(range(first, final.version + 1)) - held == {v for v in outside if v >= first}
+    assert not held & outside
     for earlier, later in itertools.pairwise(found):
         assert later["round"] == earlier["round"] + 1
-        assert later["first_version"] == earlier["last_version"] + 1
-    if found:
-        assert found[-1]["last_version"] == final.version
+        assert later["first_version"] > earlier["last_version"]
     for s in closed:
         assert s["position"] in s["sources"] and s["sources"] == sorted(set(s["sources"]))
 
