@@ -19,8 +19,8 @@ A repeat with the same key and request is answered from the store and writes not
 the same key with another request is refused (IdempotencyConflict). Two racing first
 attempts cannot both commit: the loser fails on the key or on the stream's version,
 its transaction (events included) rolls back, and the unit of work answers with the
-winner's response. `earlier` only saves a repeat the write lock: without it, a repeat
-would end the same way as the loser of a race.
+winner's response. `earlier` is asked first, outside the transaction: a repeat must
+not decide again on a table that has moved on since its first answer.
 """
 
 from __future__ import annotations
