@@ -13,7 +13,7 @@ database. The query latency must stay flat as history grows: within 1.5x from th
 smaller database to the larger.
 
 Each database is seeded once by `bench.seed` (the service's own write path: engine
-command, Book.record, tableviews.apply) and cached; every repetition serves a fresh copy
+command, UnitOfWork.play) and cached; every repetition serves a fresh copy
 of it, so the throws one repetition records are not in the next one's database. The
 sizes run interleaved: repetition r serves each size in turn (in an order rotated by r),
 and runs every workload on it (also rotated): an untimed warm-up, then a timed run of
@@ -718,7 +718,7 @@ def render(report: dict[str, Any]) -> str:
         f"machine: Python {m['python']} on {m['platform']}, {m['cpu_count']} CPUs"
         f" (affinity {m['cpu_affinity']})",
         "",
-        "Databases (seeded by bench.seed through Book.record + tableviews.apply, cached):",
+        "Databases (seeded by bench.seed through UnitOfWork.play, cached):",
     ]
     for size, d in sorted(report["databases"].items(), key=lambda kv: int(kv[0])):
         c = d["counts"]

@@ -15,12 +15,11 @@ set, throws now and then cocked or wild. The players come from one pool, so each
 at several tables, with an account opened and funded first (AccountOpened, Deposited),
 and the setter funds itself (Deposited to "setter").
 
-Every command goes through what `ledger.service.Club.command` does inside its write
-transaction: the engine command against the table's state, `Book.record(conn, stream,
-expected, events, actor, state_after=...)` (events, postings, balances, the overdraft
-check, a snapshot every `snapshots.EVERY` events) and `tableviews.apply(conn, stream,
-before, rows)` (settlements, their parties, rounds). Only the transactions differ:
-many commands share one commit here, where the service commits each, which changes
+Every command goes through what `ledger.service.Club.command` does inside its unit of
+work: the engine command against the table's state, then `UnitOfWork.play(stream,
+before, events, actor)` (events, postings, balances, the overdraft check, settlements,
+their parties, rounds, a snapshot every `snapshots.EVERY` events). Only the units of
+work differ: many commands share one commit here, where the service commits each, which changes
 what is durable when, not what is written. The clock is simulated (a few seconds a
 command from 2024-01-01), so `recorded_at` spans months as a real history would.
 
@@ -54,11 +53,12 @@ import sqlalchemy as sa
 import engine as hz
 from bench.fold import UNIT, _say, _side_proposition
 from engine.fold import contest_for
-from ledger import db, tableviews, tokens
+from ledger import db, tokens
 from ledger.accounts import AccountOpened, Deposited, account_stream, player_account
 from ledger.book import Book
 from ledger.service import Club, table_stream
 from ledger.store import EventStore, Recorded
+from ledger.unit_of_work import UnitOfWork
 
 SEED_VERSION = 1
 """Bump when what is seeded changes: cached databases of other versions are not used."""
@@ -110,69 +110,67 @@ class Seeder:
 
     def command(
         self,
-        conn: sa.Connection,
+        uow: UnitOfWork,
         table: Table,
         decide: Callable[[hz.TableState], list[hz.Event]],
     ) -> list[Recorded]:
-        """Club.command's handler, minus the If-Match and idempotency checks."""
+        """Club.command's work in its unit of work, minus the If-Match and idempotency
+        checks."""
         before = table.state
         events = decide(before)
         state = hz.fold(events, before)
-        rows = self.book.record(
-            conn, table.stream, before.version, events, ACTOR, state_after=state
-        )
-        tableviews.apply(conn, table.stream, before, rows)
+        rows, _ = uow.play(table.stream, before, events, ACTOR)
         table.state = state
         self.count += len(rows)
         return rows
 
-    def account(self, conn: sa.Connection, name: str, amount: int) -> None:
+    def account(self, uow: UnitOfWork, name: str, amount: int) -> None:
         """Club.create_player and Club.account_command(Deposited), for `name`."""
         account = player_account(name)
         stream = account_stream(account)
-        version = self.store.stream_version(conn, stream)
+        version = self.store.stream_version(uow.conn, stream)
         events: list[Any] = []
         if not version and name != hz.SETTER:
             events.append(AccountOpened(version=1, account=account))
         events.append(Deposited(version=version + len(events) + 1, account=account, amount=amount))
         for event in events:  # one command each, as the API takes them
-            self.count += len(self.book.record(conn, stream, event.version - 1, [event], ACTOR))
+            self.count += len(uow.record(stream, event.version - 1, [event], ACTOR))
 
     # -- a table's life ---------------------------------------------------------------
 
-    def open(self, conn: sa.Connection, table: Table) -> None:
+    def open(self, uow: UnitOfWork, table: Table) -> None:
         """Open the table, seat its players and cast for the first caster."""
-        self.command(conn, table, lambda st: hz.open_table(hz.BUILTIN["english"], state=st))
+        self.command(uow, table, lambda st: hz.open_table(hz.BUILTIN["english"], state=st))
         for player in table.players:
-            self.command(conn, table, functools.partial(hz.seat, player=player))
+            self.command(uow, table, functools.partial(hz.seat, player=player))
         while table.state.phase is hz.Phase.SEATING:
             s = table.state
             contest, casts = contest_for(s.contest, s.casts, s.seats)
             player = next(p for p in contest if p not in casts)
             die = self.rng.randrange(1, 7)
             cast = functools.partial(hz.cast_for_caster, player=player, die=die)
-            self.command(conn, table, cast)
+            self.command(uow, table, cast)
 
-    def start_round(self, conn: sa.Connection, table: Table) -> tuple[str | None, int, int]:
+    def start_round(self, uow: UnitOfWork, table: Table) -> tuple[str | None, int, int]:
         """Main, stakes, cover and side bets: the round up to its first throw.
         Returns who laid against the caster, how much, and the caster's stake."""
         rng = self.rng
         caster = table.state.caster
         assert caster is not None
         main = rng.randrange(5, 10)
-        self.command(conn, table, lambda st: hz.call_main(st, main))
+        self.command(uow, table, lambda st: hz.call_main(st, main))
         staked = rng.randrange(1, 6) * UNIT
-        self.command(conn, table, lambda st: hz.stake(st, staked))
+        self.command(uow, table, lambda st: hz.stake(st, staked))
         layer, laid = None, 0
         if rng.random() < 0.8:
             layer = rng.choice([p for p in table.state.seats if p != caster])
             laid = rng.randrange(1, 6) * UNIT
-            self.command(conn, table, lambda st: hz.lay(st, layer, laid))
-            funds = self.club.free_funds(conn, caster)
-            self.command(conn, table, lambda st: hz.cover(st, funds))
+            self.command(uow, table, lambda st: hz.lay(st, layer, laid))
+            funds = self.club.free_funds(uow.conn, caster)
+            self.command(uow, table, lambda st: hz.cover(st, funds))
         return layer, laid, staked
 
-    def side_bet(self, conn: sa.Connection, table: Table, accept_p: float = 0.85) -> None:
+    def side_bet(self, uow: UnitOfWork, table: Table, accept_p: float = 0.85) -> None:
         rng = self.rng
         participants = [*table.state.seats, hz.SETTER]
         offerer = rng.choice(participants)
@@ -183,14 +181,14 @@ class Seeder:
             rng.randrange(1, 11) * 10,
         )
         rows = self.command(
-            conn, table, lambda st: hz.offer_side_bet(st, offerer, prop, backs, amount, asks)
+            uow, table, lambda st: hz.offer_side_bet(st, offerer, prop, backs, amount, asks)
         )
         if rng.random() < accept_p:
             bet_id = json.loads(rows[0].payload)["bet_id"]
             taker = rng.choice([p for p in participants if p != offerer])
-            self.command(conn, table, lambda st: hz.accept_side_bet(st, bet_id, taker))
+            self.command(uow, table, lambda st: hz.accept_side_bet(st, bet_id, taker))
 
-    def throw(self, conn: sa.Connection, table: Table) -> None:
+    def throw(self, uow: UnitOfWork, table: Table) -> None:
         """A throw; now and then a cocked or wild one first, recast as the rules say."""
         rng = self.rng
         die1, die2 = rng.randrange(1, 7), rng.randrange(1, 7)
@@ -198,18 +196,18 @@ class Seeder:
             off = rng.choice((0, 1, 2))
             standing = rng.randrange(1, 7) if off and rng.random() < 0.5 else None
             reason = rng.choice(("cocked", "wild"))
-            self.command(conn, table, lambda st: hz.void_throw(st, reason, off, standing))
+            self.command(uow, table, lambda st: hz.void_throw(st, reason, off, standing))
             if standing is not None:
                 die1, die2 = (die1, standing) if off == 1 else (standing, die2)
-        self.command(conn, table, lambda st: hz.throw(st, die1, die2))
+        self.command(uow, table, lambda st: hz.throw(st, die1, die2))
 
-    def play_round(self, conn: sa.Connection, table: Table) -> None:
+    def play_round(self, uow: UnitOfWork, table: Table) -> None:
         rng = self.rng
         caster = table.state.caster
         assert caster is not None
-        layer, laid, staked = self.start_round(conn, table)
+        layer, laid, staked = self.start_round(uow, table)
         for _ in range(rng.randrange(0, 3)):
-            self.side_bet(conn, table)
+            self.side_bet(uow, table)
         current = table.state.round
         odds_laid = False
         while table.state.round == current:
@@ -221,27 +219,27 @@ class Seeder:
                         odds = functools.partial(
                             hz.lay_odds, bettor=caster, on="chance", amount=amount
                         )
-                        self.command(conn, table, odds)
+                        self.command(uow, table, odds)
                     if layer is not None and rng.random() < 0.5:
                         amount = rng.randrange(1, laid // UNIT + 1) * UNIT
                         odds = functools.partial(
                             hz.lay_odds, bettor=layer, on="main", amount=amount
                         )
-                        self.command(conn, table, odds)
+                        self.command(uow, table, odds)
                 if rng.random() < 0.15:
-                    self.side_bet(conn, table)
-            self.throw(conn, table)
+                    self.side_bet(uow, table)
+            self.throw(uow, table)
 
-    def to_chance(self, conn: sa.Connection, table: Table) -> None:
+    def to_chance(self, uow: UnitOfWork, table: Table) -> None:
         """Leave the table mid-round with a chance set: stakes (and odds) on the
         round, nothing pending, no side bet open (an ordinary throw could decide one)."""
         while True:
             caster = table.state.caster
             assert caster is not None
-            _layer, _laid, staked = self.start_round(conn, table)
+            _layer, _laid, staked = self.start_round(uow, table)
             current = table.state.round
             self.command(
-                conn,
+                uow,
                 table,
                 lambda st: hz.throw(st, self.rng.randrange(1, 7), self.rng.randrange(1, 7)),
             )
@@ -253,7 +251,7 @@ class Seeder:
             for b in table.state.bets.values()
         )
         amount = self.rng.randrange(1, staked // UNIT + 1) * UNIT
-        self.command(conn, table, lambda st: hz.lay_odds(st, caster, "chance", amount))
+        self.command(uow, table, lambda st: hz.lay_odds(st, caster, "chance", amount))
 
 
 # -- the database -------------------------------------------------------------------
@@ -332,28 +330,31 @@ def seed_database(path: Path, events: int, seed: int = SEED) -> dict[str, Any]:
         table.players = rng.sample(players, rng.randrange(3, 7))
 
     last_said = time.perf_counter()
-    with store.transaction() as conn:
-        seeder.account(conn, hz.SETTER, SETTER_FUNDS)
+    with UnitOfWork(store) as uow:
+        seeder.account(uow, hz.SETTER, SETTER_FUNDS)
         for name in players:
-            seeder.account(conn, name, PLAYER_FUNDS)
+            seeder.account(uow, name, PLAYER_FUNDS)
         for table in (*tables, *live):
-            seeder.open(conn, table)
+            seeder.open(uow, table)
         for table in live:  # a round or two of history each
             for _ in range(rng.randrange(1, 3)):
-                seeder.play_round(conn, table)
+                seeder.play_round(uow, table)
+        uow.commit()
     target = events - len(live) * 8  # to_chance adds about that many at the end
     while seeder.count < target:
-        with store.transaction() as conn:
+        with UnitOfWork(store) as uow:
             goal = min(seeder.count + COMMIT_EVERY, target)
             while seeder.count < goal:
-                seeder.play_round(conn, rng.choice(tables))
+                seeder.play_round(uow, rng.choice(tables))
+            uow.commit()
         if time.perf_counter() - last_said > 15:
             last_said = time.perf_counter()
             rate = seeder.count / (last_said - started)
             _say(f"  seeded {seeder.count:,} / {events:,} events ({rate:,.0f}/s)")
-    with store.transaction() as conn:
+    with UnitOfWork(store) as uow:
         for table in live:
-            seeder.to_chance(conn, table)
+            seeder.to_chance(uow, table)
+        uow.commit()
     token = tokens.create(engine, tokens.Role.SETTER, "bench")
 
     with engine.connect() as conn:

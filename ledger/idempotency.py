@@ -1,28 +1,26 @@
 """Idempotent commands: a repeat with the same key and body gets the first answer.
 
 The key and a hash of the request sit under a unique constraint in `commands`,
-written in the same transaction as the command's events. A repeat with the same body
-returns the stored response and writes nothing; the same key with a different body is
-refused. Two racing first attempts cannot both commit: the loser fails on the key or
-on the stream's version, its transaction (events included) rolls back, and it returns
-the winner's answer.
+written in the same transaction as the command's events (ledger.unit_of_work), which
+is what makes a repeat answerable from the store and two racing first attempts unable
+to both commit. The same key with a different body is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
 from ledger import codec
 from ledger.schema import commands
-from ledger.store import ConcurrencyError, EventStore, StoreError
+from ledger.store import EventStore, Refused
 
 
-class IdempotencyConflict(StoreError):
+class IdempotencyConflict(Refused):
     """The key was used before with a different request."""
 
     def __init__(self, key: str) -> None:
@@ -34,43 +32,23 @@ def request_hash(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(codec.canonical(request)).hexdigest()
 
 
-def run_once(
-    store: EventStore,
-    key: str | None,
-    request: Mapping[str, Any],
-    handler: Callable[[sa.Connection], Mapping[str, Any]],
-) -> dict[str, Any]:
-    """Run `handler` in a write transaction unless `key` already answered `request`."""
-    digest = request_hash(request)
-    if key is not None:
-        earlier = _stored(store, key, digest)
-        if earlier is not None:
-            return earlier
-    try:
-        with store.transaction() as conn:
-            response = dict(handler(conn))
-            if key is not None:
-                conn.execute(
-                    commands.insert().values(
-                        idempotency_key=key,
-                        request_hash=digest,
-                        response=codec.canonical(response).decode(),
-                        recorded_at=store.clock(),
-                    )
-                )
-            return response
-    except (sa.exc.IntegrityError, ConcurrencyError):
-        # A racing repeat of the same command loses either at the key or at the
-        # stream's version; either way the winner's answer is the answer.
-        if key is None:
-            raise
-        earlier = _stored(store, key, digest)
-        if earlier is None:
-            raise
-        return earlier
+def remember(
+    conn: sa.Connection, key: str, digest: str, response: Mapping[str, Any], recorded_at: str
+) -> None:
+    """Store `key` with the request's digest and its response, in the write's transaction."""
+    conn.execute(
+        commands.insert().values(
+            idempotency_key=key,
+            request_hash=digest,
+            response=codec.canonical(response).decode(),
+            recorded_at=recorded_at,
+        )
+    )
 
 
-def _stored(store: EventStore, key: str, digest: str) -> dict[str, Any] | None:
+def stored(store: EventStore, key: str, digest: str) -> dict[str, Any] | None:
+    """The response stored under `key`, if any; IdempotencyConflict if it answered
+    another request."""
     with store.engine.connect() as conn:
         row = conn.execute(
             sa.select(commands.c.request_hash, commands.c.response).where(

@@ -18,10 +18,10 @@ import sqlalchemy as sa
 from ledger import tableviews
 from ledger.accounts import CASH, CreditLimitSet, transfers_of
 from ledger.schema import accounts, postings
-from ledger.store import EventStore, Recorded, StoreError
+from ledger.store import EventStore, Recorded, Refused
 
 
-class Overdraft(StoreError):
+class Overdraft(Refused):
     """A posting would take an account below zero, past any credit it was granted."""
 
     def __init__(self, account: str, balance: int, credit_limit: int) -> None:
@@ -33,7 +33,7 @@ class Overdraft(StoreError):
         self.account, self.balance, self.credit_limit = account, balance, credit_limit
 
 
-class CreditInUse(StoreError):
+class CreditInUse(Refused):
     """A credit limit set below what the account has already drawn on it: lowering it
     would leave the balance past the limit, so it waits until the debt is repaid."""
 
@@ -45,7 +45,7 @@ class CreditInUse(StoreError):
         self.account, self.drawn, self.credit_limit = account, drawn, credit_limit
 
 
-class OutOfRange(StoreError):
+class OutOfRange(Refused):
     """A balance would leave the signed 64-bit range the ledger's columns hold."""
 
 

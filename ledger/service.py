@@ -1,11 +1,12 @@
 """The club's commands, as the API runs them: the one place that turns a request into
 engine commands, records the events, posts the money and answers.
 
-Every write follows one path (`Club.command`): in a write transaction (appends are
-serialised, so nothing moves under it) read the table's current state, check the
-caller's If-Match version, let the engine decide, and record the events with their
-postings and read models. The idempotency key and the response are stored in the same
-transaction, so a repeat is answered from the store and writes nothing.
+Every write follows one path (`Club.command`): in a unit of work (ledger.unit_of_work:
+a write transaction in which appends are serialised, so nothing moves under it) read
+the table's current state, check the caller's If-Match version, let the engine decide,
+and record the events with their postings and read models. The idempotency key and
+the response are stored in the same transaction, so a repeat is answered from the
+store and writes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
-from ledger import snapshots, tableviews
+from ledger import snapshots
 from ledger.accounts import (
     NAME,
     NAME_RULE,
@@ -32,17 +33,17 @@ from ledger.accounts import (
     player_account,
     transfer_views,
 )
-from ledger.book import Book, InvalidAmount
-from ledger.idempotency import run_once
+from ledger.book import Book
 from ledger.schema import accounts
-from ledger.store import Recorded, StoreError
+from ledger.store import Recorded, Refused
+from ledger.unit_of_work import UnitOfWork
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
 Decide = Callable[[hz.TableState, Funds], list[hz.Event]]
 
 
-class StaleVersion(StoreError):
+class StaleVersion(Refused):
     """If-Match named a version the table has moved on from."""
 
     def __init__(self, expected: int, current: int) -> None:
@@ -50,24 +51,28 @@ class StaleVersion(StoreError):
         self.expected, self.current = expected, current
 
 
-class NotFound(StoreError):
+class NotFound(Refused):
     """No such table or player."""
 
 
-class Forbidden(StoreError):
+class Forbidden(Refused):
     """The caller's role or identity does not allow this, as the table stands."""
 
 
-class AlreadyExists(StoreError):
+class AlreadyExists(Refused):
     """A table or player by that name is already there."""
 
 
-class InvalidName(StoreError):
+class InvalidName(Refused):
     """A name no player or table may have; `field` is the request's field that gave it."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field, self.message = field, message
+
+
+class InvalidAmount(Refused):
+    """Amounts are whole, positive numbers of minor units."""
 
 
 def is_name(text: str) -> bool:
@@ -153,33 +158,26 @@ class Club:
 
         `players` are the players the command names, who must have accounts."""
         stream = table_stream(table_id)
-        after: list[hz.TableState] = []
-
-        def handler(conn: sa.Connection) -> dict[str, Any]:
+        uow = UnitOfWork(self.store, key, {"table": table_id, "actor": actor, **(request or {})})
+        if (earlier := uow.earlier()) is not None:
+            return earlier
+        with uow:
             if new_table:
-                if self.store.stream_version(conn, stream):
+                if self.store.stream_version(uow.conn, stream):
                     raise AlreadyExists(f"there is already a table {table_id!r}")
                 before = hz.INITIAL
             else:
-                before = self.state(table_id, conn)
+                before = self.state(table_id, uow.conn)
             if if_match is not None and if_match != before.version:
                 raise StaleVersion(if_match, before.version)
-            self._require_players(conn, players)
-            events = decide(before, lambda name: self.free_funds(conn, name))
+            self._require_players(uow.conn, players)
+            events = decide(before, lambda name: self.free_funds(uow.conn, name))
             state = hz.fold(events, before)
-            rows = self.book.record(
-                conn, stream, before.version, events, actor, key, state_after=state
-            )
-            tableviews.apply(conn, stream, before, rows)
-            after.append(state)
-            return {"table": table_id, "version": state.version, "events": _views(rows)}
-
-        response = run_once(
-            self.store, key, {"table": table_id, "actor": actor, **(request or {})}, handler
-        )
-        if after:
-            self._remember(stream, after[0])
-        return response
+            rows, _ = uow.play(stream, before, events, actor, key)
+            uow.commit({"table": table_id, "version": state.version, "events": _views(rows)})
+        if uow.committed:  # not when a racing first attempt won: its state is not ours
+            self._remember(stream, state)
+        return uow.answer
 
     def _require_players(self, conn: sa.Connection, names: Sequence[str]) -> None:
         for name in names:
@@ -194,16 +192,16 @@ class Club:
         if name == hz.SETTER or not is_name(name):
             raise InvalidName("name", f"a player's name is {NAME_RULE}, and not 'setter'")
         stream = account_stream(player_account(name))
-
-        def handler(conn: sa.Connection) -> dict[str, Any]:
-            if self.store.stream_version(conn, stream):
+        uow = UnitOfWork(self.store, key, {"create-player": name, "actor": actor})
+        if (earlier := uow.earlier()) is not None:
+            return earlier
+        with uow:
+            if self.store.stream_version(uow.conn, stream):
                 raise AlreadyExists(f"there is already a player {name!r}")
-            rows = self.book.record(
-                conn, stream, 0, [AccountOpened(version=1, account=player_account(name))], actor
-            )
-            return {"player": name, "version": 1, "events": _views(rows)}
-
-        return run_once(self.store, key, {"create-player": name, "actor": actor}, handler)
+            event = AccountOpened(version=1, account=player_account(name))
+            rows = uow.record(stream, 0, [event], actor)
+            uow.commit({"player": name, "version": 1, "events": _views(rows)})
+        return uow.answer
 
     def account_command(
         self,
@@ -220,17 +218,18 @@ class Club:
         field = "limit" if kind is CreditLimitSet else "amount"
         if type(amount) is not int or amount < (0 if field == "limit" else 1):
             raise InvalidAmount(f"{field} must be a whole, positive number of minor units")
-
-        def handler(conn: sa.Connection) -> dict[str, Any]:
-            version = self.store.stream_version(conn, stream)
+        request = {"account": name, "kind": kind.__name__, field: amount, "actor": actor}
+        uow = UnitOfWork(self.store, key, request)
+        if (earlier := uow.earlier()) is not None:
+            return earlier
+        with uow:
+            version = self.store.stream_version(uow.conn, stream)
             if not version and name != hz.SETTER:
                 raise NotFound(f"there is no player {name!r}")
             event = kind(version=version + 1, account=account, **{field: amount})
-            rows = self.book.record(conn, stream, version, [event], actor)
-            return {"player": name, "version": version + 1, "events": _views(rows)}
-
-        request = {"account": name, "kind": kind.__name__, field: amount, "actor": actor}
-        return run_once(self.store, key, request, handler)
+            rows = uow.record(stream, version, [event], actor)
+            uow.commit({"player": name, "version": version + 1, "events": _views(rows)})
+        return uow.answer
 
     def standing(self, conn: sa.Connection, name: str) -> tuple[int, int]:
         """A player's (balance, credit limit), as the ledger stands in `conn`."""

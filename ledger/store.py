@@ -30,11 +30,22 @@ GENESIS = "0" * 64
 APPEND_LOCK = 0x48415A415244  # "HAZARD": the advisory lock key that orders appends
 
 
+class Refused(Exception):
+    """Base of the ledger's refusals: a command it turned down on purpose (a missing
+    name, a stale version, an overdraft, a racing writer), having written nothing.
+
+    A refusal is the ledger saying no, not the connection failing, so the write
+    connection it was raised on is sound: `EventStore.transaction` rolls back and
+    keeps it after a refusal (or a rule of the engine broken) and discards it after
+    anything else.
+    """
+
+
 class StoreError(Exception):
-    """Base of the store's errors."""
+    """Base of the store's faults: what it cannot do, rather than what it refuses."""
 
 
-class ConcurrencyError(StoreError):
+class ConcurrencyError(Refused):
     """The stream moved on since the writer read it: nothing was written."""
 
     def __init__(self, stream: str, expected: int, actual: int) -> None:
@@ -297,10 +308,11 @@ class EventStore:
 
         The connection is kept open for the next transaction: checking one out of
         SQLAlchemy's pool and back cost ~45 us, half of a raw single-row commit on
-        SQLite (bench.store). A refused command (a StoreError or a broken rule) rolls
-        back and keeps it; any other failure discards it, so that a broken connection
-        is not handed out again. One the server dropped while it was kept (a restart)
-        fails as the transaction begins, and is replaced there, once.
+        SQLite (bench.store). A refused command (`Refused`, or an engine error: a
+        broken rule) rolls back and keeps it; any other failure (a store fault
+        included) discards it, so that a broken connection is not handed out again.
+        One the server dropped while it was kept (a restart) fails as the transaction
+        begins, and is replaced there, once.
         """
         try:
             conn, tx = self._begin()
@@ -311,7 +323,7 @@ class EventStore:
         try:
             with tx:
                 yield conn
-        except (StoreError, HazardError):
+        except (Refused, HazardError):
             self._keep(conn)
             raise
         except BaseException as exc:

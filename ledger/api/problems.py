@@ -18,10 +18,16 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
-from ledger.book import InvalidAmount
 from ledger.idempotency import IdempotencyConflict
 from ledger.projections import CreditInUse, OutOfRange, Overdraft
-from ledger.service import AlreadyExists, Forbidden, InvalidName, NotFound, StaleVersion
+from ledger.service import (
+    AlreadyExists,
+    Forbidden,
+    InvalidAmount,
+    InvalidName,
+    NotFound,
+    StaleVersion,
+)
 from ledger.store import Busy, ConcurrencyError, is_busy
 
 PROBLEM_JSON = "application/problem+json"

@@ -11,11 +11,13 @@ import engine as hz
 from engine.money import balances as engine_balances
 from engine.money import postings as engine_postings
 from ledger import projections
-from ledger.accounts import CASH
-from ledger.book import Book, InvalidAmount
+from ledger.accounts import CASH, CreditLimitSet, Deposited, Withdrawn
+from ledger.book import Book
 from ledger.projections import CreditInUse, Overdraft
 from ledger.schema import accounts, postings
+from ledger.service import Club, InvalidAmount
 from ledger.store import EventStore
+from ledger.unit_of_work import UnitOfWork
 
 STREAM = "table:1"
 
@@ -26,47 +28,71 @@ def book(store: EventStore) -> Book:
 
 
 def play(book: Book, commands: list) -> tuple[hz.TableState, list[hz.Event]]:  # type: ignore[type-arg]
-    """Run table commands through the book, each in its own transaction."""
+    """Run table commands through the book, each in its own unit of work."""
     state, log = hz.INITIAL, []
     for command in commands:
         events = command(state)
-        with book.store.transaction() as conn:
-            book.record(conn, STREAM, state.version, events, actor="croupier")
-        state = hz.fold(events, state)
+        after = hz.fold(events, state)
+        with UnitOfWork(book.store) as uow:
+            uow.play(STREAM, state, events, actor="croupier")
+            uow.commit()
+        state = after
         log.extend(events)
     return state, log
 
 
+def _account(book: Book, kind: type, account: str, amount: int) -> None:
+    """The setter's command on `account` through the club, opening a player's first."""
+    club = Club(book)
+    name = account.removeprefix("player:")
+    if not club.player_exists(name):
+        club.create_player(name, "setter")
+    club.account_command(name, kind, amount, "setter")
+
+
+def deposit(book: Book, account: str, amount: int) -> None:
+    _account(book, Deposited, account, amount)
+
+
+def withdraw(book: Book, account: str, amount: int) -> None:
+    _account(book, Withdrawn, account, amount)
+
+
+def set_credit_limit(book: Book, account: str, limit: int) -> None:
+    _account(book, CreditLimitSet, account, limit)
+
+
 def test_deposits_and_withdrawals_move_money_to_and_from_cash(book: Book) -> None:
-    book.deposit("player:ann", 5000, actor="setter")
-    book.withdraw("player:ann", 1200, actor="setter")
+    deposit(book, "player:ann", 5000)
+    withdraw(book, "player:ann", 1200)
     assert book.balances() == {"player:ann": 3800, CASH: -3800}
 
 
 def test_an_overdraft_is_refused_and_writes_nothing(book: Book) -> None:
-    book.deposit("player:ann", 100, actor="setter")
+    deposit(book, "player:ann", 100)
+    before = book.store.read_all()
     with pytest.raises(Overdraft, match="player:ann would stand at -1"):
-        book.withdraw("player:ann", 101, actor="setter")
-    assert len(book.store.read_all()) == 1
+        withdraw(book, "player:ann", 101)
+    assert book.store.read_all() == before
     assert book.balances() == {"player:ann": 100, CASH: -100}
 
 
 def test_credit_granted_by_the_setter_allows_a_negative_balance(book: Book) -> None:
-    book.set_credit_limit("player:ann", 500, actor="setter")
-    book.withdraw("player:ann", 500, actor="setter")
+    set_credit_limit(book, "player:ann", 500)
+    withdraw(book, "player:ann", 500)
     with pytest.raises(Overdraft, match="credit limit of 500"):
-        book.withdraw("player:ann", 1, actor="setter")
+        withdraw(book, "player:ann", 1)
     assert book.balances()["player:ann"] == -500
 
 
 def test_credit_in_use_cannot_be_taken_away_and_the_refusal_writes_nothing(book: Book) -> None:
     # The issue's case: credit 1,000, withdraw to -800, then a credit limit of 0.
-    book.set_credit_limit("player:ann", 1000, actor="setter")
-    book.withdraw("player:ann", 800, actor="setter")
+    set_credit_limit(book, "player:ann", 1000)
+    withdraw(book, "player:ann", 800)
     before = book.store.read_all()
     for limit in (0, 799):
         with pytest.raises(CreditInUse, match="player:ann has drawn 800") as refused:
-            book.set_credit_limit("player:ann", limit, actor="setter")
+            set_credit_limit(book, "player:ann", limit)
         assert (refused.value.account, refused.value.drawn) == ("player:ann", 800)
     assert book.store.read_all() == before
     with book.store.engine.connect() as conn:
@@ -76,16 +102,16 @@ def test_credit_in_use_cannot_be_taken_away_and_the_refusal_writes_nothing(book:
             )
         ).one()
     assert tuple(row) == (-800, 1000)
-    book.set_credit_limit("player:ann", 800, actor="setter")  # down to what is drawn: fine
-    book.deposit("player:ann", 800, actor="setter")
-    book.set_credit_limit("player:ann", 0, actor="setter")  # repaid: it may go
+    set_credit_limit(book, "player:ann", 800)  # down to what is drawn: fine
+    deposit(book, "player:ann", 800)
+    set_credit_limit(book, "player:ann", 0)  # repaid: it may go
     assert book.balances()["player:ann"] == 0
 
 
 @pytest.mark.parametrize("amount", [0, -5, 1.5, True])
 def test_amounts_are_whole_positive_minor_units(book: Book, amount: object) -> None:
     with pytest.raises(InvalidAmount):
-        book.deposit("player:ann", amount, actor="setter")  # type: ignore[arg-type]
+        Club(book).account_command("ann", Deposited, amount, "setter")  # type: ignore[arg-type]
     assert book.store.read_all() == []
 
 
@@ -107,9 +133,9 @@ def _round_with_money() -> list:  # type: ignore[type-arg]
 
 
 def _fund(book: Book) -> None:
-    book.deposit("player:ann", 5000, actor="setter")
-    book.deposit("player:bob", 5000, actor="setter")
-    book.deposit("setter", 100_000, actor="setter")
+    deposit(book, "player:ann", 5000)
+    deposit(book, "player:bob", 5000)
+    deposit(book, "setter", 100_000)
 
 
 def test_a_round_posts_what_the_engine_says_and_balances_sum_to_zero(book: Book) -> None:
@@ -139,31 +165,32 @@ def test_postings_come_in_balanced_pairs_naming_their_event(book: Book, engine: 
 
 
 def test_a_bet_the_player_cannot_fund_is_refused_with_no_event(book: Book) -> None:
-    book.deposit("setter", 100_000, actor="setter")
-    book.deposit("player:ann", 300, actor="setter")
+    deposit(book, "setter", 100_000)
+    deposit(book, "player:ann", 300)
     commands = _round_with_money()[:6]
     state, _ = play(book, commands)
     before = len(book.store.read_all())
-    with pytest.raises(Overdraft, match="player:ann"), book.store.transaction() as conn:
-        book.record(conn, STREAM, state.version, hz.stake(state, 1000), actor="croupier")
+    with pytest.raises(Overdraft, match="player:ann"), UnitOfWork(book.store) as uow:
+        events = hz.stake(state, 1000)
+        uow.play(STREAM, state, events, actor="croupier")
     assert len(book.store.read_all()) == before
     assert book.balances()["player:ann"] == 300
 
 
 def test_two_concurrent_bets_cannot_overdraw_one_account(book: Book) -> None:
-    book.deposit("player:ann", 1000, actor="setter")
+    deposit(book, "player:ann", 1000)
     outcomes: list[str] = []
     barrier = threading.Barrier(2)
 
-    def withdraw() -> None:
+    def attempt() -> None:
         barrier.wait()
         try:
-            book.withdraw("player:ann", 700, actor="setter")
+            withdraw(book, "player:ann", 700)
             outcomes.append("ok")
         except Overdraft:
             outcomes.append("overdraft")
 
-    threads = [threading.Thread(target=withdraw) for _ in range(2)]
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -175,7 +202,7 @@ def test_two_concurrent_bets_cannot_overdraw_one_account(book: Book) -> None:
 
 def test_rebuilding_the_read_models_gives_the_live_ones(book: Book, engine: sa.Engine) -> None:
     _fund(book)
-    book.set_credit_limit("player:bob", 250, actor="setter")
+    set_credit_limit(book, "player:bob", 250)
     play(book, _round_with_money())
 
     def snapshot() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:

@@ -55,13 +55,16 @@ def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
 
 
 def test_projections_rebuild_reports_the_events_it_read(url: str) -> None:
+    from ledger.accounts import Deposited
     from ledger.book import Book
+    from ledger.service import Club
 
     assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
     engine = db.make_engine(url)
     book = Book(EventStore(engine))
-    book.deposit("player:ann", 700, actor="setter")
-    book.withdraw("player:ann", 200, actor="setter")
+    club = Club(book)
+    club.create_player("ann", "setter")
+    club.account_command("ann", Deposited, 500, "setter")
     with engine.begin() as conn:  # a read model gone wrong: rebuild must fix it
         conn.execute(sa.text("UPDATE accounts SET balance = 1"))
     result = CliRunner().invoke(main, ["projections", "rebuild"])

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.idempotency import IdempotencyConflict, run_once
+from ledger.idempotency import IdempotencyConflict
 from ledger.store import EventStore
+from ledger.unit_of_work import UnitOfWork
 
 STREAM = "table:1"
+
+
+def run_once(
+    store: EventStore,
+    key: str,
+    request: dict[str, object],
+    handler: Callable[[sa.Connection], dict[str, object]],
+) -> dict[str, object]:
+    """`handler` in a unit of work under `key`, as the club's commands run."""
+    uow = UnitOfWork(store, key, request)
+    if (earlier := uow.earlier()) is not None:
+        return earlier
+    with uow:
+        uow.commit(handler(uow.conn))
+    return uow.answer
 
 
 def _open(store: EventStore, conn: sa.Connection) -> dict[str, object]:

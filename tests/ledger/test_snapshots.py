@@ -81,10 +81,9 @@ def test_snapshots_are_due_each_time_a_multiple_is_passed() -> None:
 def test_the_book_takes_a_snapshot_every_n_events(
     store: EventStore, engine: sa.Engine, monkeypatch: object
 ) -> None:
-    from ledger.book import Book
+    from ledger.unit_of_work import UnitOfWork
 
     monkeypatch.setattr(snapshots, "EVERY", 3)  # type: ignore[attr-defined]
-    book = Book(store)
     state = hz.INITIAL
     commands = [
         lambda s: hz.open_table(hz.BUILTIN["english"]),
@@ -92,9 +91,9 @@ def test_the_book_takes_a_snapshot_every_n_events(
     ]
     for command in commands:
         events = command(state)
-        after = hz.fold(events, state)
-        with store.transaction() as conn:
-            book.record(conn, "table:1", state.version, events, "t", state_after=after)
+        with UnitOfWork(store) as uow:
+            _, after = uow.play("table:1", state, events, "t")
+            uow.commit()
         state = after
     with engine.connect() as conn:
         versions = conn.execute(sa.select(snapshot_table.c.version)).scalars().all()

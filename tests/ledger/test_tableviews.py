@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 import engine as hz
 from engine import events as ev
 from ledger import projections, tableviews
+from ledger.accounts import Deposited, account_stream
 from ledger.book import Book
 from ledger.schema import metadata, rounds, settlement_parties, settlements
 from ledger.store import EventStore, Recorded
+from ledger.unit_of_work import UnitOfWork
 from tests.engine.tablekit import NICK_FIRST, next_total
 from tests.engine.test_properties import History, histories
 
@@ -55,19 +57,30 @@ class Game:
 
     def do(self, command: Callable[..., list[hz.Event]], *args: Any) -> list[Recorded]:
         events = command(self.state, *args)
-        with self.book.store.transaction() as conn:
-            rows = self.book.record(conn, self.stream, self.state.version, events, "croupier")
-            after = tableviews.apply(conn, self.stream, self.state, rows)
+        with UnitOfWork(self.book.store) as uow:
+            rows, after = uow.play(self.stream, self.state, events, "croupier")
+            uow.commit()
         assert after == hz.fold(events, self.state)
         self.state = after
         return rows
 
 
+def deposit(book: Book, account: str, amount: int) -> None:
+    """Money into `account`: one append of one Deposited, in a unit of work of its own
+    (the positions and times below count them), with no account opened first."""
+    stream = account_stream(account)
+    with UnitOfWork(book.store) as uow:
+        version = book.store.stream_version(uow.conn, stream)
+        event = Deposited(version=version + 1, account=account, amount=amount)
+        uow.record(stream, version, [event], "setter")
+        uow.commit()
+
+
 def play_three_rounds(book: Book) -> Game:
     """Three rounds at one table; the comments give each event's version."""
     for account in ("player:ann", "player:bob", "player:cat"):
-        book.deposit(account, 5000, actor="setter")
-    book.deposit("setter", 100_000, actor="setter")
+        deposit(book, account, 5000)
+    deposit(book, "setter", 100_000)
     g = Game(book)
     g.do(lambda s: hz.open_table(hz.BUILTIN["english"]))  # 1
     g.do(hz.seat, "ann")  # 2
@@ -327,8 +340,8 @@ def test_the_dice_passing_after_a_round_begins_the_next(
     """Under `club` rules a loss passes the dice: the throw and what it settles end
     round 1, and the DicePassed that follows in the same append begins round 2."""
     book = Book(store)
-    book.deposit("setter", 10_000, actor="setter")
-    book.deposit("player:ann", 1000, actor="setter")
+    deposit(book, "setter", 10_000)
+    deposit(book, "player:ann", 1000)
     g = Game(book)
     g.do(lambda s: hz.open_table(hz.BUILTIN["club"]))
     g.do(hz.seat, "ann")

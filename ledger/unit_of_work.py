@@ -1,0 +1,154 @@
+"""The unit of work: the one way anything is written to the ledger.
+
+A write is one transaction that appends events, posts the money they move, updates
+every read model, takes a snapshot when one is due, and stores the idempotency key
+with the response, so that all of it commits together or none of it does. Keeping it
+in one object, as cosmicpython's `with uow: ... uow.commit()` does, means nothing can
+append and forget a read model, and whatever every append must also do (the Merkle
+tree's leaves and its checkpoints) has one place to go: `UnitOfWork._recorded`.
+
+    uow = UnitOfWork(store, key, request)
+    if (earlier := uow.earlier()) is not None:
+        return earlier                      # a repeat: the stored answer, nothing written
+    with uow:
+        rows, after = uow.play(stream, before, events, actor)
+        uow.commit(response)                # anything else rolls back
+    return uow.answer
+
+A repeat with the same key and request is answered from the store and writes nothing;
+the same key with another request is refused (IdempotencyConflict). Two racing first
+attempts cannot both commit: the loser fails on the key or on the stream's version,
+its transaction (events included) rolls back, and the unit of work answers with the
+winner's response. `earlier` is asked first, outside the transaction: a repeat must
+not decide again on a table that has moved on since its first answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any
+
+import sqlalchemy as sa
+
+from engine.state import TableState
+from ledger import idempotency, projections, snapshots, tableviews
+from ledger.store import ConcurrencyError, EventStore, Recorded
+
+RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
+"""How the loser of two racing first attempts fails: at the key or at the version."""
+
+
+class UnitOfWork:
+    """One write transaction on `store`, answering `request` once under `key`."""
+
+    conn: sa.Connection
+    """The transaction's connection, for what a command reads before it decides."""
+
+    def __init__(
+        self, store: EventStore, key: str | None = None, request: Mapping[str, Any] | None = None
+    ) -> None:
+        self.store, self.key = store, key
+        self._digest = idempotency.request_hash(request or {})
+        self._transaction: AbstractContextManager[sa.Connection] | None = None
+        self._answer: dict[str, Any] | None = None
+        self.committed = False
+
+    def earlier(self) -> dict[str, Any] | None:
+        """The response stored under the key, if it already answered this request
+        (outside any transaction, so a repeat never waits for the write lock)."""
+        if self.key is None:
+            return None
+        return idempotency.stored(self.store, self.key, self._digest)
+
+    def __enter__(self) -> UnitOfWork:
+        self._transaction = self.store.transaction()
+        self.conn = self._transaction.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        assert self._transaction is not None
+        transaction, self._transaction = self._transaction, None
+        if kind is None and not self.committed:
+            self.conn.rollback()  # not told to commit: nothing of it stays
+        # The store decides whether the connection is kept (ledger.store.Refused).
+        transaction.__exit__(kind, exc, traceback)
+        if kind is not None and self.key is not None and issubclass(kind, RACE_LOST):
+            earlier = idempotency.stored(self.store, self.key, self._digest)
+            if earlier is not None:  # a racing first attempt won: its answer is ours
+                self._answer = earlier
+                return True
+        return False
+
+    # -- writing ----------------------------------------------------------------------
+
+    def record(
+        self,
+        stream: str,
+        expected_version: int,
+        events: Sequence[Any],
+        actor: str,
+        idempotency_key: str | None = None,
+    ) -> list[Recorded]:
+        """Append to an account's stream and post what the events move; an overdraft
+        (or any refusal) undoes the whole unit of work."""
+        rows, _ = self._recorded(stream, expected_version, events, actor, idempotency_key)
+        return rows
+
+    def play(
+        self,
+        stream: str,
+        before: TableState,
+        events: Sequence[Any],
+        actor: str,
+        idempotency_key: str | None = None,
+    ) -> tuple[list[Recorded], TableState]:
+        """Append a table's events, decided by the engine from `before`: post the money,
+        write the table's read models, and snapshot the state after them each time the
+        stream passes a multiple of `snapshots.EVERY`. Returns the rows and that state."""
+        rows, after = self._recorded(stream, before.version, events, actor, idempotency_key, before)
+        assert after is not None
+        return rows, after
+
+    def _recorded(
+        self,
+        stream: str,
+        expected_version: int,
+        events: Sequence[Any],
+        actor: str,
+        idempotency_key: str | None,
+        before: TableState | None = None,
+    ) -> tuple[list[Recorded], TableState | None]:
+        """Append, then everything an append's rows cause, in this transaction: the one
+        place where every append passes (the Merkle tree's leaves and checkpoints of
+        the log belong here too)."""
+        conn = self.conn
+        rows = self.store.append(conn, stream, expected_version, events, actor, idempotency_key)
+        projections.apply(conn, rows)
+        if before is None:  # an account's stream
+            return rows, None
+        after = tableviews.apply(conn, stream, before, rows)
+        if rows and snapshots.due(expected_version, after.version, snapshots.EVERY):
+            snapshots.save_in(conn, stream, after)
+        return rows, after
+
+    def commit(self, response: Mapping[str, Any] | None = None) -> None:
+        """Store the key with `response` (given a key) and commit everything."""
+        answer = dict(response or {})
+        if self.key is not None:
+            idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())
+        self.conn.commit()
+        self.committed, self._answer = True, answer
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """The response: the one committed, or the winner's when a race was lost."""
+        if self._answer is None:
+            raise RuntimeError("the unit of work was neither committed nor answered")
+        return self._answer
