@@ -13,7 +13,7 @@ import engine as hz
 from ledger import snapshots
 from ledger.schema import snapshots as snapshot_table
 from ledger.store import EventStore
-from tests.engine.test_properties import History, histories
+from tests.engine.strategies import History, histories
 
 
 def test_state_survives_the_snapshot_encoding() -> None:

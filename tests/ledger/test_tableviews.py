@@ -20,8 +20,8 @@ from ledger import projections, tableviews
 from ledger.book import Book
 from ledger.schema import metadata, rounds, settlement_parties, settlements
 from ledger.store import EventStore, Recorded
+from tests.engine.strategies import History, histories
 from tests.engine.tablekit import NICK_FIRST, next_total
-from tests.engine.test_properties import History, histories
 
 STREAM = "table:t1"
 FUNDED = 4
