@@ -420,6 +420,14 @@ _APPLY: dict[type, Callable[[_Table, Any], None]] = {
     ev.BetSettled: _bet_closed,
     ev.BetVoided: _bet_closed,
 }
+# Each event of the vocabulary has a handler, and only those: an event type added to
+# `engine.events.Event` alone fails here, on import, not on the first replay to meet it.
+if _APPLY.keys() != set(ev.TABLE_EVENTS):
+    raise TypeError(
+        "engine.events.Event and the fold's handlers disagree on "
+        + ", ".join(sorted(c.__name__ for c in _APPLY.keys() ^ set(ev.TABLE_EVENTS)))
+    )
+
 
 INITIAL = TableState()
 

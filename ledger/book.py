@@ -9,8 +9,9 @@ import sqlalchemy as sa
 
 from engine.state import TableState
 from ledger import projections, snapshots
-from ledger.accounts import CreditLimitSet, Deposited, Withdrawn, account_stream
+from ledger.accounts import account_stream
 from ledger.store import EventStore, Recorded, StoreError
+from ledger.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 
 class InvalidAmount(StoreError):

@@ -17,36 +17,9 @@ from typing import Any
 
 from engine import events as ev
 from engine.rules import from_mapping
-from ledger import accounts
+from ledger import vocabulary
 
-EVENT_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        ev.TableOpened,
-        ev.PlayerSeated,
-        ev.PlayerLeft,
-        ev.TableClosed,
-        ev.DieCastForCaster,
-        ev.CasterChosen,
-        ev.DicePassed,
-        ev.CasterForfeited,
-        ev.MainCalled,
-        ev.DiceThrown,
-        ev.ThrowVoided,
-        ev.CasterStaked,
-        ev.StakeLaid,
-        ev.StakeCovered,
-        ev.OddsLaid,
-        ev.SideBetOffered,
-        ev.SideBetAccepted,
-        ev.BetSettled,
-        ev.BetVoided,
-        accounts.AccountOpened,
-        accounts.Deposited,
-        accounts.Withdrawn,
-        accounts.CreditLimitSet,
-    )
-}
+EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in vocabulary.STORED_EVENTS}
 SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)
 
 _FIELDS: dict[type, tuple[str, ...]] = {

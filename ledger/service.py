@@ -24,10 +24,6 @@ from ledger.accounts import (
     NAME,
     NAME_RULE,
     TABLE_PREFIX,
-    AccountOpened,
-    CreditLimitSet,
-    Deposited,
-    Withdrawn,
     account_stream,
     player_account,
     transfer_views,
@@ -36,6 +32,7 @@ from ledger.book import Book, InvalidAmount
 from ledger.idempotency import run_once
 from ledger.schema import accounts
 from ledger.store import Recorded, StoreError
+from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""

@@ -144,7 +144,7 @@ def test_every_event_class_takes_its_version_first() -> None:
 def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
     """Appends write payloads field by field; the text must be exactly what encoding
     the payload dict canonically gives, or stored hashes would not verify."""
-    from ledger.accounts import AccountOpened, CreditLimitSet, Deposited, Withdrawn
+    from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
     events = [
         *_a_table_with_every_event(),
