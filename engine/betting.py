@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from fractions import Fraction
 from math import ceil, floor
@@ -29,6 +30,19 @@ MAX_OPEN_BETS = 1000
 """A table holds at most this many open bets and offers together, so that the table's
 state and the write that closes them all (closing the table, a throw, a caster
 leaving) stay bounded: one event per bet closed."""
+
+
+class Verdict(enum.Enum):
+    """What a throw made of a bet's proposition, once it is decided."""
+
+    YES = "yes"
+    """The proposition came true: the bet's `yes` side wins."""
+    NO = "no"
+    """The proposition did not come true: the bet's `no` side wins."""
+    VOID = "void"
+    """The proposition can never be decided now (its round ended without deciding it):
+    the bet is voided and every stake returned."""
+
 
 _BEFORE_FIRST_THROW = (Phase.AWAITING_MAIN, Phase.FIRST_THROW)
 _IN_ROUND = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
@@ -324,12 +338,12 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
                 reason="never-accepted",
                 transfers=refund_transfers(bet),
             )
-        elif decided == "void":
+        elif decided is Verdict.VOID:
             out.add(
                 ev.BetVoided, bet_id=bet.id, reason="undecidable", transfers=refund_transfers(bet)
             )
         else:
-            winner = bet.yes if decided else bet.no
+            winner = bet.yes if decided is Verdict.YES else bet.no
             assert winner is not None
             out.add(
                 ev.BetSettled,
@@ -342,24 +356,28 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
 
 def _decide(
     prop: Proposition, phase: Phase, result: RoundResult | None, total: int, ended: bool
-) -> bool | str | None:
-    """True or False once the proposition is decided, "void" if it never can be, and
-    None while it is still open."""
+) -> Verdict | None:
+    """The proposition's verdict once the throw decides it, and None while it is still
+    open."""
     kind = prop.kind
     if kind is PropositionKind.NEXT_TOTAL:
-        return total in prop.totals
+        return _yes_if(total in prop.totals)
     if kind is PropositionKind.NICK_FIRST_THROW:
         if phase is Phase.FIRST_THROW:
-            return result is RoundResult.NICK
-        return "void" if ended else None
+            return _yes_if(result is RoundResult.NICK)
+        return Verdict.VOID if ended else None
     if not ended or result is None:
         return None
     if kind is PropositionKind.CASTER_WINS:
         won = result.caster_won
-        return "void" if won is None else won
+        return Verdict.VOID if won is None else _yes_if(won)
     if result in (RoundResult.CHANCE, RoundResult.MAIN):  # CHANCE_BEFORE_MAIN
-        return result is RoundResult.CHANCE
-    return "void"
+        return _yes_if(result is RoundResult.CHANCE)
+    return Verdict.VOID
+
+
+def _yes_if(came_true: bool) -> Verdict:
+    return Verdict.YES if came_true else Verdict.NO
 
 
 def void_round(state: TableState, out: Draft, reason: str) -> None:
