@@ -1,10 +1,14 @@
-"""One event vocabulary: the `Event` union is the list, and everything else agrees with it."""
+"""One vocabulary: the `Event` union is the list of events, and everything else agrees
+with it; the setter's account name is spelt once, as `SETTER`."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import typing
+from pathlib import Path
 
+import engine
 from engine import events as ev
 from engine.fold import _APPLY
 
@@ -32,3 +36,15 @@ def test_every_event_class_of_the_engine_is_in_the_vocabulary() -> None:
 
 def test_the_fold_has_a_handler_for_every_event_and_no_other() -> None:
     assert set(_APPLY) == set(ev.TABLE_EVENTS)
+
+
+def test_the_engine_spells_the_setter_only_as_setter() -> None:
+    """The setter's account name is written once, in engine/state.py; elsewhere the
+    engine names it `SETTER`, so that renaming it cannot miss one."""
+    spelt = [
+        path.name
+        for path in sorted(Path(engine.__file__).parent.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value == engine.SETTER
+    ]
+    assert spelt == ["state.py"]
