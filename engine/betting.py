@@ -75,9 +75,9 @@ def stake(state: TableState, amount: int) -> list[ev.Event]:
     require_stake(state, amount)
     require_exposure(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(ev.CasterStaked, bet_id=out.next_bet_id(), caster=caster, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.CasterStaked, bet_id=draft.next_bet_id(), caster=caster, amount=amount)
+    return draft.events
 
 
 def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
@@ -88,9 +88,9 @@ def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
         raise RuleBroken(Rule.CASTER_CANNOT_LAY, "the caster cannot lay a stake against themself")
     require_stake(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(ev.StakeLaid, bet_id=out.next_bet_id(), bettor=bettor, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.StakeLaid, bet_id=draft.next_bet_id(), bettor=bettor, amount=amount)
+    return draft.events
 
 
 def _pending_laid(state: TableState) -> list[Bet]:
@@ -115,12 +115,12 @@ def cover(
     chosen = (
         pending if bet_ids is None else [_pending_bet(state, i) for i in dict.fromkeys(bet_ids)]
     )
-    out = Draft(state)
+    draft = Draft(state)
     if rules.cover is CoverPolicy.FORFEIT:
         owed = sum(b.no_stake for b in pending)
         if owed > caster_funds:
-            _forfeit(state, out, caster)
-            return out.events
+            _forfeit(state, draft, caster)
+            return draft.events
         chosen = pending
     owed = sum(b.no_stake for b in chosen)
     if owed > caster_funds:
@@ -130,8 +130,8 @@ def cover(
             "cover fewer or refuse some",
         )
     for bet in chosen:
-        out.add(ev.StakeCovered, bet_id=bet.id, caster=caster, amount=bet.no_stake)
-    return out.events
+        draft.add(ev.StakeCovered, bet_id=bet.id, caster=caster, amount=bet.no_stake)
+    return draft.events
 
 
 def refuse(state: TableState, bet_id: str) -> list[ev.Event]:
@@ -143,9 +143,9 @@ def refuse(state: TableState, bet_id: str) -> list[ev.Event]:
             "under hard-core play the caster covers every stake or forfeits the dice",
         )
     bet = _pending_bet(state, bet_id)
-    out = Draft(state)
-    out.add(ev.BetVoided, bet_id=bet.id, reason="refused", transfers=refund_transfers(bet))
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.BetVoided, bet_id=bet.id, reason="refused", transfers=refund_transfers(bet))
+    return draft.events
 
 
 def _pending_bet(state: TableState, bet_id: str) -> Bet:
@@ -155,10 +155,10 @@ def _pending_bet(state: TableState, bet_id: str) -> Bet:
     return bet
 
 
-def _forfeit(state: TableState, out: Draft, caster: str) -> None:
-    void_round(state, out, "forfeit")
-    out.add(ev.CasterForfeited, caster=caster)
-    pass_to_left(state, out, caster, "forfeit")
+def _forfeit(state: TableState, draft: Draft, caster: str) -> None:
+    void_round(state, draft, "forfeit")
+    draft.add(ev.CasterForfeited, caster=caster)
+    pass_to_left(state, draft, caster, "forfeit")
 
 
 def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Event]:
@@ -200,17 +200,17 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
     )
     require_exposure(state, payout)
     _require_room(state)
-    out = Draft(state)
-    out.add(
+    draft = Draft(state)
+    draft.add(
         ev.OddsLaid,
-        bet_id=out.next_bet_id(),
+        bet_id=draft.next_bet_id(),
         bettor=bettor,
         on=on,
         stake=amount,
         payout=payout,
         breakage=breakage,
     )
-    return out.events
+    return draft.events
 
 
 def _most_odds(state: TableState, rules: RuleSet, ratio: Fraction, room: int) -> int:
@@ -247,10 +247,10 @@ def offer_side_bet(
     if offerer == SETTER:
         require_exposure(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(
+    draft = Draft(state)
+    draft.add(
         ev.SideBetOffered,
-        bet_id=out.next_bet_id(),
+        bet_id=draft.next_bet_id(),
         offerer=offerer,
         proposition=proposition,
         backs=bool(backs),
@@ -258,7 +258,7 @@ def offer_side_bet(
         asks=asks,
         to=to,
     )
-    return out.events
+    return draft.events
 
 
 def _require_decidable(state: TableState, proposition: Proposition) -> None:
@@ -298,9 +298,9 @@ def accept_side_bet(state: TableState, bet_id: str, acceptor: str) -> list[ev.Ev
     amount = bet.yes_stake if bet.yes is None else bet.no_stake
     if acceptor == SETTER:
         require_exposure(state, amount)
-    out = Draft(state)
-    out.add(ev.SideBetAccepted, bet_id=bet.id, acceptor=acceptor, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.SideBetAccepted, bet_id=bet.id, acceptor=acceptor, amount=amount)
+    return draft.events
 
 
 def withdraw_side_bet(state: TableState, bet_id: str, offerer: str) -> list[ev.Event]:
@@ -308,9 +308,9 @@ def withdraw_side_bet(state: TableState, bet_id: str, offerer: str) -> list[ev.E
     bet = _offer(state, bet_id)
     if offerer not in bet.parties:
         raise RuleBroken(Rule.NOT_YOUR_BET, "only the one who made an offer withdraws it")
-    out = Draft(state)
-    out.add(ev.BetVoided, bet_id=bet.id, reason="withdrawn", transfers=refund_transfers(bet))
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.BetVoided, bet_id=bet.id, reason="withdrawn", transfers=refund_transfers(bet))
+    return draft.events
 
 
 def _offer(state: TableState, bet_id: str) -> Bet:
@@ -323,7 +323,7 @@ def _offer(state: TableState, bet_id: str) -> Bet:
 # -- resolution ---------------------------------------------------------------------
 
 
-def resolve(before: TableState, after: TableState, total: int, out: Draft) -> None:
+def resolve(before: TableState, after: TableState, total: int, draft: Draft) -> None:
     """Settle or void every bet that the throw `total` decided."""
     ended = after.round != before.round
     result = after.last_result if ended else None
@@ -332,20 +332,20 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
         if decided is None:
             continue
         if bet.pending:
-            out.add(
+            draft.add(
                 ev.BetVoided,
                 bet_id=bet.id,
                 reason="never-accepted",
                 transfers=refund_transfers(bet),
             )
         elif decided is Verdict.VOID:
-            out.add(
+            draft.add(
                 ev.BetVoided, bet_id=bet.id, reason="undecidable", transfers=refund_transfers(bet)
             )
         else:
             winner = bet.yes if decided is Verdict.YES else bet.no
             assert winner is not None
-            out.add(
+            draft.add(
                 ev.BetSettled,
                 bet_id=bet.id,
                 winner=winner,
@@ -380,13 +380,13 @@ def _yes_if(came_true: bool) -> Verdict:
     return Verdict.YES if came_true else Verdict.NO
 
 
-def void_round(state: TableState, out: Draft, reason: str) -> None:
+def void_round(state: TableState, draft: Draft, reason: str) -> None:
     """Void the bets on the current round: the caster went, so it cannot be decided."""
     for bet in state.bets.values():
         if bet.proposition.round_scoped and bet.round == state.round:
-            out.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
+            draft.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
 
 
-def void_all(state: TableState, out: Draft, reason: str) -> None:
+def void_all(state: TableState, draft: Draft, reason: str) -> None:
     for bet in state.bets.values():
-        out.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
+        draft.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
