@@ -272,8 +272,8 @@ Event = (
     | BetSettled
     | BetVoided
 )
-"""Every event a table's stream may hold. This union is the one list of them, written
-out so that type checkers see it: `TABLE_EVENTS` is read off it, the fold refuses to
+"""Every event a table's stream may hold. This union is the one list of them, kept a
+union so that type checkers see it: `TABLE_EVENTS` is read off it, the fold refuses to
 load without a handler for each, and the ledger's codec stores exactly these (and its
 own account events)."""
 

@@ -48,3 +48,15 @@ def test_the_engine_spells_the_setter_only_as_setter() -> None:
         if isinstance(node, ast.Constant) and node.value == engine.SETTER
     ]
     assert spelt == ["state.py"]
+
+
+def test_the_engine_keeps_out_for_the_game() -> None:
+    """"Out" is a game word (the caster throws out); the engine names no variable so."""
+    named_out = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(Path(engine.__file__).parent.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.Name) and node.id == "out")
+        or (isinstance(node, ast.arg) and node.arg == "out")
+    ]
+    assert named_out == []
