@@ -51,7 +51,7 @@ def test_the_engine_spells_the_setter_only_as_setter() -> None:
 
 
 def test_the_engine_keeps_out_for_the_game() -> None:
-    """"Out" is a game word (the caster throws out); the engine names no variable so."""
+    """The engine names no variable `out`: it is a game word (the caster throws out)."""
     named_out = [
         f"{path.name}:{node.lineno}"
         for path in sorted(Path(engine.__file__).parent.glob("*.py"))
