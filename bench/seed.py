@@ -54,11 +54,12 @@ import engine as hz
 from bench.fold import UNIT, _say, _side_proposition
 from engine.fold import contest_for
 from ledger import db, tokens
-from ledger.accounts import AccountOpened, Deposited, account_stream, player_account
+from ledger.accounts import account_stream, player_account
 from ledger.book import Book
 from ledger.service import Club, table_stream
 from ledger.store import EventStore, Recorded
 from ledger.unit_of_work import UnitOfWork
+from ledger.vocabulary import AccountOpened, Deposited
 
 SEED_VERSION = 1
 """Bump when what is seeded changes: cached databases of other versions are not used."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from fractions import Fraction
 from math import ceil, floor
@@ -29,6 +30,19 @@ MAX_OPEN_BETS = 1000
 """A table holds at most this many open bets and offers together, so that the table's
 state and the write that closes them all (closing the table, a throw, a caster
 leaving) stay bounded: one event per bet closed."""
+
+
+class Verdict(enum.Enum):
+    """What a throw made of a bet's proposition, once it is decided."""
+
+    YES = "yes"
+    """The proposition came true: the bet's `yes` side wins."""
+    NO = "no"
+    """The proposition did not come true: the bet's `no` side wins."""
+    VOID = "void"
+    """The proposition can never be decided now (its round ended without deciding it):
+    the bet is voided and every stake returned."""
+
 
 _BEFORE_FIRST_THROW = (Phase.AWAITING_MAIN, Phase.FIRST_THROW)
 _IN_ROUND = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
@@ -61,9 +75,9 @@ def stake(state: TableState, amount: int) -> list[ev.Event]:
     require_stake(state, amount)
     require_exposure(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(ev.CasterStaked, bet_id=out.next_bet_id(), caster=caster, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.CasterStaked, bet_id=draft.next_bet_id(), caster=caster, amount=amount)
+    return draft.events
 
 
 def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
@@ -74,9 +88,9 @@ def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
         raise RuleBroken(Rule.CASTER_CANNOT_LAY, "the caster cannot lay a stake against themself")
     require_stake(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(ev.StakeLaid, bet_id=out.next_bet_id(), bettor=bettor, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.StakeLaid, bet_id=draft.next_bet_id(), bettor=bettor, amount=amount)
+    return draft.events
 
 
 def _pending_laid(state: TableState) -> list[Bet]:
@@ -101,12 +115,12 @@ def cover(
     chosen = (
         pending if bet_ids is None else [_pending_bet(state, i) for i in dict.fromkeys(bet_ids)]
     )
-    out = Draft(state)
+    draft = Draft(state)
     if rules.cover is CoverPolicy.FORFEIT:
         owed = sum(b.no_stake for b in pending)
         if owed > caster_funds:
-            _forfeit(state, out, caster)
-            return out.events
+            _forfeit(state, draft, caster)
+            return draft.events
         chosen = pending
     owed = sum(b.no_stake for b in chosen)
     if owed > caster_funds:
@@ -116,8 +130,8 @@ def cover(
             "cover fewer or refuse some",
         )
     for bet in chosen:
-        out.add(ev.StakeCovered, bet_id=bet.id, caster=caster, amount=bet.no_stake)
-    return out.events
+        draft.add(ev.StakeCovered, bet_id=bet.id, caster=caster, amount=bet.no_stake)
+    return draft.events
 
 
 def refuse(state: TableState, bet_id: str) -> list[ev.Event]:
@@ -129,9 +143,9 @@ def refuse(state: TableState, bet_id: str) -> list[ev.Event]:
             "under hard-core play the caster covers every stake or forfeits the dice",
         )
     bet = _pending_bet(state, bet_id)
-    out = Draft(state)
-    out.add(ev.BetVoided, bet_id=bet.id, reason="refused", transfers=refund_transfers(bet))
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.BetVoided, bet_id=bet.id, reason="refused", transfers=refund_transfers(bet))
+    return draft.events
 
 
 def _pending_bet(state: TableState, bet_id: str) -> Bet:
@@ -141,10 +155,10 @@ def _pending_bet(state: TableState, bet_id: str) -> Bet:
     return bet
 
 
-def _forfeit(state: TableState, out: Draft, caster: str) -> None:
-    void_round(state, out, "forfeit")
-    out.add(ev.CasterForfeited, caster=caster)
-    pass_to_left(state, out, caster, "forfeit")
+def _forfeit(state: TableState, draft: Draft, caster: str) -> None:
+    void_round(state, draft, "forfeit")
+    draft.add(ev.CasterForfeited, caster=caster)
+    pass_to_left(state, draft, caster, "forfeit")
 
 
 def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Event]:
@@ -186,17 +200,17 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
     )
     require_exposure(state, payout)
     _require_room(state)
-    out = Draft(state)
-    out.add(
+    draft = Draft(state)
+    draft.add(
         ev.OddsLaid,
-        bet_id=out.next_bet_id(),
+        bet_id=draft.next_bet_id(),
         bettor=bettor,
         on=on,
         stake=amount,
         payout=payout,
         breakage=breakage,
     )
-    return out.events
+    return draft.events
 
 
 def _most_odds(state: TableState, rules: RuleSet, ratio: Fraction, room: int) -> int:
@@ -233,10 +247,10 @@ def offer_side_bet(
     if offerer == SETTER:
         require_exposure(state, amount)
     _require_room(state)
-    out = Draft(state)
-    out.add(
+    draft = Draft(state)
+    draft.add(
         ev.SideBetOffered,
-        bet_id=out.next_bet_id(),
+        bet_id=draft.next_bet_id(),
         offerer=offerer,
         proposition=proposition,
         backs=bool(backs),
@@ -244,7 +258,7 @@ def offer_side_bet(
         asks=asks,
         to=to,
     )
-    return out.events
+    return draft.events
 
 
 def _require_decidable(state: TableState, proposition: Proposition) -> None:
@@ -284,9 +298,9 @@ def accept_side_bet(state: TableState, bet_id: str, acceptor: str) -> list[ev.Ev
     amount = bet.yes_stake if bet.yes is None else bet.no_stake
     if acceptor == SETTER:
         require_exposure(state, amount)
-    out = Draft(state)
-    out.add(ev.SideBetAccepted, bet_id=bet.id, acceptor=acceptor, amount=amount)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.SideBetAccepted, bet_id=bet.id, acceptor=acceptor, amount=amount)
+    return draft.events
 
 
 def withdraw_side_bet(state: TableState, bet_id: str, offerer: str) -> list[ev.Event]:
@@ -294,9 +308,9 @@ def withdraw_side_bet(state: TableState, bet_id: str, offerer: str) -> list[ev.E
     bet = _offer(state, bet_id)
     if offerer not in bet.parties:
         raise RuleBroken(Rule.NOT_YOUR_BET, "only the one who made an offer withdraws it")
-    out = Draft(state)
-    out.add(ev.BetVoided, bet_id=bet.id, reason="withdrawn", transfers=refund_transfers(bet))
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.BetVoided, bet_id=bet.id, reason="withdrawn", transfers=refund_transfers(bet))
+    return draft.events
 
 
 def _offer(state: TableState, bet_id: str) -> Bet:
@@ -309,7 +323,7 @@ def _offer(state: TableState, bet_id: str) -> Bet:
 # -- resolution ---------------------------------------------------------------------
 
 
-def resolve(before: TableState, after: TableState, total: int, out: Draft) -> None:
+def resolve(before: TableState, after: TableState, total: int, draft: Draft) -> None:
     """Settle or void every bet that the throw `total` decided."""
     ended = after.round != before.round
     result = after.last_result if ended else None
@@ -318,20 +332,20 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
         if decided is None:
             continue
         if bet.pending:
-            out.add(
+            draft.add(
                 ev.BetVoided,
                 bet_id=bet.id,
                 reason="never-accepted",
                 transfers=refund_transfers(bet),
             )
-        elif decided == "void":
-            out.add(
+        elif decided is Verdict.VOID:
+            draft.add(
                 ev.BetVoided, bet_id=bet.id, reason="undecidable", transfers=refund_transfers(bet)
             )
         else:
-            winner = bet.yes if decided else bet.no
+            winner = bet.yes if decided is Verdict.YES else bet.no
             assert winner is not None
-            out.add(
+            draft.add(
                 ev.BetSettled,
                 bet_id=bet.id,
                 winner=winner,
@@ -342,33 +356,37 @@ def resolve(before: TableState, after: TableState, total: int, out: Draft) -> No
 
 def _decide(
     prop: Proposition, phase: Phase, result: RoundResult | None, total: int, ended: bool
-) -> bool | str | None:
-    """True or False once the proposition is decided, "void" if it never can be, and
-    None while it is still open."""
+) -> Verdict | None:
+    """The proposition's verdict once the throw decides it, and None while it is still
+    open."""
     kind = prop.kind
     if kind is PropositionKind.NEXT_TOTAL:
-        return total in prop.totals
+        return _yes_if(total in prop.totals)
     if kind is PropositionKind.NICK_FIRST_THROW:
         if phase is Phase.FIRST_THROW:
-            return result is RoundResult.NICK
-        return "void" if ended else None
+            return _yes_if(result is RoundResult.NICK)
+        return Verdict.VOID if ended else None
     if not ended or result is None:
         return None
     if kind is PropositionKind.CASTER_WINS:
         won = result.caster_won
-        return "void" if won is None else won
+        return Verdict.VOID if won is None else _yes_if(won)
     if result in (RoundResult.CHANCE, RoundResult.MAIN):  # CHANCE_BEFORE_MAIN
-        return result is RoundResult.CHANCE
-    return "void"
+        return _yes_if(result is RoundResult.CHANCE)
+    return Verdict.VOID
 
 
-def void_round(state: TableState, out: Draft, reason: str) -> None:
+def _yes_if(came_true: bool) -> Verdict:
+    return Verdict.YES if came_true else Verdict.NO
+
+
+def void_round(state: TableState, draft: Draft, reason: str) -> None:
     """Void the bets on the current round: the caster went, so it cannot be decided."""
     for bet in state.bets.values():
         if bet.proposition.round_scoped and bet.round == state.round:
-            out.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
+            draft.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
 
 
-def void_all(state: TableState, out: Draft, reason: str) -> None:
+def void_all(state: TableState, draft: Draft, reason: str) -> None:
     for bet in state.bets.values():
-        out.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))
+        draft.add(ev.BetVoided, bet_id=bet.id, reason=reason, transfers=refund_transfers(bet))

@@ -98,7 +98,7 @@ def left_of(seats: tuple[str, ...], player: str) -> str:
     return seats[(seats.index(player) + 1) % len(seats)]
 
 
-def pass_to_left(state: TableState, out: Draft, caster: str, reason: str) -> None:
+def pass_to_left(state: TableState, draft: Draft, caster: str, reason: str) -> None:
     """Hand the dice to the seat left of `caster` (who may be leaving)."""
     seats = state.seats
-    out.add(ev.DicePassed, caster=left_of(seats, caster) if seats else None, reason=reason)
+    draft.add(ev.DicePassed, caster=left_of(seats, caster) if seats else None, reason=reason)

@@ -14,7 +14,7 @@ from typing import Any
 from engine import events as ev
 from engine.errors import ReplayError
 from engine.rules import MainMethod, Outcome, RuleSet
-from engine.state import ROUND_PHASES, Bet, BetKind, Phase, RoundResult, TableState
+from engine.state import ROUND_PHASES, SETTER, Bet, BetKind, Phase, RoundResult, TableState
 
 _WIN = (RoundResult.NICK, RoundResult.CHANCE)
 # Enum members bound once: the throw handler runs a million times a second and an
@@ -290,7 +290,7 @@ def _caster_staked(t: _Table, e: ev.CasterStaked) -> None:
         t.round,
         ev.CASTER_WINS,
         e.caster,
-        "setter",
+        SETTER,
         e.amount,
         e.amount,
         pending=False,
@@ -326,8 +326,8 @@ def _odds_laid(t: _Table, e: ev.OddsLaid) -> None:
         BetKind.ODDS,
         t.round,
         ev.CHANCE_BEFORE_MAIN,
-        e.bettor if on_chance else "setter",
-        "setter" if on_chance else e.bettor,
+        e.bettor if on_chance else SETTER,
+        SETTER if on_chance else e.bettor,
         e.stake if on_chance else e.payout,
         e.payout if on_chance else e.stake,
         pending=False,
@@ -420,6 +420,14 @@ _APPLY: dict[type, Callable[[_Table, Any], None]] = {
     ev.BetSettled: _bet_closed,
     ev.BetVoided: _bet_closed,
 }
+# Each event of the vocabulary has a handler, and only those: an event type added to
+# `engine.events.Event` alone fails here, on import, not on the first replay to meet it.
+if _APPLY.keys() != set(ev.TABLE_EVENTS):
+    raise TypeError(
+        "engine.events.Event and the fold's handlers disagree on "
+        + ", ".join(sorted(c.__name__ for c in _APPLY.keys() ^ set(ev.TABLE_EVENTS)))
+    )
+
 
 INITIAL = TableState()
 

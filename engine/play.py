@@ -26,9 +26,9 @@ def call_main(state: TableState, main: int) -> list[ev.Event]:
         raise RuleBroken(Rule.WRONG_PHASE, f"the main is already set at {state.main}")
     if type(main) is not int or main not in MAINS:
         raise RuleBroken(Rule.INVALID_MAIN, f"a main is 5, 6, 7, 8 or 9, not {main!r}")
-    out = Draft(state)
-    out.add(ev.MainCalled, main=main)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.MainCalled, main=main)
+    return draft.events
 
 
 def _require_throwing(state: TableState) -> None:
@@ -63,17 +63,17 @@ def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
             Rule.STAKES_PENDING,
             f"the caster must cover or refuse {', '.join(pending)} before the throw",
         )
-    out = Draft(state)
-    out.add(ev.DiceThrown, die1=die1, die2=die2)
-    after = out.folded()
-    resolve(state, after, die1 + die2, out)
+    draft = Draft(state)
+    draft.add(ev.DiceThrown, die1=die1, die2=die2)
+    after = draft.folded()
+    resolve(state, after, die1 + die2, draft)
     if after.round != state.round and after.last_result is not None:
         rules = open_rules(state)
         reason = must_pass(rules.dice_pass, after.consecutive_losses, after.consecutive_wins)
         if reason is not None:
             assert state.caster is not None
-            pass_to_left(state, out, state.caster, reason)
-    return out.events
+            pass_to_left(state, draft, state.caster, reason)
+    return draft.events
 
 
 def must_pass(rule: DicePass, losses: int, wins: int) -> str | None:
@@ -112,9 +112,9 @@ def void_throw(
             raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {standing!r}")
     if state.standing is not None:
         _keep_standing(state.standing, off, standing)
-    out = Draft(state)
-    out.add(ev.ThrowVoided, reason=reason, off=off, standing=standing)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.ThrowVoided, reason=reason, off=off, standing=standing)
+    return draft.events
 
 
 def _keep_standing(current: tuple[int, int], off: int, standing: int | None) -> None:

@@ -32,9 +32,9 @@ def open_table(
     if state.phase is not Phase.NEW:
         raise RuleBroken(Rule.WRONG_PHASE, "this table is already open")
     _check_limits(limits)
-    out = Draft(state)
-    out.add(ev.TableOpened, rules=rules, limits=limits)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.TableOpened, rules=rules, limits=limits)
+    return draft.events
 
 
 def _check_limits(limits: ev.Limits) -> None:
@@ -65,9 +65,9 @@ def seat(state: TableState, player: str) -> list[ev.Event]:
         raise RuleBroken(
             Rule.TABLE_FULL, f"the table seats at most {MAX_SEATS} players, and all are taken"
         )
-    out = Draft(state)
-    out.add(ev.PlayerSeated, player=player)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.PlayerSeated, player=player)
+    return draft.events
 
 
 def cast_for_caster(state: TableState, player: str, die: int) -> list[ev.Event]:
@@ -86,22 +86,22 @@ def cast_for_caster(state: TableState, player: str, die: int) -> list[ev.Event]:
             f"{player!r} is not among those still to cast: "
             + ", ".join(p for p in contest if p not in casts),
         )
-    out = Draft(state)
-    out.add(ev.DieCastForCaster, player=player, die=die)
-    _choose_if_decided(out)
-    return out.events
+    draft = Draft(state)
+    draft.add(ev.DieCastForCaster, player=player, die=die)
+    _choose_if_decided(draft)
+    return draft.events
 
 
-def _choose_if_decided(out: Draft) -> None:
+def _choose_if_decided(draft: Draft) -> None:
     """Once everyone in the cast-off has cast, a single lowest die takes the dice."""
-    after = out.folded()
+    after = draft.folded()
     if after.phase is not Phase.SEATING or not after.contest:
         return
     if len(after.casts) == len(after.contest):
         low = min(after.casts.values())
         lowest = [p for p, d in after.casts.items() if d == low]
         if len(lowest) == 1:
-            out.add(ev.CasterChosen, player=lowest[0])
+            draft.add(ev.CasterChosen, player=lowest[0])
 
 
 def pass_dice(state: TableState) -> list[ev.Event]:
@@ -117,10 +117,10 @@ def pass_dice(state: TableState) -> list[ev.Event]:
         raise RuleBroken(
             Rule.PASS_NOT_ALLOWED, "the caster may pass by choice only after winning a round"
         )
-    out = Draft(state)
-    void_round(state, out, "dice-passed")
-    pass_to_left(state, out, caster, "choice")
-    return out.events
+    draft = Draft(state)
+    void_round(state, draft, "dice-passed")
+    pass_to_left(state, draft, caster, "choice")
+    return draft.events
 
 
 def leave(state: TableState, player: str) -> list[ev.Event]:
@@ -128,13 +128,13 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
     passes the dice; anyone else must first see their bets resolve."""
     open_rules(state)
     require_player(state, player)
-    out = Draft(state)
+    draft = Draft(state)
     if player == state.caster:
-        void_round(state, out, "caster-left")
-    voided = {e.bet_id for e in out.events if isinstance(e, ev.BetVoided)}
+        void_round(state, draft, "caster-left")
+    voided = {e.bet_id for e in draft.events if isinstance(e, ev.BetVoided)}
     for bet in state.bets.values():  # offers made to the leaver alone can never be taken
         if bet.pending and bet.offered_to == player and bet.id not in voided:
-            out.add(
+            draft.add(
                 ev.BetVoided, bet_id=bet.id, reason="offeree-left", transfers=refund_transfers(bet)
             )
             voided.add(bet.id)
@@ -145,20 +145,20 @@ def leave(state: TableState, player: str) -> list[ev.Event]:
             f"{player!r} has open bets ({', '.join(still_open)}); they must resolve or be "
             "withdrawn first",
         )
-    out.add(ev.PlayerLeft, player=player)
+    draft.add(ev.PlayerLeft, player=player)
     if state.phase is Phase.SEATING and player in state.contest:
-        _choose_if_decided(out)
+        _choose_if_decided(draft)
     if player == state.caster:
         # The dice go to whoever sat to the leaver's left, if anyone is left.
         nxt = left_of(state.seats, player) if len(state.seats) > 1 else None
-        out.add(ev.DicePassed, caster=nxt, reason="caster-left")
-    return out.events
+        draft.add(ev.DicePassed, caster=nxt, reason="caster-left")
+    return draft.events
 
 
 def close(state: TableState) -> list[ev.Event]:
     """Close the table; every open bet and offer is voided and its stakes returned."""
     open_rules(state)
-    out = Draft(state)
-    void_all(state, out, "table-closed")
-    out.add(ev.TableClosed)
-    return out.events
+    draft = Draft(state)
+    void_all(state, draft, "table-closed")
+    draft.add(ev.TableClosed)
+    return draft.events

@@ -9,51 +9,17 @@ zero, always: cash is negative by exactly what the club holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from engine.events import Event, Transfer
+from engine.events import Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
 from engine.table import MAX_NAME
+from ledger import vocabulary as vocab
 
 CASH = "cash"
 TABLE_PREFIX = "table:"
 ACCOUNT_PREFIX = "account:"
-
-
-@dataclass(frozen=True, slots=True)
-class AccountOpened:
-    """A player joins the club: their account exists from here on."""
-
-    version: int
-    account: str
-
-
-@dataclass(frozen=True, slots=True)
-class Deposited:
-    version: int
-    account: str
-    amount: int
-
-
-@dataclass(frozen=True, slots=True)
-class Withdrawn:
-    version: int
-    account: str
-    amount: int
-
-
-@dataclass(frozen=True, slots=True)
-class CreditLimitSet:
-    """The setter lets `account` go as far as `limit` below zero."""
-
-    version: int
-    account: str
-    limit: int
-
-
-AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 
 
 NAME = rf"^(?!\.+$)[A-Za-z0-9_.-]{{1,{MAX_NAME}}}$"
@@ -81,13 +47,13 @@ def book_account(table_stream: str, local: str) -> str:
     return player_account(local)
 
 
-def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ...]:
+def transfers_of(stream: str, event: vocab.StoredEvent) -> tuple[Transfer, ...]:
     """The money an event moves, in ledger accounts."""
-    if isinstance(event, Deposited):
+    if isinstance(event, vocab.Deposited):
         return (Transfer(CASH, event.account, event.amount),)
-    if isinstance(event, Withdrawn):
+    if isinstance(event, vocab.Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, CreditLimitSet | AccountOpened):
+    if isinstance(event, vocab.CreditLimitSet | vocab.AccountOpened):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
@@ -95,7 +61,7 @@ def transfers_of(stream: str, event: Event | AccountEvent) -> tuple[Transfer, ..
     )
 
 
-def transfer_views(stream: str, event: Event | AccountEvent) -> list[dict[str, Any]]:
+def transfer_views(stream: str, event: vocab.StoredEvent) -> list[dict[str, Any]]:
     """`transfers_of` as JSON: what the API shows beside an event, and a settlement
     keeps, so that every response names the money in the ledger's accounts."""
     return [

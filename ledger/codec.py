@@ -17,36 +17,9 @@ from typing import Any
 
 from engine import events as ev
 from engine.rules import from_mapping
-from ledger import accounts
+from ledger import vocabulary
 
-EVENT_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        ev.TableOpened,
-        ev.PlayerSeated,
-        ev.PlayerLeft,
-        ev.TableClosed,
-        ev.DieCastForCaster,
-        ev.CasterChosen,
-        ev.DicePassed,
-        ev.CasterForfeited,
-        ev.MainCalled,
-        ev.DiceThrown,
-        ev.ThrowVoided,
-        ev.CasterStaked,
-        ev.StakeLaid,
-        ev.StakeCovered,
-        ev.OddsLaid,
-        ev.SideBetOffered,
-        ev.SideBetAccepted,
-        ev.BetSettled,
-        ev.BetVoided,
-        accounts.AccountOpened,
-        accounts.Deposited,
-        accounts.Withdrawn,
-        accounts.CreditLimitSet,
-    )
-}
+EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in vocabulary.STORED_EVENTS}
 SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)
 
 _FIELDS: dict[type, tuple[str, ...]] = {
@@ -293,5 +266,14 @@ def payload_text(event: ev.Event) -> tuple[str, int, str]:
 
 
 def chain_hash(previous: str, data: bytes) -> str:
-    """SHA-256 over the previous hash and the canonical event: a stream's hash chain."""
+    """A stream's hash chain: each event's hash covers the hash before it and the
+    event's canonical record, so that editing or dropping any event breaks every hash
+    after it."""
+    # hex(SHA-256(prev_hash || "\n" || record)), the result in 64 lowercase hex digits:
+    #   prev_hash  the stream's previous hash, its 64 hex digits as ASCII bytes
+    #              (store.GENESIS, 64 "0"s, before a stream's first event);
+    #   "\n"       the one byte 0x0A;
+    #   record     hash_input's bytes: the canonical JSON (sorted keys, no spaces,
+    #              UTF-8) of the event's stored columns but the two hashes, its
+    #              payload spliced in as the stored text.
     return hashlib.sha256(previous.encode() + b"\n" + data).hexdigest()

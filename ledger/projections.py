@@ -16,9 +16,10 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 
 from ledger import tableviews
-from ledger.accounts import CASH, CreditLimitSet, transfers_of
+from ledger.accounts import CASH, transfers_of
 from ledger.schema import accounts, postings
 from ledger.store import EventStore, Recorded, Refused
+from ledger.vocabulary import CreditLimitSet
 
 
 class Overdraft(Refused):

@@ -25,10 +25,6 @@ from ledger.accounts import (
     NAME,
     NAME_RULE,
     TABLE_PREFIX,
-    AccountOpened,
-    CreditLimitSet,
-    Deposited,
-    Withdrawn,
     account_stream,
     player_account,
     transfer_views,
@@ -37,6 +33,7 @@ from ledger.book import Book
 from ledger.schema import accounts
 from ledger.store import Recorded, Refused
 from ledger.unit_of_work import UnitOfWork
+from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
@@ -172,8 +169,7 @@ class Club:
                 raise StaleVersion(if_match, before.version)
             self._require_players(uow.conn, players)
             events = decide(before, lambda name: self.free_funds(uow.conn, name))
-            state = hz.fold(events, before)
-            rows, _ = uow.play(stream, before, events, actor, key)
+            rows, state = uow.play(stream, before, events, actor, key)
             uow.commit({"table": table_id, "version": state.version, "events": _views(rows)})
         if uow.committed:  # not when a racing first attempt won: its state is not ours
             self._remember(stream, state)

@@ -7,7 +7,6 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import abort
 
-from ledger.accounts import CreditLimitSet, Deposited, Withdrawn
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import (
@@ -20,6 +19,7 @@ from ledger.api.schemas import (
     WriteResultSchema,
 )
 from ledger.tokens import Role
+from ledger.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
 

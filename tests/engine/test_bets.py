@@ -12,13 +12,13 @@ import pytest
 
 import engine
 from engine import events as ev
-from engine.betting import MAX_OPEN_BETS
+from engine.betting import MAX_OPEN_BETS, Verdict, _decide
 from engine.errors import Rule
 from engine.events import Limits, Proposition, PropositionKind
 from engine.money import ESCROW
 from engine.rules import RuleSet, from_mapping
 from engine.rulesets import BUILTIN
-from engine.state import SETTER
+from engine.state import SETTER, Phase, RoundResult
 from tests.engine.tablekit import (
     CASTER_WINS,
     CHANCE_FIRST,
@@ -364,3 +364,41 @@ def test_side_bet_next_total_outlives_the_round(table: Callable[..., Table]) -> 
     assert decided == {offer: "BetSettled", lonely: "BetVoided"}
     assert out[1].winner == "cat"  # type: ignore[union-attr]
     assert t.players_net() == {"bob": -100, "cat": 100}
+
+
+# -- verdicts -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", list(PropositionKind))
+def test_a_throw_leaves_every_proposition_open_or_with_a_verdict(kind: PropositionKind) -> None:
+    """`Verdict` names each way a throw decides a proposition; None is still open."""
+    proposition = Proposition(
+        kind, frozenset({7}) if kind is PropositionKind.NEXT_TOTAL else frozenset()
+    )
+    seen = {
+        _decide(proposition, phase, result, total, result is not None)
+        for phase in (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
+        for result in (None, *RoundResult)
+        for total in range(2, 13)
+    }
+    assert seen - {None} <= set(Verdict)
+    assert seen - {None}
+
+
+def test_verdicts_read_as_the_rules_say() -> None:
+    def decide(kind: PropositionKind, phase: Phase, result: RoundResult | None) -> object:
+        totals = frozenset({7}) if kind is PropositionKind.NEXT_TOTAL else frozenset()
+        return _decide(Proposition(kind, totals), phase, result, 7, result is not None)
+
+    assert decide(PropositionKind.NEXT_TOTAL, Phase.CHANCE, None) is Verdict.YES
+    assert decide(PropositionKind.CASTER_WINS, Phase.CHANCE, RoundResult.MAIN) is Verdict.NO
+    assert decide(PropositionKind.CASTER_WINS, Phase.CHANCE, RoundResult.ABANDONED) is (
+        Verdict.VOID
+    )
+    assert decide(PropositionKind.NICK_FIRST_THROW, Phase.AWAITING_MAIN, None) is None
+    assert decide(PropositionKind.NICK_FIRST_THROW, Phase.AWAITING_MAIN, RoundResult.NO_MAIN) is (
+        Verdict.VOID
+    )
+    assert decide(PropositionKind.CHANCE_BEFORE_MAIN, Phase.FIRST_THROW, RoundResult.OUT) is (
+        Verdict.VOID
+    )

@@ -144,7 +144,7 @@ def test_every_event_class_takes_its_version_first() -> None:
 def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
     """Appends write payloads field by field; the text must be exactly what encoding
     the payload dict canonically gives, or stored hashes would not verify."""
-    from ledger.accounts import AccountOpened, CreditLimitSet, Deposited, Withdrawn
+    from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
     events = [
         *_a_table_with_every_event(),
@@ -240,3 +240,17 @@ def test_the_hash_input_is_canonical_for_any_columns(
         "recorded_at": recorded_at,
     }
     assert framed(position, version, type_, schema, raw) == codec.canonical(document)
+
+
+def test_the_chain_hash_is_the_formula_written_beside_it() -> None:
+    """hex(SHA-256(prev_hash || "\\n" || record)), computed from the comment in codec.py."""
+    import hashlib
+
+    from ledger.store import GENESIS
+
+    frame = codec.hash_input("table:t", "setter:bank", None, "2026-01-01T00:00:00+00:00")
+    record = frame(1, 1, "TableClosed", 1, "{}")
+    first = codec.chain_hash(GENESIS, record)
+    assert first == hashlib.sha256(b"0" * 64 + bytes([0x0A]) + record).hexdigest()
+    second = codec.chain_hash(first, record)
+    assert second == hashlib.sha256(first.encode("ascii") + b"\x0a" + record).hexdigest()

@@ -10,10 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine as hz
+from engine.fold import _Table
+from engine.state import Bet
 from ledger import snapshots
 from ledger.schema import snapshots as snapshot_table
 from ledger.store import EventStore
-from tests.engine.test_properties import History, histories
+from tests.engine.strategies import History, histories
 
 
 def test_state_survives_the_snapshot_encoding() -> None:
@@ -133,3 +135,43 @@ def test_a_snapshot_folded_before_closing_ended_only_a_round_in_play_is_passed_o
             )
         )
     assert snapshots.load(store, "table:1") == state
+
+
+PACKED = {
+    "streak": ("consecutive_losses", "consecutive_wins"),
+    "tally": ("wins", "losses", "abandoned"),
+    "stakes": ("yes_stake", "no_stake"),
+}
+"""Snapshot keys that hold several fields, in a list; every other key is a field's name."""
+
+
+def _fields_in(document: dict[str, object]) -> set[str]:
+    return {field for key in document for field in PACKED.get(key, (key,))}
+
+
+def test_the_state_the_fold_and_the_snapshot_hold_the_same_fields() -> None:
+    """A field added to TableState must be added to the fold's mutable copy and to the
+    snapshot too, or a replay or a snapshot would silently drop it."""
+    fields = {f.name for f in dataclasses.fields(hz.TableState)}
+    # The fold's copy keeps one slot more: `first_throw`, the main's row of the rule
+    # set's first-throw table, derived from `rules` and `main` (not state of its own).
+    assert "first_throw" not in fields
+    assert set(_Table.__slots__) == fields | {"first_throw"}, "engine.fold._Table"
+    state = hz.fold(hz.open_table(hz.BUILTIN["english"]))
+    document = json.loads(snapshots.encode_state(state))
+    assert _fields_in(document) - {"format"} == fields, "snapshots.encode_state"
+
+
+def test_a_bet_and_its_snapshot_hold_the_same_fields() -> None:
+    bet = Bet(
+        "b1",
+        hz.BetKind.SIDE,
+        1,
+        hz.Proposition(hz.PropositionKind.CASTER_WINS),
+        "ann",
+        None,
+        5,
+        5,
+        pending=True,
+    )
+    assert _fields_in(snapshots._bet_out(bet)) == {f.name for f in dataclasses.fields(Bet)}

@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 import engine as hz
 from engine import events as ev
 from ledger import projections, tableviews
-from ledger.accounts import Deposited, account_stream
+from ledger.accounts import account_stream
 from ledger.book import Book
 from ledger.schema import metadata, rounds, settlement_parties, settlements
 from ledger.store import EventStore, Recorded
 from ledger.unit_of_work import UnitOfWork
+from ledger.vocabulary import Deposited
+from tests.engine.strategies import History, histories
 from tests.engine.tablekit import NICK_FIRST, next_total
-from tests.engine.test_properties import History, histories
 
 STREAM = "table:t1"
 FUNDED = 4

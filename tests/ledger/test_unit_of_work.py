@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 import engine as hz
-from ledger.accounts import Deposited, account_stream
+from ledger.accounts import account_stream
 from ledger.book import Book
 from ledger.idempotency import IdempotencyConflict
 from ledger.projections import CreditInUse, OutOfRange, Overdraft
@@ -25,6 +25,7 @@ from ledger.service import (
 )
 from ledger.store import Busy, ConcurrencyError, CorruptEvent, EventStore, Refused, StoreError
 from ledger.unit_of_work import UnitOfWork
+from ledger.vocabulary import Deposited
 
 SETTER = account_stream(hz.SETTER)
 

@@ -1,0 +1,43 @@
+"""The stored vocabulary: the codec stores every event type there is, table and account
+alike, from one list, and the ledger's own events live below the store and the books."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import typing
+
+from engine import events as ev
+from ledger import accounts, codec, vocabulary
+
+
+def test_the_codec_stores_exactly_the_stored_events_in_their_order() -> None:
+    assert list(codec.EVENT_TYPES.values()) == list(vocabulary.STORED_EVENTS)
+    assert all(name == cls.__name__ for name, cls in codec.EVENT_TYPES.items())
+
+
+def test_stored_events_are_the_table_events_then_the_account_events() -> None:
+    account_events = typing.get_args(vocabulary.AccountEvent)
+    assert account_events == vocabulary.ACCOUNT_EVENTS
+    assert ev.TABLE_EVENTS + account_events == vocabulary.STORED_EVENTS
+    shaped_like_events = {
+        value
+        for value in vars(vocabulary).values()
+        if isinstance(value, type)
+        and dataclasses.is_dataclass(value)
+        and dataclasses.fields(value)[0].name == "version"
+    }
+    assert shaped_like_events == set(account_events)
+
+
+def test_the_books_no_longer_hold_the_account_events() -> None:
+    assert [c.__name__ for c in vocabulary.ACCOUNT_EVENTS if hasattr(accounts, c.__name__)] == []
+    tree = ast.parse(inspect.getsource(codec))
+    imported = {
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not any(name.startswith("ledger.accounts") for name in imported)
