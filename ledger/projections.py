@@ -1,4 +1,5 @@
-"""The ledger's read models: postings and balances, written beside the events.
+"""The ledger's read models: postings and balances, written beside the events, and
+the statements read from them.
 
 `apply` runs inside the append's transaction, so an event and the postings it causes
 commit together; the overdraft check runs there too, which is what stops two
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 import sqlalchemy as sa
 
 from ledger import tableviews
 from ledger.accounts import CASH, transfers_of
-from ledger.schema import accounts, postings
+from ledger.eventlog import parsed
+from ledger.schema import accounts, events, postings
 from ledger.store import EventStore, Recorded, Refused
 from ledger.vocabulary import CreditLimitSet
 
@@ -119,6 +122,63 @@ def balances(conn: sa.Connection) -> dict[str, int]:
         r.account: r.balance
         for r in conn.execute(sa.select(accounts.c.account, accounts.c.balance))
         if r.balance or not r.account.startswith("escrow:")
+    }
+
+
+def statement(
+    conn: sa.Connection, account: str, after_position: int, limit: int
+) -> list[dict[str, Any]]:
+    """The account's postings after `after_position`, at least `limit` of them if there
+    are that many, ending with every posting of the last event on the page, each with
+    the event that caused it.
+
+    The cursor is a position rather than a posting id: positions are the ledger's one
+    order (the same `after` as every other listing), and posting ids are renumbered
+    when the read models are rebuilt. So a page never splits an event's postings
+    (an event posts to one account at most a few times), and may run a little over.
+    """
+    p, e = postings, events
+    query = (
+        sa.select(
+            p.c.id,
+            p.c.position,
+            p.c.account,
+            p.c.amount,
+            p.c.counterparty,
+            e.c.stream,
+            e.c.version,
+            e.c.type,
+            e.c.payload,
+            e.c.actor,
+            e.c.recorded_at,
+        )
+        .join(e, e.c.position == p.c.position)
+        .where(p.c.account == account)
+        .order_by(p.c.position, p.c.id)
+    )
+    rows = list(conn.execute(query.where(p.c.position > after_position).limit(limit)))
+    if len(rows) >= limit:
+        last = rows[-1]
+        rows += conn.execute(query.where(p.c.position == last.position, p.c.id > last.id))
+    return [_line(row) for row in rows]
+
+
+def _line(row: Any) -> dict[str, Any]:
+    return {
+        "posting": row.id,
+        "position": row.position,
+        "account": row.account,
+        "amount": row.amount,
+        "counterparty": row.counterparty,
+        "event": {
+            "position": row.position,
+            "stream": row.stream,
+            "version": row.version,
+            "type": row.type,
+            "payload": parsed(row.payload),
+            "actor": row.actor,
+            "recorded_at": row.recorded_at,
+        },
     }
 
 

@@ -5,16 +5,22 @@
         ann = api.client("player", "ann")
         ann.post("/tables/t1/lays", json={...})
 
-The app runs on SQLite by default; `api_pg` gives the same on PostgreSQL.
+`api` runs each test twice, on SQLite and on PostgreSQL, as the store's own tests do:
+what the API reads and writes is what the database answers. `sqlite_api` is the same
+app on SQLite alone, for tests whose subject no database changes (see its docstring).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -68,7 +74,7 @@ class Api:
 
 def _api(url: str) -> Iterator[Api]:
     engine = db.make_engine(url)
-    db.upgrade(engine)
+    db.upgrade(engine)  # a copy of a migrated database: finds it current
     store = EventStore(engine)
     app = create_app(book=Book(store), TESTING=True)
     yield Api(app)
@@ -76,12 +82,72 @@ def _api(url: str) -> Iterator[Api]:
     engine.dispose()
 
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[Api]:
-    yield from _api(f"sqlite:///{tmp_path / 'api.sqlite3'}")
+# Each test gets a copy of a database migrated once per session: migrating a fresh one
+# for each of some three hundred tests took longer than most of the tests themselves.
+
+
+@pytest.fixture(scope="session")
+def sqlite_migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("migrated") / "api.sqlite3"
+    engine = db.make_engine(f"sqlite:///{path}")
+    db.upgrade(engine)
+    engine.dispose()  # the last connection closed folds the WAL into the file
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_migrated(postgres_server: str) -> str:
+    """A migrated database to copy (CREATE DATABASE ... TEMPLATE), left to the cluster's
+    own teardown."""
+    name = f"api_migrated_{os.getpid()}"
+    with _admin(postgres_server) as admin:
+        admin.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    engine = db.make_engine(postgres_server.replace("/postgres?", f"/{name}?"))
+    db.upgrade(engine)
+    engine.dispose()  # a template must have no connections when it is copied
+    return name
+
+
+def _admin(server: str) -> sa.Connection:
+    return sa.create_engine(server, isolation_level="AUTOCOMMIT", poolclass=sa.NullPool).connect()
+
+
+_copies = itertools.count()
+
+
+def _sqlite_copy(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    copy = tmp_path / "api.sqlite3"
+    shutil.copyfile(request.getfixturevalue("sqlite_migrated"), copy)
+    return f"sqlite:///{copy}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
+    """The app on a fresh, migrated database of each kind: SQLite, then PostgreSQL."""
+    if request.param == "sqlite":
+        yield from _api(_sqlite_copy(request, tmp_path))
+        return
+    server = request.getfixturevalue("postgres_server")
+    template = request.getfixturevalue("postgres_migrated")
+    name = f"api_{os.getpid()}_{next(_copies)}"
+    with _admin(server) as admin:
+        admin.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    try:
+        yield from _api(server.replace("/postgres?", f"/{name}?"))
+    finally:
+        with _admin(server) as admin:
+            admin.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
-def api_both(database_url: str) -> Iterator[Api]:
-    """The app on SQLite and on PostgreSQL."""
-    yield from _api(database_url)
+def sqlite_api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
+    """The app on SQLite alone, for tests about the process or the contract rather than
+    what the database answers, where a second run would only repeat the first: the
+    operators' endpoints, request logs, metrics, docs and token commands
+    (test_ops.py); input refused before any query is made (test_strict_input.py, and
+    the bodies in test_contract.py); the OpenAPI document (test_openapi.py); and the
+    guide's evening, whose subject is the text of docs/api.md (test_docs_guide.py).
+    The schemathesis run (test_contract.py), `hazard serve` (test_serve.py) and the
+    busy test (test_busy.py) build their own app on SQLite, for the same reason and
+    because they are the slowest to repeat."""
+    yield from _api(_sqlite_copy(request, tmp_path))

@@ -24,8 +24,8 @@ def rehash(event: dict[str, Any]) -> str:
     return hashlib.sha256(event["prev_hash"].encode() + b"\n" + text.encode()).hexdigest()
 
 
-def test_the_log_rechecks_offline(api_both: Api) -> None:
-    bank = play(api_both)
+def test_the_log_rechecks_offline(api: Api) -> None:
+    bank = play(api)
     log = bank.ok("get", "/events", query_string={"limit": 500})
     events = log["items"]
     assert log["next_after"] is None
@@ -73,8 +73,8 @@ def test_the_log_rechecks_offline(api_both: Api) -> None:
     }
 
 
-def test_the_log_pages_whole_or_by_stream(api_both: Api) -> None:
-    bank = play(api_both)
+def test_the_log_pages_whole_or_by_stream(api: Api) -> None:
+    bank = play(api)
     events = bank.ok("get", "/events", query_string={"limit": 500})["items"]
     for limit in (1, 7, len(events)):
         assert walk(bank, "/events", limit) == events
@@ -90,14 +90,18 @@ def test_the_log_pages_whole_or_by_stream(api_both: Api) -> None:
         assert bank.ok("get", "/events", query_string=query)["items"] == later
 
 
-def test_a_broken_chain_is_an_answer(api_both: Api) -> None:
-    bank = play(api_both)
-    # Tamper behind the triggers' back, as someone with the database could.
-    with api_both.book.store.engine.begin() as conn:
-        if conn.dialect.name == "sqlite":
-            conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
-        else:
-            conn.exec_driver_sql("DROP TRIGGER events_refuse_update_delete ON events")
+def drop_the_update_guard(conn: sa.Connection) -> None:
+    """Tamper behind the triggers' back, as someone with the database could."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+    else:
+        conn.exec_driver_sql("DROP TRIGGER events_refuse_update_delete ON events")
+
+
+def test_a_broken_chain_is_an_answer(api: Api) -> None:
+    bank = play(api)
+    with api.book.store.engine.begin() as conn:
+        drop_the_update_guard(conn)
         position = conn.execute(
             sa.text("SELECT position FROM events WHERE stream = 'table:t1' AND version = 3")
         ).scalar_one()
@@ -122,7 +126,7 @@ def test_verify_lists_a_bounded_number_of_problems_and_counts_the_rest(
     answer lists the first MAX_PROBLEMS of them and counts the others."""
     bank = play(api)
     with api.book.store.engine.begin() as conn:
-        conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+        drop_the_update_guard(conn)
         conn.exec_driver_sql("UPDATE events SET hash = 'x' WHERE version = 1")
         streams = conn.exec_driver_sql("SELECT count(DISTINCT stream) FROM events").scalar_one()
     assert streams > 3
@@ -133,8 +137,8 @@ def test_verify_lists_a_bounded_number_of_problems_and_counts_the_rest(
     assert check["more_problems"] == streams - 2
 
 
-def test_an_empty_log(api_both: Api) -> None:
-    auditor = api_both.client("auditor", "al")
+def test_an_empty_log(api: Api) -> None:
+    auditor = api.client("auditor", "al")
     assert auditor.ok("get", "/events") == {"items": [], "next_after": None}
     assert auditor.ok("get", "/audit/verify") == {
         "ok": True,

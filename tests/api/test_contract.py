@@ -202,8 +202,8 @@ where SQLite just finds no row), a trailing newline, too long."""
 
 
 @pytest.mark.parametrize("name", NOWHERE, ids=["nul", "newline", "long"])
-def test_a_name_nothing_can_have_is_not_found(api_both: Api, name: str) -> None:
-    bank = api_both.client()
+def test_a_name_nothing_can_have_is_not_found(api: Api, name: str) -> None:
+    bank = api.client()
     where = quote(name, safe="")
     for method, path, body in [
         ("get", f"/tables/{where}", None),
@@ -263,8 +263,8 @@ def test_a_hostile_body_is_a_400_to_anyone(club: Club, body: str | bytes) -> Non
             assert problem["detail"].startswith("the body "), problem
 
 
-def test_a_body_that_is_not_json_says_where_it_fails(api: Api) -> None:
-    bank = api.client()
+def test_a_body_that_is_not_json_says_where_it_fails(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     answer = bank.post(
         "/players", data='{"name": "ann",\n "x": }', headers={"Content-Type": "application/json"}
     )
@@ -274,8 +274,8 @@ def test_a_body_that_is_not_json_says_where_it_fails(api: Api) -> None:
     )
 
 
-def test_a_body_that_is_not_sent_as_json_is_a_415_naming_the_type(api: Api) -> None:
-    bank = api.client()
+def test_a_body_that_is_not_sent_as_json_is_a_415_naming_the_type(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     for content_type in ("application/x-www-form-urlencoded", "text/plain", None):
         headers = {} if content_type is None else {"Content-Type": content_type}
         answer = bank.post("/players", data='{"name": "ann"}', headers=headers)

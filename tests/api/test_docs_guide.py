@@ -31,8 +31,8 @@ def _commands() -> list[tuple[str, str, object]]:
     return commands
 
 
-def test_the_evening_in_the_guide_plays_as_it_says(api: Api) -> None:
-    bank = api.client()
+def test_the_evening_in_the_guide_plays_as_it_says(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     commands = _commands()
     assert len(commands) > 20
     for method, url, body in commands:
@@ -79,8 +79,8 @@ def test_the_guide_says_how_to_set_every_variable_it_uses() -> None:
     assert "make run" in block.group(1).split("SETTER=")[1].split("\n")[0]
 
 
-def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(api: Api) -> None:
-    bank = api.client()
+def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     for method, url, body in _commands():
         response = getattr(bank, method.lower())(url, json=body)
         assert response.status_code < 300, (method, url, response.get_json())

@@ -80,8 +80,8 @@ def test_openapi_yaml_is_what_the_code_generates() -> None:
         )
 
 
-def test_the_app_serves_the_same_contract(api: Api, spec: dict[str, Any]) -> None:
-    response = api.client(None).get("/openapi.json")  # no token: the contract is public
+def test_the_app_serves_the_same_contract(sqlite_api: Api, spec: dict[str, Any]) -> None:
+    response = sqlite_api.client(None).get("/openapi.json")  # no token: the contract is public
     assert response.status_code == 200
     assert response.get_json() == spec
 
@@ -104,10 +104,10 @@ def test_it_is_valid_openapi() -> None:
     schemathesis.openapi.from_path(OPENAPI).validate()
 
 
-def test_every_route_of_the_api_is_documented(api: Api, spec: dict[str, Any]) -> None:
+def test_every_route_of_the_api_is_documented(sqlite_api: Api, spec: dict[str, Any]) -> None:
     routes = set()
     endpoints = set()
-    for rule in api.app.url_map.iter_rules():
+    for rule in sqlite_api.app.url_map.iter_rules():
         endpoints.add(rule.endpoint)
         if rule.endpoint in PLATFORM:
             continue

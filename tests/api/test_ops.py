@@ -29,22 +29,22 @@ from tests.api.conftest import Api
 # --- health and readiness ---------------------------------------------------------
 
 
-def test_healthz_answers_without_a_token(api: Api) -> None:
-    response = api.client(None).get("/healthz")
+def test_healthz_answers_without_a_token(sqlite_api: Api) -> None:
+    response = sqlite_api.client(None).get("/healthz")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok"}
 
 
-def test_readyz_is_ready_on_a_current_schema(api: Api) -> None:
-    response = api.client(None).get("/readyz")
+def test_readyz_is_ready_on_a_current_schema(sqlite_api: Api) -> None:
+    response = sqlite_api.client(None).get("/readyz")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ready"}
 
 
-def test_readyz_is_a_503_problem_when_the_schema_is_behind(api: Api) -> None:
-    with api.book.store.engine.begin() as conn:
+def test_readyz_is_a_503_problem_when_the_schema_is_behind(sqlite_api: Api) -> None:
+    with sqlite_api.book.store.engine.begin() as conn:
         conn.exec_driver_sql("DELETE FROM alembic_version")
-    response = api.client(None).get("/readyz")
+    response = sqlite_api.client(None).get("/readyz")
     assert response.status_code == 503
     assert response.mimetype == "application/problem+json"
     body = response.get_json()
@@ -80,22 +80,22 @@ def _count(text: str, method: str, route: str, status: int) -> float:
     return 0.0
 
 
-def _metrics(api: Api) -> str:
-    response = api.client(None).get("/metrics")
+def _metrics(sqlite_api: Api) -> str:
+    response = sqlite_api.client(None).get("/metrics")
     assert response.status_code == 200
     assert response.mimetype == "text/plain"
     text: str = response.get_data(as_text=True)
     return text
 
 
-def test_metrics_label_by_route_template_never_the_raw_path(api: Api) -> None:
-    bank = api.client()
-    before = _metrics(api)
+def test_metrics_label_by_route_template_never_the_raw_path(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
+    before = _metrics(sqlite_api)
     for table in ("t-one", "t-two"):
         assert bank.get(f"/tables/{table}").status_code == 404  # no such table
     assert bank.get("/no/such/thing/here").status_code == 404
     assert bank._client.open("/healthz", method="BREW").status_code == 405
-    after = _metrics(api)
+    after = _metrics(sqlite_api)
 
     def grew(method: str, route: str, status: int) -> float:
         return _count(after, method, route, status) - _count(before, method, route, status)
@@ -108,8 +108,8 @@ def test_metrics_label_by_route_template_never_the_raw_path(api: Api) -> None:
     assert 'hazard_http_request_duration_seconds_bucket{le="0.005",method="GET",' in after
 
 
-def test_metrics_need_no_token(api: Api) -> None:
-    assert api.client(None).get("/metrics").status_code == 200
+def test_metrics_need_no_token(sqlite_api: Api) -> None:
+    assert sqlite_api.client(None).get("/metrics").status_code == 200
 
 
 # --- request ids and logs ---------------------------------------------------------
@@ -128,20 +128,20 @@ def log_lines() -> Iterator[Callable[[], list[dict[str, Any]]]]:
     logger.setLevel(level)
 
 
-def test_a_safe_request_id_is_echoed(api: Api) -> None:
-    response = api.client(None).get("/healthz", headers={"X-Request-Id": "lb-7f3a:01.x_y"})
+def test_a_safe_request_id_is_echoed(sqlite_api: Api) -> None:
+    response = sqlite_api.client(None).get("/healthz", headers={"X-Request-Id": "lb-7f3a:01.x_y"})
     assert response.headers["X-Request-Id"] == "lb-7f3a:01.x_y"
 
 
 @pytest.mark.parametrize("offered", [None, "has space", "a" * 65, "semi;colon", "ünï"])
-def test_an_unsafe_or_missing_request_id_is_replaced(api: Api, offered: str | None) -> None:
+def test_an_unsafe_or_missing_request_id_is_replaced(sqlite_api: Api, offered: str | None) -> None:
     headers = {} if offered is None else {"X-Request-Id": offered}
-    response = api.client(None).get("/healthz", headers=headers)
+    response = sqlite_api.client(None).get("/healthz", headers=headers)
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-Id"])
 
 
-def test_each_request_is_one_json_line(api: Api, log_lines: Callable[[], Any]) -> None:
-    ann = api.client("player", "ann")
+def test_each_request_is_one_json_line(sqlite_api: Api, log_lines: Callable[[], Any]) -> None:
+    ann = sqlite_api.client("player", "ann")
     response = ann.get("/tables/t9", headers={"X-Request-Id": "req-1"})
     assert response.headers["X-Request-Id"] == "req-1"
     [line] = [entry for entry in log_lines() if entry["logger"] == "hazard.access"]
@@ -157,13 +157,13 @@ def test_each_request_is_one_json_line(api: Api, log_lines: Callable[[], Any]) -
 
 
 def test_an_unexpected_error_is_logged_with_its_request_id(
-    api: Api, log_lines: Callable[[], Any]
+    sqlite_api: Api, log_lines: Callable[[], Any]
 ) -> None:
     def broken() -> str:
         raise RuntimeError("a bug")
 
-    api.app.add_url_rule("/broken", view_func=broken)
-    response = api.client(None).get("/broken", headers={"X-Request-Id": "bug-42"})
+    sqlite_api.app.add_url_rule("/broken", view_func=broken)
+    response = sqlite_api.client(None).get("/broken", headers={"X-Request-Id": "bug-42"})
     assert response.status_code == 500
     assert response.mimetype == "application/problem+json"
     assert response.headers["X-Request-Id"] == "bug-42"
@@ -194,8 +194,8 @@ class _Links(HTMLParser):
         self.urls += [value for name, value in attrs if name in ("src", "href") and value]
 
 
-def test_docs_load_only_local_assets_and_they_are_served(api: Api) -> None:
-    client = api.client(None)
+def test_docs_load_only_local_assets_and_they_are_served(sqlite_api: Api) -> None:
+    client = sqlite_api.client(None)
     page = client.get("/docs")
     assert page.status_code == 200 and page.mimetype == "text/html"
     html = page.get_data(as_text=True)
@@ -215,8 +215,8 @@ def test_docs_load_only_local_assets_and_they_are_served(api: Api) -> None:
     assert "/tables/{table}/throws" in document["paths"]
 
 
-def test_docs_with_a_trailing_slash_redirects_to_the_docs(api: Api) -> None:
-    client = api.client(None)
+def test_docs_with_a_trailing_slash_redirects_to_the_docs(sqlite_api: Api) -> None:
+    client = sqlite_api.client(None)
     answer = client.get("/docs/")
     assert answer.status_code == 308
     assert answer.headers["Location"] == "/docs"
@@ -224,8 +224,8 @@ def test_docs_with_a_trailing_slash_redirects_to_the_docs(api: Api) -> None:
     assert client.get("/docs/?x=1").headers["Location"] == "/docs?x=1"
 
 
-def test_docs_assets_stay_in_their_directory(api: Api) -> None:
-    client = api.client(None)
+def test_docs_assets_stay_in_their_directory(sqlite_api: Api) -> None:
+    client = sqlite_api.client(None)
     for path in ("/docs/assets/no-such.js", "/docs/assets/../../../pyproject.toml"):
         with client.get(path) as response:
             assert response.status_code == 404
@@ -235,56 +235,56 @@ def test_docs_assets_stay_in_their_directory(api: Api) -> None:
 # --- tokens -----------------------------------------------------------------------
 
 
-def _hazard(api: Api, *args: str) -> Any:
+def _hazard(sqlite_api: Api, *args: str) -> Any:
     """`hazard ARGS --database-url` the app's database."""
-    url = api.book.store.engine.url.render_as_string(hide_password=False)
+    url = sqlite_api.book.store.engine.url.render_as_string(hide_password=False)
     return CliRunner().invoke(main, [*args, "--database-url", url], catch_exceptions=False)
 
 
-def test_token_create_prints_the_secret_alone_and_it_works(api: Api) -> None:
-    made = _hazard(api, "token", "create", "--role", "croupier", "--name", "cro")
+def test_token_create_prints_the_secret_alone_and_it_works(sqlite_api: Api) -> None:
+    made = _hazard(sqlite_api, "token", "create", "--role", "croupier", "--name", "cro")
     assert made.exit_code == 0, made.output
     secret = made.stdout.strip()
     assert secret.startswith("hz_") and "\n" not in secret
-    who = holder(api.book.store.engine, secret)
+    who = holder(sqlite_api.book.store.engine, secret)
     assert who is not None and (who.role, who.name) == (Role.CROUPIER, "cro")
     assert who.id in made.stderr and "only its hash is kept" in made.stderr
 
 
-def test_token_create_refuses_a_bad_role_or_name(api: Api) -> None:
-    assert _hazard(api, "token", "create", "--role", "king", "--name", "x").exit_code == 2
-    bad = _hazard(api, "token", "create", "--role", "player", "--name", "")
+def test_token_create_refuses_a_bad_role_or_name(sqlite_api: Api) -> None:
+    assert _hazard(sqlite_api, "token", "create", "--role", "king", "--name", "x").exit_code == 2
+    bad = _hazard(sqlite_api, "token", "create", "--role", "player", "--name", "")
     assert bad.exit_code == 2 and "1 to 200 characters" in bad.output
 
 
-def test_token_list_shows_no_secret_and_revoke_refuses_the_token(api: Api) -> None:
-    ann = api.client("player", "ann")
+def test_token_list_shows_no_secret_and_revoke_refuses_the_token(sqlite_api: Api) -> None:
+    ann = sqlite_api.client("player", "ann")
     assert ann.get("/players/ann/balance").status_code != 401
-    [row] = listing(api.book.store.engine)
+    [row] = listing(sqlite_api.book.store.engine)
 
-    listed = _hazard(api, "token", "list")
+    listed = _hazard(sqlite_api, "token", "list")
     assert listed.exit_code == 0
     assert row.id in listed.output and "player" in listed.output and "ann" in listed.output
     assert ann.token is not None and ann.token not in listed.output
     assert "hz_" not in listed.output
 
-    revoked = _hazard(api, "token", "revoke", row.id)
+    revoked = _hazard(sqlite_api, "token", "revoke", row.id)
     assert revoked.exit_code == 0 and "revoked" in revoked.output
     refused = ann.get("/players/ann/balance")
     assert refused.status_code == 401
     assert refused.headers["WWW-Authenticate"] == "Bearer"
-    [after] = listing(api.book.store.engine)
+    [after] = listing(sqlite_api.book.store.engine)
     assert after.revoked_at is not None
-    assert after.revoked_at in _hazard(api, "token", "list").output
+    assert after.revoked_at in _hazard(sqlite_api, "token", "list").output
 
-    again = _hazard(api, "token", "revoke", row.id)
+    again = _hazard(sqlite_api, "token", "revoke", row.id)
     assert again.exit_code == 0 and "already revoked" in again.output
-    unknown = _hazard(api, "token", "revoke", "nope")
+    unknown = _hazard(sqlite_api, "token", "revoke", "nope")
     assert unknown.exit_code == 1 and "no token nope" in unknown.output
 
 
-def test_the_first_setter_token_is_made_once_and_only_on_an_empty_table(api: Api) -> None:
-    engine = api.book.store.engine
+def test_the_first_setter_token_is_made_once_and_only_on_an_empty_table(sqlite_api: Api) -> None:
+    engine = sqlite_api.book.store.engine
     token = first_setter(engine)
     assert token is not None
     who = holder(engine, token)
@@ -293,9 +293,9 @@ def test_the_first_setter_token_is_made_once_and_only_on_an_empty_table(api: Api
     assert len(listing(engine)) == 1
 
 
-def test_no_first_setter_when_any_token_exists(api: Api) -> None:
-    create(api.book.store.engine, Role.AUDITOR, "aud")
-    assert first_setter(api.book.store.engine) is None
+def test_no_first_setter_when_any_token_exists(sqlite_api: Api) -> None:
+    create(sqlite_api.book.store.engine, Role.AUDITOR, "aud")
+    assert first_setter(sqlite_api.book.store.engine) is None
 
 
 def test_the_banner_shows_the_token_and_the_docs() -> None:

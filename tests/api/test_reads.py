@@ -88,8 +88,8 @@ def bets(items: list[dict[str, Any]]) -> list[str]:
 # -- settlements --------------------------------------------------------------------
 
 
-def test_settlements_of_a_game_with_every_filter(api_both: Api) -> None:
-    bank = play(api_both)
+def test_settlements_of_a_game_with_every_filter(api: Api) -> None:
+    bank = play(api)
     every = bank.ok("get", "/settlements")
     assert every["next_after"] is None
     items = every["items"]
@@ -179,12 +179,12 @@ def test_settlements_of_what_is_not_there(api: Api) -> None:
     assert bank.ok("get", "/settlements?bet=b999") == {"items": [], "next_after": None}
 
 
-def test_who_sees_which_settlements(api_both: Api) -> None:
-    bank = play(api_both)
+def test_who_sees_which_settlements(api: Api) -> None:
+    bank = play(api)
     every = bank.ok("get", "/settlements")["items"]
     for role in ("croupier", "auditor"):
-        assert api_both.client(role, "someone").ok("get", "/settlements")["items"] == every
-    ann = api_both.client("player", "ann")
+        assert api.client(role, "someone").ok("get", "/settlements")["items"] == every
+    ann = api.client("player", "ann")
     mine = bank.ok("get", "/settlements?player=ann")["items"]
     assert ann.ok("get", "/settlements")["items"] == mine  # forced to her own
     assert ann.ok("get", "/settlements?player=ann")["items"] == mine
@@ -193,7 +193,7 @@ def test_who_sees_which_settlements(api_both: Api) -> None:
     ]
     problem(ann.get("/settlements?player=bob"), 403)
     problem(ann.get("/settlements?player=setter"), 403)
-    problem(api_both.client(None).get("/settlements"), 401)
+    problem(api.client(None).get("/settlements"), 401)
 
 
 # -- rounds -------------------------------------------------------------------------
@@ -356,8 +356,8 @@ def test_a_tables_open_bets_come_in_pages(api: Api) -> None:
 # -- statements ---------------------------------------------------------------------
 
 
-def test_a_statement_adds_up_to_the_balance(api_both: Api) -> None:
-    bank = play(api_both)
+def test_a_statement_adds_up_to_the_balance(api: Api) -> None:
+    bank = play(api)
     for name in ("ann", "bob", "cat", "setter"):
         statement = bank.ok("get", f"/players/{name}/statement", query_string={"limit": 500})
         assert statement["player"] == name and statement["next_after"] is None
@@ -418,24 +418,24 @@ def test_a_statement_page_keeps_an_events_postings_together(api: Api) -> None:
     assert rest == {"player": "cat", "account": "player:cat", "items": [], "next_after": None}
 
 
-def test_who_reads_which_statement(api_both: Api) -> None:
-    bank = play(api_both)
+def test_who_reads_which_statement(api: Api) -> None:
+    bank = play(api)
     mine = bank.ok("get", "/players/ann/statement")
-    assert api_both.client("player", "ann").ok("get", "/players/ann/statement") == mine
-    assert api_both.client("auditor", "al").ok("get", "/players/ann/statement") == mine
-    assert api_both.client("auditor", "al").ok("get", "/players/setter/statement")["items"]
-    problem(api_both.client("player", "ann").get("/players/bob/statement"), 403)
-    problem(api_both.client("player", "ann").get("/players/setter/statement"), 403)
-    problem(api_both.client("croupier", "cy").get("/players/ann/statement"), 403)
-    problem(api_both.client(None).get("/players/ann/statement"), 401)
+    assert api.client("player", "ann").ok("get", "/players/ann/statement") == mine
+    assert api.client("auditor", "al").ok("get", "/players/ann/statement") == mine
+    assert api.client("auditor", "al").ok("get", "/players/setter/statement")["items"]
+    problem(api.client("player", "ann").get("/players/bob/statement"), 403)
+    problem(api.client("player", "ann").get("/players/setter/statement"), 403)
+    problem(api.client("croupier", "cy").get("/players/ann/statement"), 403)
+    problem(api.client(None).get("/players/ann/statement"), 401)
     assert "no player" in problem(bank.get("/players/zed/statement"), 404)["detail"]
     assert "limit" in problem(bank.get("/players/ann/statement?limit=501"), 422)["errors"]
     assert "page" in problem(bank.get("/players/ann/statement?page=2"), 422)["errors"]
 
 
-def test_names_that_cannot_exist_are_not_found(api_both: Api) -> None:
+def test_names_that_cannot_exist_are_not_found(api: Api) -> None:
     # Never sent to the database: PostgreSQL refuses a NUL in a parameter.
-    bank = api_both.client()
+    bank = api.client()
     for path in ("/tables/%00/rounds", "/tables/%00/rounds/1", "/players/%00/statement"):
         problem(bank.get(path), 404)
     assert "table" in problem(bank.get("/settlements?table=%00"), 422)["errors"]

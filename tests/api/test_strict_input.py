@@ -37,9 +37,11 @@ TWICE = {
 
 
 @pytest.mark.parametrize("where", TWICE, ids=TWICE.keys())
-def test_a_key_given_twice_in_one_object_is_refused_naming_where(api: Api, where: str) -> None:
+def test_a_key_given_twice_in_one_object_is_refused_naming_where(
+    sqlite_api: Api, where: str
+) -> None:
     """As the CLI refuses it in a rule set file: the last one does not silently win."""
-    bank = api.client()
+    bank = sqlite_api.client()
     answer = bank.post("/tables", data=TWICE[where], headers={"Content-Type": "application/json"})
     problem = answer.get_json()
     assert answer.status_code == 400, problem
@@ -49,8 +51,8 @@ def test_a_key_given_twice_in_one_object_is_refused_naming_where(api: Api, where
     assert bank.get("/tables/rs8").status_code == 404
 
 
-def test_the_same_key_in_two_objects_is_not_given_twice(api: Api) -> None:
-    bank = api.client()
+def test_the_same_key_in_two_objects_is_not_given_twice(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     made = bank.post(
         "/tables",
         data=json.dumps({"id": "rs7", "rules": ENGLISH}),
@@ -59,8 +61,8 @@ def test_the_same_key_in_two_objects_is_not_given_twice(api: Api) -> None:
     assert made.status_code == 201, made.get_json()  # "nicks", "outs" in each main
 
 
-def test_a_key_given_twice_deep_in_a_deep_body_is_refused_as_too_deep(api: Api) -> None:
-    bank = api.client()
+def test_a_key_given_twice_deep_in_a_deep_body_is_refused_as_too_deep(sqlite_api: Api) -> None:
+    bank = sqlite_api.client()
     deep = '{"a": ' * 5_000 + '{"k": 1, "k": 2}' + "}" * 5_000
     answer = bank.post("/tables", data=deep, headers={"Content-Type": "application/json"})
     assert answer.status_code == 400
@@ -87,9 +89,9 @@ ARABIC_INDIC_12 = "%D9%A1%D9%A2"
     ],
 )
 def test_a_query_number_in_other_digits_is_a_validation_naming_it(
-    api: Api, path: str, parameter: str
+    sqlite_api: Api, path: str, parameter: str
 ) -> None:
-    bank = api.client()
+    bank = sqlite_api.client()
     bank.ok("post", "/tables", {"id": "t1"})
     answer = bank.get(path)
     problem = answer.get_json()
@@ -101,8 +103,8 @@ def test_a_query_number_in_other_digits_is_a_validation_naming_it(
     assert bank.get(ascii_path).status_code in (200, 404), ascii_path
 
 
-def test_a_round_number_in_other_digits_is_no_such_path(api: Api) -> None:
-    bank = play(api)  # t1 has a round 1
+def test_a_round_number_in_other_digits_is_no_such_path(sqlite_api: Api) -> None:
+    bank = play(sqlite_api)  # t1 has a round 1
     assert bank.get("/tables/t1/rounds/1").status_code == 200
     for digits in (FULL_WIDTH_1, "%D9%A1", "%E0%A5%A7"):  # full-width, Arabic-Indic, Devanagari
         answer = bank.get(f"/tables/t1/rounds/{digits}")
@@ -112,9 +114,9 @@ def test_a_round_number_in_other_digits_is_no_such_path(api: Api) -> None:
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "identity, gzip"])
 def test_a_compressed_body_is_a_415_saying_bodies_come_uncompressed(
-    api: Api, encoding: str
+    sqlite_api: Api, encoding: str
 ) -> None:
-    bank = api.client()
+    bank = sqlite_api.client()
     answer = bank.post(
         "/players",
         data=b'{"name": "ann"}',
