@@ -34,7 +34,7 @@ each server run its log is searched for tracebacks and gunicorn errors. Figures 
 medians over the repetitions; speed is reported, never asserted.
 
 Also, informational, per size: the same two settlement queries timed in-process through
-ledger.tableviews.settlements (no HTTP, no gunicorn), and SQLite's EXPLAIN QUERY PLAN
+ledger.books.tableviews.settlements (no HTTP, no gunicorn), and SQLite's EXPLAIN QUERY PLAN
 for each, to show where the time goes.
 """
 
@@ -484,9 +484,10 @@ def direct_queries(database: Path, meta: dict[str, Any], calls: int, seed: int) 
     """tableviews.settlements in-process (no HTTP): latency and EXPLAIN QUERY PLAN."""
     import sqlalchemy as sa
 
-    from ledger import db, tableviews
-    from ledger.accounts import player_account
+    from ledger.books import tableviews
+    from ledger.books.accounts import player_account
     from ledger.service import table_stream
+    from ledger.store import db
 
     engine = db.make_engine(f"sqlite:///{database}")
     rng = random.Random(seed)
@@ -785,7 +786,7 @@ def render(report: dict[str, Any]) -> str:
     if direct:
         lines += [
             "",
-            "In-process, no HTTP (ledger.tableviews.settlements alone; medians over the"
+            "In-process, no HTTP (ledger.books.tableviews.settlements alone; medians over the"
             " repetitions, informational):",
         ]
         for name, by_size in direct.items():

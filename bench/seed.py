@@ -53,13 +53,14 @@ import sqlalchemy as sa
 import engine as hz
 from bench.fold import UNIT, _say, _side_proposition
 from engine.fold import contest_for
-from ledger import db, tokens
-from ledger.accounts import account_stream, player_account
-from ledger.book import Book
+from ledger.api import tokens
+from ledger.books.accounts import account_stream, player_account
+from ledger.books.book import Book
 from ledger.service import Club, table_stream
-from ledger.store import EventStore, Recorded
+from ledger.store import db
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.vocabulary import AccountOpened, Deposited
 from ledger.unit_of_work import UnitOfWork
-from ledger.vocabulary import AccountOpened, Deposited
 
 SEED_VERSION = 1
 """Bump when what is seeded changes: cached databases of other versions are not used."""

@@ -15,7 +15,7 @@ The targets (from the issue), each measured side by side in one run:
   peer          ahead of the `eventsourcing` library's SQLite recorders on the same
                 appends and on reading the stream back.
   big table     with a 1,000,000-event table: load with a snapshot near the head
-                (ledger.snapshots.load) in 10 ms or less (median), and full replay
+                (ledger.store.snapshots.load) in 10 ms or less (median), and full replay
                 from the database, decoding included (EventStore.load + fold), at
                 300,000 events a second or more.
   postgres      the appends and big-table figures again on a PostgreSQL server the
@@ -59,8 +59,8 @@ import sqlalchemy as sa
 from bench.fold import _machine, _say, composition, generate_mixed, generate_throws
 from engine import events as ev
 from engine.fold import fold
-from ledger import codec, db, snapshots
-from ledger.store import EventStore, Recorded, decode_rows
+from ledger.store import codec, db, snapshots
+from ledger.store.eventstore import EventStore, Recorded, decode_rows
 from tests import pgcluster
 
 SEED = 1757
@@ -361,7 +361,7 @@ def stored_events(es_persistence: Any, stream: str, events: Sequence[ev.Event]) 
 
 def decode_stored(rows: Sequence[Any]) -> list[ev.Event]:
     """The peer's output back to engine events, decoded exactly as EventStore.load
-    decodes (ledger.store.decode_rows), so that decoding costs the same on both sides.
+    decodes (ledger.store.eventstore.decode_rows), so that decoding costs the same on both sides.
     Its state column is a BLOB, so the bytes become text first."""
     schema = codec.SCHEMA_VERSION
     return decode_rows(
@@ -572,7 +572,7 @@ def big_table_contenders(
             tail,
             lambda _: snapshots.load(store, "table:big"),
             calls=SNAPSHOT_CALLS,
-            what=f"ledger.snapshots.load: newest snapshot + {tail}-event tail, folded",
+            what=f"ledger.store.snapshots.load: newest snapshot + {tail}-event tail, folded",
             check=_expect("snapshot load", state),
         ),
         Contender(

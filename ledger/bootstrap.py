@@ -7,9 +7,9 @@ purpose with `hazard db upgrade`; until then, this refuses to start and says so.
 
 from __future__ import annotations
 
-from ledger import db
-from ledger.book import Book
-from ledger.store import EventStore
+from ledger.books.book import Book
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 
 
 def open_book(url: str | None = None, must_exist: bool = False) -> Book:

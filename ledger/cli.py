@@ -14,11 +14,11 @@ from engine.errors import RuleSetError
 from engine.odds import fraction_text, main_odds, random_main_p_win, table
 from engine.rules import MainMethod, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
-from ledger.book import Book
+from ledger.api.tokens import Role
+from ledger.books.book import Book
 from ledger.rulesource import load_ruleset
 from ledger.simulate import expected, wilson
 from ledger.simulate import simulate as run_simulation
-from ledger.tokens import Role
 
 RULESET_HELP = f"a built-in rule set ({', '.join(BUILTIN)}) or a .json/.toml file"
 
@@ -35,7 +35,7 @@ class _Hazard(click.Group):
     writer held it past HAZARD_LOCK_TIMEOUT) into a plain error instead of a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ledger.store import is_busy
+        from ledger.store.eventstore import is_busy
 
         try:
             return super().invoke(ctx)
@@ -162,7 +162,7 @@ def db() -> None:
 @db.command("upgrade")
 def db_upgrade() -> None:
     """Apply every migration the database has not had."""
-    from ledger import db as database
+    from ledger.store import db as database
 
     engine = database.make_engine()
     database.upgrade(engine)
@@ -177,7 +177,7 @@ def _book(database_url: str | None = None) -> Book:
     from sqlalchemy.exc import OperationalError
 
     from ledger.bootstrap import open_book
-    from ledger.db import NoDatabase, SchemaBehind
+    from ledger.store.db import NoDatabase, SchemaBehind
 
     try:
         return open_book(database_url, must_exist=True)
@@ -208,7 +208,7 @@ def projections() -> None:
 @projections.command("rebuild")
 def projections_rebuild() -> None:
     """Throw the read models away and rebuild them from every event."""
-    from ledger import projections as models
+    from ledger.books import projections as models
 
     count = models.rebuild(_book().store)
     click.echo(f"rebuilt the read models from {count} events")
@@ -244,7 +244,7 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
     The token alone goes to stdout, so that `TOKEN=$(hazard token create ...)` works;
     its id and what to do with it go to stderr.
     """
-    from ledger.tokens import create, holder
+    from ledger.api.tokens import create, holder
 
     if name is None:
         if Role(role) is Role.PLAYER:
@@ -267,7 +267,7 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_list(database_url: str | None) -> None:
     """Every token: id, name, role, when made, when revoked. Never a secret."""
-    from ledger.tokens import listing
+    from ledger.api.tokens import listing
 
     rows = listing(_engine(database_url))
     click.echo(f"{'id':<16}  {'role':<8}  {'created':<26}  {'revoked':<26}  name")
@@ -283,7 +283,7 @@ def token_list(database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_revoke(token_id: str, database_url: str | None) -> None:
     """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
-    from ledger.tokens import UnknownToken, revoke
+    from ledger.api.tokens import UnknownToken, revoke
 
     try:
         done = revoke(_engine(database_url), token_id)
@@ -318,7 +318,7 @@ def serve(host: str, port: int, workers: int) -> None:
     from sqlalchemy.exc import OperationalError
 
     from ledger.api.server import serve as run
-    from ledger.db import BadSetting, SchemaBehind
+    from ledger.store.db import BadSetting, SchemaBehind
 
     try:
         run(host, port, workers)

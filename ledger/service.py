@@ -20,8 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
-from ledger import snapshots
-from ledger.accounts import (
+from ledger.books.accounts import (
     NAME,
     NAME_RULE,
     TABLE_PREFIX,
@@ -29,11 +28,12 @@ from ledger.accounts import (
     player_account,
     transfer_views,
 )
-from ledger.book import Book
-from ledger.schema import accounts
-from ledger.store import Recorded, Refused
+from ledger.books.book import Book
+from ledger.store import snapshots
+from ledger.store.eventstore import Recorded, Refused
+from ledger.store.schema import accounts
+from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 from ledger.unit_of_work import UnitOfWork
-from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""

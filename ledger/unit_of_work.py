@@ -33,8 +33,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from engine.state import TableState
-from ledger import idempotency, projections, snapshots, tableviews
-from ledger.store import ConcurrencyError, EventStore, Recorded
+from ledger.books import projections, tableviews
+from ledger.store import idempotency, snapshots
+from ledger.store.eventstore import ConcurrencyError, EventStore, Recorded
 
 RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
 """How the loser of two racing first attempts fails: at the key or at the version."""
@@ -77,7 +78,7 @@ class UnitOfWork:
         transaction, self._transaction = self._transaction, None
         if kind is None and not self.committed:
             self.conn.rollback()  # not told to commit: nothing of it stays
-        # The store decides whether the connection is kept (ledger.store.Refused).
+        # The store decides whether the connection is kept (ledger.store.eventstore.Refused).
         transaction.__exit__(kind, exc, traceback)
         if kind is not None and self.key is not None and issubclass(kind, RACE_LOST):
             earlier = idempotency.stored(self.store, self.key, self._digest)

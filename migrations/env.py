@@ -1,10 +1,10 @@
-"""Alembic environment: the connection comes from ledger.db, never from a config file."""
+"""Alembic environment: the connection comes from ledger.store.db, never from a config file."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from ledger.schema import metadata
+from ledger.store.schema import metadata
 
 config = context.config
 
@@ -12,7 +12,7 @@ config = context.config
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
     if connection is None:
-        from ledger.db import make_engine
+        from ledger.store.db import make_engine
 
         connection = make_engine(config.get_main_option("sqlalchemy.url")).connect()
     context.configure(

@@ -21,8 +21,8 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import settings
 
-from ledger import db
-from ledger.store import EventStore
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 from tests import pgcluster
 
 settings.register_profile("ci", derandomize=True, print_blob=True)

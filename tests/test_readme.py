@@ -53,9 +53,9 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
 ) -> None:
     from click.testing import CliRunner
 
-    from ledger import db
     from ledger.cli import main
-    from ledger.schema import tokens
+    from ledger.store import db
+    from ledger.store.schema import tokens
 
     commands = readme_commands(README.read_text())
     assert "hazard token create --role setter" in commands  # the one the issue tried

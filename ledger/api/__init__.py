@@ -15,9 +15,9 @@ from ledger import bootstrap
 from ledger.api import problems
 from ledger.api.contract import ContractApi
 from ledger.api.numbers import AsciiIntConverter
-from ledger.book import Book
+from ledger.api.tokens import Holder, Role, holder
+from ledger.books.book import Book
 from ledger.service import Club
-from ledger.tokens import Holder, Role, holder
 
 API_SETTINGS = {
     "API_TITLE": "Hazard ledger",

@@ -4,7 +4,7 @@ Each stream (a table, an account) is its own hash chain: an event's hash covers 
 columns and the hash of the stream's event before it. /events gives every column the
 hash covers, so an auditor can re-check the chains offline; /audit/verify re-checks
 them here, as `hazard verify` does; /audit/head is the newest event, whose hash the
-setter can publish. What they read is ledger.eventlog's.
+setter can publish. What they read is ledger.store.eventlog's.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ledger import eventlog, queries
 from ledger.api import club, require
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
-from ledger.tokens import Role
+from ledger.api.tokens import Role
+from ledger.books import queries
+from ledger.store import eventlog
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
 

@@ -151,10 +151,10 @@ def to_yaml(doc: dict[str, Any]) -> str:
 def generate() -> str:
     """openapi.yaml's text. The contract does not depend on data: the app runs on an
     empty database in memory, which is never touched."""
-    from ledger import db
     from ledger.api import create_app
-    from ledger.book import Book
-    from ledger.store import EventStore
+    from ledger.books.book import Book
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
 
     engine = db.make_engine("sqlite://")
     try:

@@ -15,9 +15,9 @@ from typing import Any
 import sqlalchemy as sa
 from flask import Blueprint, Flask, Response
 
-from ledger import db
 from ledger.api import club, docs, metrics, observe
 from ledger.api.problems import problem
+from ledger.store import db
 
 blp = Blueprint("ops", __name__)
 log = logging.getLogger("hazard.api")

@@ -18,8 +18,8 @@ from ledger.api.schemas import (
     WriteHeadersSchema,
     WriteResultSchema,
 )
-from ledger.tokens import Role
-from ledger.vocabulary import CreditLimitSet, Deposited, Withdrawn
+from ledger.api.tokens import Role
+from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
 

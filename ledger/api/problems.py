@@ -18,8 +18,7 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
-from ledger.idempotency import IdempotencyConflict
-from ledger.projections import CreditInUse, OutOfRange, Overdraft
+from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import (
     AlreadyExists,
     Forbidden,
@@ -28,7 +27,8 @@ from ledger.service import (
     NotFound,
     StaleVersion,
 )
-from ledger.store import Busy, ConcurrencyError, is_busy
+from ledger.store.eventstore import Busy, ConcurrencyError, is_busy
+from ledger.store.idempotency import IdempotencyConflict
 
 PROBLEM_JSON = "application/problem+json"
 PREFIX = "urn:hazard:"

@@ -2,8 +2,8 @@
 
 Every listing is a page `{"items": [...], "next_after": ...}` walked by keyset: pass
 `next_after` back as `after` until it is null. The views check who may read what and
-name what does not exist; the pages are ledger.queries' (whose SQL is the read
-models', ledger.tableviews and ledger.projections).
+name what does not exist; the pages are ledger.books.queries' (whose SQL is the read
+models', ledger.books.tableviews and ledger.books.projections).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger import queries
-from ledger.accounts import player_account
 from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
+from ledger.api.tokens import Holder, Role
+from ledger.books import queries
+from ledger.books.accounts import player_account
 from ledger.service import NotFound, is_name, table_stream
-from ledger.tokens import Holder, Role
 
 blp = Blueprint("reads", __name__, description="Settlements, rounds and statements")
 

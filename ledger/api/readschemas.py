@@ -26,7 +26,7 @@ BET_ID = validate.Regexp(r"^[A-Za-z0-9_.:-]{1,32}$", error="1 to 32 letters, dig
 
 class StoredTime(fields.AwareDateTime):
     """An ISO-8601 time with a zone, loaded as the text the store keeps
-    (`2026-11-21T01:18:22.123456Z`, ledger.store.utc_now), so that it compares with
+    (`2026-11-21T01:18:22.123456Z`, ledger.store.eventstore.utc_now), so that it compares with
     stored times as text."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:

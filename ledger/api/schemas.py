@@ -9,9 +9,9 @@ from marshmallow import Schema, ValidationError, fields, validate
 from engine.dice import MAINS
 from engine.events import PropositionKind
 from engine.play import VOID_REASONS
-from ledger import accounts
 from ledger.api.numbers import QueryInteger
 from ledger.api.problems import catalogue
+from ledger.books import accounts
 
 
 class Whole(validate.Regexp):

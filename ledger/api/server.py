@@ -30,13 +30,14 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from sqlalchemy.engine import make_url
 
-from ledger import db, logs
+from ledger import logs
 from ledger.bootstrap import open_book
+from ledger.store import db
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 WORKER_TIMEOUT_S = 30
 """gunicorn's worker timeout: a worker silent for longer is killed. A write waiting
-for the database's lock gives up first (ledger.db.LOCK_TIMEOUT_S) and answers 503."""
+for the database's lock gives up first (ledger.store.db.LOCK_TIMEOUT_S) and answers 503."""
 
 
 def check_lock_timeout() -> float:
@@ -117,7 +118,7 @@ def banner(url: str, token: str | None, workers: int, database: str) -> str:
 
 def _when_ready(url_database: str, workers: int, host: str) -> Callable[[Any], None]:
     def when_ready(arbiter: Any) -> None:
-        from ledger.tokens import first_setter
+        from ledger.api.tokens import first_setter
 
         port = arbiter.LISTENERS[0].sock.getsockname()[1]
         engine = db.make_engine(url_database)

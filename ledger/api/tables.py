@@ -10,8 +10,8 @@ from engine.rules import from_mapping
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
 from ledger.api.bodies import Blueprint
+from ledger.api.tokens import Holder, Role
 from ledger.service import Decide, Forbidden
-from ledger.tokens import Holder, Role
 
 blp = Blueprint("tables", __name__, url_prefix="/tables", description="Tables, play and bets")
 

@@ -24,11 +24,11 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from ledger import db
 from ledger.api import create_app
-from ledger.book import Book
-from ledger.store import EventStore
-from ledger.tokens import Role, create
+from ledger.api.tokens import Role, create
+from ledger.books.book import Book
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 
 
 class Client:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ledger import db
 from ledger.api import create_app
-from ledger.book import Book
-from ledger.schema import commands, events, postings
-from ledger.store import EventStore
-from ledger.tokens import Role, create
+from ledger.api.tokens import Role, create
+from ledger.books.book import Book
+from ledger.store import db
+from ledger.store.eventstore import EventStore
+from ledger.store.schema import commands, events, postings
 
 
 def _counts(engine: sa.Engine) -> list[int]:

@@ -35,11 +35,11 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from ledger import db
 from ledger.api import create_app
 from ledger.api.problems import PROBLEM_JSON, type_uris
-from ledger.book import Book
-from ledger.store import EventStore
+from ledger.books.book import Book
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api, Client
 
 OPENAPI = Path(__file__).resolve().parents[2] / "openapi.yaml"

@@ -17,13 +17,14 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
-from ledger import db, logs
+from ledger import logs
 from ledger.api import create_app
 from ledger.api.server import banner
-from ledger.book import Book
+from ledger.api.tokens import FIRST_SETTER, Role, create, first_setter, holder, listing
+from ledger.books.book import Book
 from ledger.cli import main
-from ledger.store import EventStore
-from ledger.tokens import FIRST_SETTER, Role, create, first_setter, holder, listing
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api
 
 # --- health and readiness ---------------------------------------------------------

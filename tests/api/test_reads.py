@@ -398,7 +398,7 @@ def test_a_statement_pages_without_gaps_or_repeats(api: Api) -> None:
 def test_a_statement_page_keeps_an_events_postings_together(api: Api) -> None:
     import sqlalchemy as sa
 
-    from ledger.schema import postings
+    from ledger.store.schema import postings
 
     bank = play(api)
     first = bank.ok("get", "/players/cat/statement")["items"][0]["position"]

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from ledger.schema import events
+from ledger.store.schema import events
 from tests.api.conftest import Api, Client
 
 ROLES = ("setter", "croupier", "auditor", "self", "other", "anonymous")

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ledger import db
 from ledger.api import server
 from ledger.api.problems import PROBLEM_JSON
+from ledger.api.tokens import listing
 from ledger.cli import main
-from ledger.tokens import listing
+from ledger.store import db
 
 START_SECONDS = 30
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from ledger.schema import tokens
-from ledger.tokens import Role, create, holder
+from ledger.api.tokens import Role, create, holder
+from ledger.store.schema import tokens
 from tests.api.conftest import Api
 
 

@@ -6,8 +6,8 @@ import pytest
 import sqlalchemy as sa
 
 from engine.table import MAX_NAME
-from ledger.schema import accounts, commands, events, postings
 from ledger.service import Club, InvalidName
+from ledger.store.schema import accounts, commands, events, postings
 from tests.api.conftest import Api, Client
 
 

@@ -10,15 +10,15 @@ import sqlalchemy as sa
 import engine as hz
 from engine.money import balances as engine_balances
 from engine.money import postings as engine_postings
-from ledger import projections
-from ledger.accounts import CASH
-from ledger.book import Book
-from ledger.projections import CreditInUse, Overdraft
-from ledger.schema import accounts, postings
+from ledger.books import projections
+from ledger.books.accounts import CASH
+from ledger.books.book import Book
+from ledger.books.projections import CreditInUse, Overdraft
 from ledger.service import Club, InvalidAmount
-from ledger.store import EventStore
+from ledger.store.eventstore import EventStore
+from ledger.store.schema import accounts, postings
+from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 from ledger.unit_of_work import UnitOfWork
-from ledger.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 STREAM = "table:1"
 

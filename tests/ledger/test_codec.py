@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import engine as hz
 from engine.events import Proposition, PropositionKind
 from engine.rules import from_mapping
-from ledger import codec
+from ledger.store import codec
 
 
 def _a_table_with_every_event() -> list[hz.Event]:
@@ -89,7 +89,7 @@ def test_decode_refuses_unknown_types_versions_and_shapes() -> None:
 def test_the_fast_batch_decoder_agrees_with_the_careful_one() -> None:
     """store.decode_rows takes shortcuts; on good and bad rows alike it must give the
     same events, or the same CorruptEvent at the same position, as decode_row."""
-    from ledger.store import decode_row, decode_rows
+    from ledger.store.eventstore import decode_row, decode_rows
 
     class Row:
         def __init__(self, *values: object) -> None:
@@ -144,7 +144,7 @@ def test_every_event_class_takes_its_version_first() -> None:
 def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
     """Appends write payloads field by field; the text must be exactly what encoding
     the payload dict canonically gives, or stored hashes would not verify."""
-    from ledger.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
+    from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
     events = [
         *_a_table_with_every_event(),
@@ -165,7 +165,7 @@ def test_payload_text_refuses_what_is_not_an_event() -> None:
 
 def _outcome(decode: object) -> object:
     """The event decoded, or the error's position and message."""
-    from ledger.store import CorruptEvent
+    from ledger.store.eventstore import CorruptEvent
 
     try:
         return decode()  # type: ignore[operator]
@@ -176,7 +176,7 @@ def _outcome(decode: object) -> object:
 def test_the_hash_input_is_the_canonical_document() -> None:
     """Hashing splices the stored payload text in; for a canonical payload that must be
     byte for byte the canonical encoding of the whole document."""
-    from ledger.store import Recorded
+    from ledger.store.eventstore import Recorded
 
     for position, event in enumerate(_a_table_with_every_event(), start=1):
         name, schema, payload = codec.encode(event)
@@ -246,7 +246,7 @@ def test_the_chain_hash_is_the_formula_written_beside_it() -> None:
     """hex(SHA-256(prev_hash || "\\n" || record)), computed from the comment in codec.py."""
     import hashlib
 
-    from ledger.store import GENESIS
+    from ledger.store.eventstore import GENESIS
 
     frame = codec.hash_input("table:t", "setter:bank", None, "2026-01-01T00:00:00+00:00")
     record = frame(1, 1, "TableClosed", 1, "{}")

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 import engine as hz
 from engine.errors import HazardError
-from ledger.accounts import CASH
-from ledger.book import Book
-from ledger.schema import accounts
+from ledger.books.accounts import CASH
+from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import EventStore, Refused
-from ledger.vocabulary import CreditLimitSet, Deposited, Withdrawn
+from ledger.store.eventstore import EventStore, Refused
+from ledger.store.schema import accounts
+from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 WHO = st.sampled_from(["a", "b", hz.SETTER])
 AMOUNT = st.sampled_from([1, 100, 250, 500, 1000, 3000])  # round sums collide more

@@ -10,9 +10,9 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 import engine as hz
-from ledger import db
 from ledger.cli import main
-from ledger.store import EventStore
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 
 
 @pytest.fixture
@@ -55,9 +55,9 @@ def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
 
 
 def test_projections_rebuild_reports_the_events_it_read(url: str) -> None:
-    from ledger.book import Book
+    from ledger.books.book import Book
     from ledger.service import Club
-    from ledger.vocabulary import Deposited
+    from ledger.store.vocabulary import Deposited
 
     assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
     engine = db.make_engine(url)

@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.idempotency import IdempotencyConflict
-from ledger.store import EventStore
+from ledger.store.eventstore import EventStore
+from ledger.store.idempotency import IdempotencyConflict
 from ledger.unit_of_work import UnitOfWork
 
 STREAM = "table:1"

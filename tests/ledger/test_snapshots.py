@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 import engine as hz
 from engine.fold import _Table
 from engine.state import Bet
-from ledger import snapshots
-from ledger.schema import snapshots as snapshot_table
-from ledger.store import EventStore
+from ledger.store import snapshots
+from ledger.store.eventstore import EventStore
+from ledger.store.schema import snapshots as snapshot_table
 from tests.engine.strategies import History, histories
 
 

@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 import engine as hz
-from ledger import db
-from ledger.store import GENESIS, Busy, ConcurrencyError, CorruptEvent, EventStore
+from ledger.store import db
+from ledger.store.eventstore import GENESIS, Busy, ConcurrencyError, CorruptEvent, EventStore
 
 STREAM = "table:1"
 
@@ -251,7 +251,7 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(store: EventStore) 
 def test_concurrent_loads_resume_the_collector_when_the_last_ends() -> None:
     import gc
 
-    from ledger.store import _collector_paused
+    from ledger.store.eventstore import _collector_paused
 
     assert gc.isenabled()
     first, second = _collector_paused(), _collector_paused()

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 import engine as hz
 from engine import events as ev
-from ledger import projections, tableviews
-from ledger.accounts import account_stream
-from ledger.book import Book
-from ledger.schema import metadata, rounds, settlement_parties, settlements
-from ledger.store import EventStore, Recorded
+from ledger.books import projections, tableviews
+from ledger.books.accounts import account_stream
+from ledger.books.book import Book
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.schema import metadata, rounds, settlement_parties, settlements
+from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
-from ledger.vocabulary import Deposited
 from tests.engine.strategies import History, histories
 from tests.engine.tablekit import NICK_FIRST, next_total
 
@@ -210,7 +210,7 @@ def test_every_closed_bet_is_a_settlement_with_its_transfers_and_sources(
 
 
 def test_a_settlement_s_transfers_are_what_the_book_posted(game: Game, engine: sa.Engine) -> None:
-    from ledger.schema import postings
+    from ledger.store.schema import postings
 
     with engine.connect() as conn:
         for s in tableviews.settlements(conn, limit=100):

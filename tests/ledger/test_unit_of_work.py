@@ -10,10 +10,9 @@ from contextlib import contextmanager
 import pytest
 
 import engine as hz
-from ledger.accounts import account_stream
-from ledger.book import Book
-from ledger.idempotency import IdempotencyConflict
-from ledger.projections import CreditInUse, OutOfRange, Overdraft
+from ledger.books.accounts import account_stream
+from ledger.books.book import Book
+from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import (
     AlreadyExists,
     Club,
@@ -23,9 +22,17 @@ from ledger.service import (
     NotFound,
     StaleVersion,
 )
-from ledger.store import Busy, ConcurrencyError, CorruptEvent, EventStore, Refused, StoreError
+from ledger.store.eventstore import (
+    Busy,
+    ConcurrencyError,
+    CorruptEvent,
+    EventStore,
+    Refused,
+    StoreError,
+)
+from ledger.store.idempotency import IdempotencyConflict
+from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
-from ledger.vocabulary import Deposited
 
 SETTER = account_stream(hz.SETTER)
 

@@ -9,7 +9,8 @@ import inspect
 import typing
 
 from engine import events as ev
-from ledger import accounts, codec, vocabulary
+from ledger.books import accounts
+from ledger.store import codec, vocabulary
 
 
 def test_the_codec_stores_exactly_the_stored_events_in_their_order() -> None:
@@ -40,4 +41,4 @@ def test_the_books_no_longer_hold_the_account_events() -> None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    assert not any(name.startswith("ledger.accounts") for name in imported)
+    assert not any(name.startswith("ledger.books.accounts") for name in imported)

@@ -19,9 +19,9 @@ import engine as hz
 from engine.events import Limits, Proposition, PropositionKind
 from engine.rules import from_mapping
 from engine.state import Bet, BetKind, Phase, RoundResult
-from ledger import codec
-from ledger.schema import snapshots
-from ledger.store import EventStore
+from ledger.store import codec
+from ledger.store.eventstore import EventStore
+from ledger.store.schema import snapshots
 
 FORMAT = 3
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table

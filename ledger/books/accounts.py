@@ -15,7 +15,7 @@ from engine.events import Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
 from engine.table import MAX_NAME
-from ledger import vocabulary as vocab
+from ledger.store import vocabulary as vocab
 
 CASH = "cash"
 TABLE_PREFIX = "table:"

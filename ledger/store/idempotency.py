@@ -15,9 +15,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import codec
-from ledger.schema import commands
-from ledger.store import EventStore, Refused
+from ledger.store import codec
+from ledger.store.eventstore import EventStore, Refused
+from ledger.store.schema import commands
 
 
 class IdempotencyConflict(Refused):

@@ -92,7 +92,7 @@ tokens = sa.Table(
     sa.CheckConstraint("role IN ('setter', 'croupier', 'auditor', 'player')", name="role"),
 )
 
-# Read models of the tables (ledger.tableviews), written in the append's transaction
+# Read models of the tables (ledger.books.tableviews), written in the append's transaction
 # and rebuilt from the events with the rest.
 #
 # One row per bet closed, settled or voided: the position of the BetSettled/BetVoided

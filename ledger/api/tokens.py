@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from engine.state import SETTER
-from ledger import db
-from ledger.accounts import NAME, NAME_RULE
-from ledger.schema import tokens
-from ledger.store import utc_now
+from ledger.books.accounts import NAME, NAME_RULE
+from ledger.store import db
+from ledger.store.eventstore import utc_now
+from ledger.store.schema import tokens
 
 PREFIX = "hz_"
 
@@ -64,7 +64,7 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
         raise ValueError(
             f"a player's token is named for the player: {NAME_RULE}, and not 'setter'"
         )
-    # writes=True: on SQLite, take the write lock up front (see ledger.db).
+    # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
         return _insert(conn, role, name)
 
@@ -126,7 +126,7 @@ def listing(engine: sa.Engine) -> list[TokenRow]:
 
 def revoke(engine: sa.Engine, token_id: str) -> bool:
     """Revoke a token; False if it already was. UnknownToken if there is no such id."""
-    # writes=True: on SQLite, take the write lock up front (see ledger.db).
+    # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
         done = conn.execute(
             tokens.update()

@@ -33,13 +33,13 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import events as ev
-from ledger import codec
-from ledger.accounts import TABLE_PREFIX, book_account, transfer_views
-from ledger.schema import events as events_table
-from ledger.schema import rounds as rounds_table
-from ledger.schema import settlement_parties
-from ledger.schema import settlements as settlements_table
-from ledger.store import EventStore, Recorded, decode_row
+from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
+from ledger.store import codec
+from ledger.store.eventstore import EventStore, Recorded, decode_row
+from ledger.store.schema import events as events_table
+from ledger.store.schema import rounds as rounds_table
+from ledger.store.schema import settlement_parties
+from ledger.store.schema import settlements as settlements_table
 
 Closing = ev.BetSettled | ev.BetVoided
 CLOSING_TYPES = frozenset({"BetSettled", "BetVoided"})
@@ -107,7 +107,7 @@ def clear(conn: sa.Connection) -> None:
 
 class Replay:
     """Every table folded from its first event, fed the events of all streams in order
-    and in batches (ledger.projections.rebuild).
+    and in batches (ledger.books.projections.rebuild).
 
     A settlement looks for the act that decided it across the settlements next to it
     (a throw comes just before the bets it decides; a departure or closing just after

@@ -2,8 +2,8 @@
 player's statement, the event log.
 
 The REST API's views call these (ledger.api.reads, ledger.api.audit), as a console
-will; the SQL is the read models' own: ledger.tableviews for settlements and rounds,
-ledger.projections for statements, ledger.eventlog for the log.
+will; the SQL is the read models' own: ledger.books.tableviews for settlements and rounds,
+ledger.books.projections for statements, ledger.store.eventlog for the log.
 
     with queries.reading(store) as read:
         if read.has_stream(stream):
@@ -21,8 +21,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import eventlog, projections, tableviews
-from ledger.store import EventStore
+from ledger.books import projections, tableviews
+from ledger.store import eventlog
+from ledger.store.eventstore import EventStore
 
 Read = Callable[[int, int], list[dict[str, Any]]]
 """A listing's query: `read(after, n)` is at least `n` items after key `after`, if

@@ -17,12 +17,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger import tableviews
-from ledger.accounts import CASH, transfers_of
-from ledger.eventlog import parsed
-from ledger.schema import accounts, events, postings
-from ledger.store import EventStore, Recorded, Refused
-from ledger.vocabulary import CreditLimitSet
+from ledger.books import tableviews
+from ledger.books.accounts import CASH, transfers_of
+from ledger.store.eventlog import parsed
+from ledger.store.eventstore import EventStore, Recorded, Refused
+from ledger.store.schema import accounts, events, postings
+from ledger.store.vocabulary import CreditLimitSet
 
 
 class Overdraft(Refused):

@@ -6,8 +6,8 @@ Writing is the unit of work's (ledger.unit_of_work), through the club's commands
 
 from __future__ import annotations
 
-from ledger import projections
-from ledger.store import EventStore
+from ledger.books import projections
+from ledger.store.eventstore import EventStore
 
 
 class Book:

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.rules import from_mapping
-from ledger import vocabulary
+from ledger.store import vocabulary
 
 EVENT_TYPES: dict[str, type] = {cls.__name__: cls for cls in vocabulary.STORED_EVENTS}
 SCHEMA_VERSION: dict[str, int] = dict.fromkeys(EVENT_TYPES, 1)
@@ -130,7 +130,7 @@ the fields in the order the class takes them after `version`)."""
 
 def decode_plan(name: str) -> Plan | None:
     """What `decode` does for `name`, laid out for a loop that decodes many rows fast
-    (ledger.store.decode_rows). None for a type this code does not know."""
+    (ledger.store.eventstore.decode_rows). None for a type this code does not know."""
     cls = EVENT_TYPES.get(name)
     if cls is None:
         return None

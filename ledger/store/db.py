@@ -20,7 +20,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 DEFAULT_URL = "sqlite:///hazard.sqlite3"
 LOCK_TIMEOUT_ENV = "HAZARD_LOCK_TIMEOUT"
 LOCK_TIMEOUT_S = 10

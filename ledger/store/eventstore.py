@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from engine.errors import HazardError
 from engine.events import Event
-from ledger import codec
-from ledger.schema import events as events_table
+from ledger.store import codec
+from ledger.store.schema import events as events_table
 
 GENESIS = "0" * 64
 APPEND_LOCK = 0x48415A415244  # "HAZARD": the advisory lock key that orders appends
@@ -55,14 +55,14 @@ class ConcurrencyError(Refused):
 
 class Busy(StoreError):
     """Another writer held the append lock for longer than the lock timeout
-    (ledger.db): nothing was written, and the same write may be tried again."""
+    (ledger.store.db): nothing was written, and the same write may be tried again."""
 
 
 def is_busy(exc: BaseException) -> bool:
     """Whether `exc` is the database giving up on a lock: SQLite's "database is
     locked" once its busy timeout ran out, PostgreSQL's lock_not_available (55P03)
     once lock_timeout did. Raw or wrapped by SQLAlchemy: SQLite's BEGIN IMMEDIATE
-    runs on the driver's cursor (ledger.db), so its error arrives unwrapped."""
+    runs on the driver's cursor (ledger.store.db), so its error arrives unwrapped."""
     orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
     if getattr(orig, "sqlstate", None) == "55P03":
         return True

@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.schema import events as events_table
+from ledger.store.schema import events as events_table
 
 
 def events(conn: sa.Connection, stream: str | None, after: int, limit: int) -> list[dict[str, Any]]:

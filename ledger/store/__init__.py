@@ -1,0 +1,2 @@
+"""The store layer: the event log, its schema and encoding, snapshots and idempotency
+keys. It imports the engine and nothing else of the ledger."""
