@@ -7,19 +7,11 @@ import json
 
 import pytest
 
+from engine.rulesets import BUILTIN
 from tests.api.conftest import Api
 from tests.api.test_reads import play
 
-ENGLISH = {
-    "name": "house",
-    "table": {
-        "5": {"nicks": [5], "outs": [2, 3, 11, 12]},
-        "6": {"nicks": [6, 12], "outs": [2, 3, 11]},
-        "7": {"nicks": [7, 11], "outs": [2, 3, 12]},
-        "8": {"nicks": [8, 12], "outs": [2, 3, 11]},
-        "9": {"nicks": [9], "outs": [2, 3, 11, 12]},
-    },
-}
+ENGLISH = {"name": "house", "table": BUILTIN["english"].to_mapping()["table"]}
 
 
 def _with_main_5_twice() -> str:
