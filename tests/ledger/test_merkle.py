@@ -470,14 +470,17 @@ def test_a_reader_that_answers_wrongly_is_a_bad_read() -> None:
 
 
 def test_a_proof_element_that_is_not_a_hash_is_refused() -> None:
-    proof = merkle.prove_record(100, 7, LOG.read)
+    # A proof read from JSON may hold text or a cut hash: a ProofError, not a TypeError.
+    record_proof = merkle.prove_record(100, 7, LOG.read)
+    tree_proof = merkle.prove_tree(100, 7, LOG.read)
     leaf = merkle.leaf_hash(RECORDS[7])
-    head = root(100)
-    merkle.check_record(proof, 100, head, 7, leaf)
-    # The same bytes split differently still hash alike: refuse them by length.
-    shifted = [proof[0] + proof[1][:1], proof[1][1:], *proof[2:]]
-    with pytest.raises(merkle.ProofError):
-        merkle.check_record(shifted, 100, head, 7, leaf)
+    for damage in (bytes.hex, lambda h: h[:31], lambda h: h + b"\x00"):
+        bad = [damage(record_proof[0]), *record_proof[1:]]
+        with pytest.raises(merkle.ProofError):
+            merkle.check_record(bad, 100, root(100), 7, leaf)
+        bad = [damage(tree_proof[0]), *tree_proof[1:]]
+        with pytest.raises(merkle.ProofError):
+            merkle.check_tree(bad, 100, root(100), 7, root(7))
 
 
 def test_every_error_is_a_merkle_error() -> None:
