@@ -260,8 +260,9 @@ def _range_hashes(ranges: Sequence[Range], read_hashes: HashReader) -> list[Hash
 
 
 def _complete_subtrees(lo: int, hi: int) -> list[int]:
-    # [lo, hi) as complete subtrees, largest first: the binary digits of hi - lo,
-    # each subtree aligned because lo only ever advances by larger powers of two.
+    # [lo, hi) as complete subtrees, largest first: the binary digits of hi - lo.
+    # Each is aligned, so it is a stored hash: a range in a proof starts at a
+    # multiple of its largest piece, and each piece is smaller than the one before.
     indexes = []
     while lo < hi:
         size = 1 << ((hi - lo).bit_length() - 1)
