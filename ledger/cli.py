@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any, TextIO, cast
 
@@ -165,28 +167,42 @@ def db_upgrade() -> None:
     from ledger.store import db as database
 
     engine = database.make_engine()
-    database.upgrade(engine)
+    with _opening():
+        database.upgrade(engine)
     current, _ = database.schema_status(engine)
     click.echo(f"database schema at {current}")
+
+
+@contextmanager
+def _opening() -> Iterator[None]:
+    """Opening the database: one it cannot read (unreachable, or an SQLite file cut
+    short or not a database at all) is a clear error naming why, not a traceback."""
+    from sqlalchemy.exc import DatabaseError
+
+    try:
+        yield
+    except DatabaseError as exc:
+        from ledger.store.eventstore import is_busy
+
+        if is_busy(exc):
+            raise  # the group says so (_Hazard)
+        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
 
 
 def _book(database_url: str | None = None) -> Book:
     """The book for `database_url` (default: DATABASE_URL), which must exist: SQLite is
     upgraded, others checked. A database that is not there, or behind, or unreachable,
     is a clear error, not a crash, and an SQLite file is never made here."""
-    from sqlalchemy.exc import OperationalError
-
     from ledger.bootstrap import open_book
     from ledger.store.db import NoDatabase, SchemaBehind
 
     try:
-        return open_book(database_url, must_exist=True)
+        with _opening():
+            return open_book(database_url, must_exist=True)
     except SchemaBehind as exc:
         raise click.ClickException(str(exc)) from None
     except NoDatabase as exc:
         raise click.ClickException(f"cannot open the database: {exc}") from None
-    except OperationalError as exc:
-        raise click.ClickException(f"cannot open the database: {exc.orig}") from None
 
 
 @main.command()

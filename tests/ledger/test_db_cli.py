@@ -144,3 +144,27 @@ def test_a_command_behind_a_long_writer_says_the_database_is_busy(
     assert "the database is busy" in result.output
     assert "Traceback" not in result.output and result.exception is not None
     assert isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(
+    "args", [["verify"], ["token", "list"], ["projections", "rebuild"], ["db", "upgrade"]]
+)
+def test_a_database_file_cut_short_is_a_clear_error(
+    url: str, tmp_path: Path, args: list[str]
+) -> None:
+    """A file that is not a whole SQLite database (copied half-way, a disk that filled)
+    is named as unreadable, not met with a traceback, and is left as it was."""
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    path = tmp_path / "cli.sqlite3"
+    with sqlite3.connect(path) as conn:  # everything into the file, none in the WAL
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    whole = path.read_bytes()
+    assert len(whole) > 8192
+    path.write_bytes(whole[: len(whole) // 2])
+    cut = path.read_bytes()
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert "cannot open the database" in result.output
+    assert "malformed" in result.output
+    assert isinstance(result.exception, SystemExit)
+    assert path.read_bytes() == cut
