@@ -195,11 +195,12 @@ def _book(database_url: str | None = None) -> Book:
     is a clear error, not a crash, and an SQLite file is never made here."""
     from ledger.bootstrap import open_book
     from ledger.store.db import NoDatabase, SchemaBehind
+    from ledger.store.keys import BadKey
 
     try:
         with _opening():
             return open_book(database_url, must_exist=True)
-    except SchemaBehind as exc:
+    except (SchemaBehind, BadKey) as exc:
         raise click.ClickException(str(exc)) from None
     except NoDatabase as exc:
         raise click.ClickException(f"cannot open the database: {exc}") from None
@@ -214,6 +215,54 @@ def verify() -> None:
     if problems:
         raise SystemExit(1)
     click.echo("every hash chain verifies")
+
+
+@main.group()
+def key() -> None:
+    """The key that signs the log's checkpoints: HAZARD_KEY, or hazard.key here."""
+
+
+@key.command("create")
+@click.option(
+    "--name",
+    default=None,
+    help="the log's name, in every checkpoint it signs [default: hazard.local/ledger]; "
+    "a club that publishes its checkpoints should choose its own, such as "
+    "club.example/hazard",
+)
+@click.option("--path", type=click.Path(dir_okay=False), help="default: HAZARD_KEY, or hazard.key")
+def key_create(name: str | None, path: str | None) -> None:
+    """Make the signing key (a file of mode 0600, never overwritten) and print its
+    public key, the one line an auditor needs to check what the log signs."""
+    from ledger.bootstrap import DEFAULT_ORIGIN, key_path
+    from ledger.store.keys import BadKey, create_key
+
+    where = path or str(key_path())
+    try:
+        public = create_key(where, name or DEFAULT_ORIGIN)
+    except BadKey as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(public)
+    click.echo(f"made the signing key at {where}; publish the line above", err=True)
+
+
+@key.command("show")
+@click.option("--path", type=click.Path(dir_okay=False), help="default: HAZARD_KEY, or hazard.key")
+def key_show(path: str | None) -> None:
+    """Print the signing key's public key (never the key itself)."""
+    from pathlib import Path
+
+    from ledger.bootstrap import key_path, load_key
+    from ledger.store.keys import BadKey
+
+    where = Path(path) if path else key_path()
+    try:
+        signer = load_key(where)
+    except BadKey as exc:
+        raise click.ClickException(str(exc)) from None
+    if signer is None:
+        raise click.ClickException(f"no key file at {where}: make one with `hazard key create`")
+    click.echo(signer.verifier.text())
 
 
 @main.group()
@@ -335,10 +384,11 @@ def serve(host: str, port: int, workers: int) -> None:
 
     from ledger.api.server import serve as run
     from ledger.store.db import BadSetting, SchemaBehind
+    from ledger.store.keys import BadKey
 
     try:
         run(host, port, workers)
-    except (SchemaBehind, BadSetting) as exc:
+    except (SchemaBehind, BadSetting, BadKey) as exc:
         raise click.ClickException(str(exc)) from None
     except OperationalError as exc:
         raise click.ClickException(f"cannot open the database: {exc.orig}") from None

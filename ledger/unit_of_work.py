@@ -34,8 +34,8 @@ import sqlalchemy as sa
 
 from engine.state import TableState
 from ledger.books import projections, tableviews
-from ledger.store import idempotency, snapshots
-from ledger.store.eventstore import ConcurrencyError, EventStore, Recorded
+from ledger.store import idempotency, snapshots, tlog
+from ledger.store.eventstore import ConcurrencyError, EventStore, NoSigningKey, Recorded
 
 RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
 """How the loser of two racing first attempts fails: at the key or at the version."""
@@ -54,6 +54,9 @@ class UnitOfWork:
         self._digest = idempotency.request_hash(request or {})
         self._transaction: AbstractContextManager[sa.Connection] | None = None
         self._answer: dict[str, Any] | None = None
+        self._growth: tlog.Growth | None = None
+        self._positions: list[int] = []
+        self._issued_at = ""
         self.committed = False
 
     def earlier(self) -> dict[str, Any] | None:
@@ -66,6 +69,7 @@ class UnitOfWork:
     def __enter__(self) -> UnitOfWork:
         self._transaction = self.store.transaction()
         self.conn = self._transaction.__enter__()
+        self._growth, self._positions = None, []
         return self
 
     def __exit__(
@@ -127,10 +131,12 @@ class UnitOfWork:
         before: TableState | None = None,
     ) -> tuple[list[Recorded], TableState | None]:
         """Append, then everything an append's rows cause, in this transaction: the one
-        place where every append passes (the Merkle tree's leaves and checkpoints of
-        the log belong here too)."""
+        place where every append passes. The rows' leaves join the log's Merkle tree
+        here; `commit` signs the tree they make."""
         conn = self.conn
         rows = self.store.append(conn, stream, expected_version, events, actor, idempotency_key)
+        if rows:
+            self._grow(rows)
         projections.apply(conn, rows)
         if before is None:  # an account's stream
             return rows, None
@@ -139,13 +145,42 @@ class UnitOfWork:
             snapshots.save_in(conn, stream, after)
         return rows, after
 
+    def _grow(self, rows: Sequence[Recorded]) -> None:
+        if self._growth is None:
+            size = rows[0].position - 1
+            kept = self.store.frontier
+            frontier = kept[1] if kept is not None and kept[0] == size else None
+            self._growth = tlog.grow(self.conn, size, frontier)
+        self._growth.add(rows)
+        self._positions.extend(row.position for row in rows)
+        self._issued_at = rows[-1].recorded_at
+
     def commit(self, response: Mapping[str, Any] | None = None) -> None:
-        """Store the key with `response` (given a key) and commit everything."""
+        """Store the key with `response` (given a key) and commit everything.
+
+        A write that appended events also stores the tree's new hashes and a signed
+        checkpoint of the tree they make, and answers with its receipt: the positions
+        written and that checkpoint, whose tree includes them. The receipt is part of
+        the answer kept under the key, so a repeat hands back the same receipt."""
         answer = dict(response or {})
+        growth = self._growth
+        if growth is not None:
+            signer = self.store.signer
+            if signer is None:
+                where = f" at {self.store.key_path}" if self.store.key_path else ""
+                raise NoSigningKey(
+                    f"no signing key{where}: every write hands out a signed checkpoint, "
+                    "so nothing was written; make one with `hazard key create`"
+                )
+            growth.insert(self.conn)
+            note = tlog.issue(self.conn, signer, growth.size, growth.root(), self._issued_at)
+            answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
             idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())
         self.conn.commit()
         self.committed, self._answer = True, answer
+        if growth is not None:  # committed history only: a frontier never goes stale
+            self.store.frontier = (growth.size, growth.hashes.frontier)
 
     @property
     def answer(self) -> dict[str, Any]:

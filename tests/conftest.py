@@ -24,10 +24,28 @@ from hypothesis import settings
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from tests import pgcluster
+from tests.signing import SIGNER
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def signing_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's key (tests.signing) in a file, as HAZARD_KEY, for every `hazard`
+    command and server a test runs; a test about a missing key sets its own."""
+    path = tmp_path_factory.mktemp("key") / "hazard.key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, (SIGNER.text() + "\n").encode())
+    os.close(fd)
+    before = os.environ.get("HAZARD_KEY")
+    os.environ["HAZARD_KEY"] = str(path)
+    yield path
+    if before is None:
+        del os.environ["HAZARD_KEY"]
+    else:
+        os.environ["HAZARD_KEY"] = before
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +90,6 @@ def engine(database_url: str) -> Iterator[sa.Engine]:
 
 @pytest.fixture
 def store(engine: sa.Engine) -> Iterator[EventStore]:
-    store = EventStore(engine)
+    store = EventStore(engine, signer=SIGNER)
     yield store
     store.close()

@@ -155,10 +155,13 @@ def generate() -> str:
     from ledger.books.book import Book
     from ledger.store import db
     from ledger.store.eventstore import EventStore
+    from ledger.store.keys import Signer
 
     engine = db.make_engine("sqlite://")
     try:
-        return to_yaml(of(create_app(book=Book(EventStore(engine)))))
+        # A key of its own: nothing is signed, but the app will not start without one.
+        signer = Signer.generate("openapi.hazard/ledger")
+        return to_yaml(of(create_app(book=Book(EventStore(engine, signer=signer)))))
     finally:
         engine.dispose()
 

@@ -27,7 +27,7 @@ from ledger.service import (
     NotFound,
     StaleVersion,
 )
-from ledger.store.eventstore import Busy, ConcurrencyError, is_busy
+from ledger.store.eventstore import Busy, ConcurrencyError, NoSigningKey, is_busy
 from ledger.store.idempotency import IdempotencyConflict
 
 PROBLEM_JSON = "application/problem+json"
@@ -65,6 +65,8 @@ TYPES: dict[str, str] = {
     "unreachable or its schema behind",
     "busy": "503: another writer held the database past the lock timeout; nothing was "
     "written: retry after `Retry-After` seconds",
+    "no-signing-key": "503: the service has no key to sign the log's checkpoints, so it "
+    "writes nothing (`hazard key create`)",
 }
 """The service's own problem types (`urn:hazard:<kind>`), each with its status and
 meaning. The table's rules add one type each: `urn:hazard:rule:<code>` (RuleBroken)."""
@@ -216,6 +218,11 @@ def register(app: Flask) -> None:
         response = problem(503, "busy", "The database is busy", str(exc))
         response.headers["Retry-After"] = BUSY_RETRY_AFTER
         return response
+
+    @app.errorhandler(NoSigningKey)
+    def _no_key(exc: Exception) -> Response:
+        log.error("write refused: %s", exc)
+        return problem(503, "no-signing-key", "No signing key", str(exc))
 
     @app.errorhandler(Exception)
     def _bug(exc: Exception) -> Response:

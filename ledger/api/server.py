@@ -31,7 +31,7 @@ from gunicorn.app.base import BaseApplication
 from sqlalchemy.engine import make_url
 
 from ledger import logs
-from ledger.bootstrap import open_book
+from ledger.bootstrap import ensure_key, open_book
 from ledger.store import db
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -91,13 +91,17 @@ def hazard_command() -> str:
         return str(here)
 
 
-def banner(url: str, token: str | None, workers: int, database: str) -> str:
+def banner(
+    url: str, token: str | None, workers: int, database: str, key: str | None = None
+) -> str:
     more = f"`{hazard_command()} token create --role ROLE --name NAME`"
     lines = [
         f"Hazard ledger serving at {url} ({workers} worker{'s' * (workers != 1)}, {database})",
         f"API docs: {url}/docs",
         "",
     ]
+    if key is not None:
+        lines += [f"Checkpoints are signed by {key}", ""]
     if token is None:
         lines += [
             f"Use a token you hold; make more with {more}.",
@@ -116,7 +120,9 @@ def banner(url: str, token: str | None, workers: int, database: str) -> str:
     return "\n".join([rule, *lines, rule])
 
 
-def _when_ready(url_database: str, workers: int, host: str) -> Callable[[Any], None]:
+def _when_ready(
+    url_database: str, workers: int, host: str, key: str | None = None
+) -> Callable[[Any], None]:
     def when_ready(arbiter: Any) -> None:
         from ledger.api.tokens import first_setter
 
@@ -127,7 +133,7 @@ def _when_ready(url_database: str, workers: int, host: str) -> Callable[[Any], N
         finally:
             engine.dispose()  # no pooled connection may be inherited by a worker
         shown = make_url(url_database).render_as_string(hide_password=True)
-        print(banner(url_of(host, port), token, workers, shown), flush=True)
+        print(banner(url_of(host, port), token, workers, shown, key), flush=True)
 
     return when_ready
 
@@ -218,8 +224,15 @@ def serve(host: str, port: int, workers: int) -> None:
     url = db.database_url()
     try:
         store = open_book(url).store  # creates or checks the schema, then lets go of it
-        store.close()
-        store.engine.dispose()
+        try:
+            made = ensure_key(store)  # a key for a log never signed; the log's own, else
+        finally:
+            store.close()
+            store.engine.dispose()
+        assert store.signer is not None
+        public = store.signer.verifier.text()
+        if made is not None:
+            print(f"made the signing key at {store.key_path}", flush=True)
         options = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": workers,
@@ -231,7 +244,7 @@ def serve(host: str, port: int, workers: int) -> None:
             # The default socket is one path per user: a second `hazard serve` (or the
             # tests) would fight over it. gunicorn's signals still work.
             "control_socket_disable": True,
-            "when_ready": _when_ready(url, workers, host),
+            "when_ready": _when_ready(url, workers, host, public),
             "child_exit": _child_exit,
         }
         Server(options).run()

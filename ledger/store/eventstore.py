@@ -24,7 +24,9 @@ import sqlalchemy as sa
 from engine.errors import HazardError
 from engine.events import Event
 from ledger.store import codec
+from ledger.store.keys import Signer
 from ledger.store.schema import events as events_table
+from ledger.store.tlog import Frontier
 
 GENESIS = "0" * 64
 APPEND_LOCK = 0x48415A415244  # "HAZARD": the advisory lock key that orders appends
@@ -74,6 +76,11 @@ def _busy() -> Busy:
         "the database is busy: another writer held it past the lock timeout; "
         "nothing was written, try again"
     )
+
+
+class NoSigningKey(StoreError):
+    """A write on a store that has no key to sign its checkpoint: every write hands out
+    a signed checkpoint as its receipt, so without a key nothing is written."""
 
 
 class CorruptEvent(StoreError):
@@ -284,9 +291,23 @@ class EventStore:
     IDLE_WRITERS = 8
     """Write connections kept open between transactions (one per concurrent writer)."""
 
-    def __init__(self, engine: sa.Engine, clock: Callable[[], str] = utc_now) -> None:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        clock: Callable[[], str] = utc_now,
+        signer: Signer | None = None,
+        key_path: str | None = None,
+    ) -> None:
         self.engine = engine
         self.clock = clock
+        self.signer = signer
+        """Signs each write's checkpoint (ledger.store.tlog); without one, a write that
+        appends is refused (NoSigningKey) and the store only reads."""
+        self.key_path = key_path
+        """Where the key was looked for, to say so when there is none."""
+        self.frontier: tuple[int, Frontier] | None = None
+        """The tree's right edge at a committed size (ledger.store.tlog), so that the
+        next append need not read it."""
         self.postgres = engine.dialect.name == "postgresql"
         # The statements run on the driver's cursor, in its parameter style.
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"

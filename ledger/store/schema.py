@@ -160,3 +160,26 @@ rounds = sa.Table(
     sa.Column("started_at", sa.String(32), nullable=False),
     sa.Column("ended_at", sa.String(32), nullable=True),
 )
+
+# The log's Merkle tree (ledger.store.tlog): every stored hash of RFC 9162's tree over
+# the events in position order, by its index in ledger.store.merkle's numbering. Record
+# n of the tree is the event at position n + 1. Append-only, like the events.
+tree_hashes = sa.Table(
+    "tree_hashes",
+    metadata,
+    sa.Column("idx", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("hash", sa.LargeBinary(32), nullable=False),
+)
+
+# A signed checkpoint of the tree for every write that appended events: the tree's size
+# after the write, its root (hex), when, and the signed note (C2SP tlog-checkpoint)
+# exactly as it was handed out in the write's receipt. Append-only: never replaced.
+checkpoints = sa.Table(
+    "checkpoints",
+    metadata,
+    sa.Column("size", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("root", sa.String(64), nullable=False),
+    sa.Column("issued_at", sa.String(32), nullable=False),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.CheckConstraint("size >= 1", name="size_positive"),
+)

@@ -29,6 +29,7 @@ from ledger.api.tokens import Role, create
 from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from tests.signing import SIGNER
 
 
 class Client:
@@ -55,8 +56,10 @@ class Client:
 
     def ok(self, method: str, path: str, json: Any = None, **kw: Any) -> Any:
         """The response's JSON, after checking it succeeded."""
-        response = getattr(self, method)(path, json=json, **kw) if json is not None else (
-            getattr(self, method)(path, **kw)
+        response = (
+            getattr(self, method)(path, json=json, **kw)
+            if json is not None
+            else (getattr(self, method)(path, **kw))
         )
         assert response.status_code < 300, (response.status_code, response.get_json())
         return response.get_json()
@@ -75,7 +78,7 @@ class Api:
 def _api(url: str) -> Iterator[Api]:
     engine = db.make_engine(url)
     db.upgrade(engine)  # a copy of a migrated database: finds it current
-    store = EventStore(engine)
+    store = EventStore(engine, signer=SIGNER)
     app = create_app(book=Book(store), TESTING=True)
     yield Api(app)
     store.close()

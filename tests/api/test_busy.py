@@ -10,6 +10,7 @@ from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import commands, events, postings
+from tests.signing import SIGNER
 
 
 def _counts(engine: sa.Engine) -> list[int]:
@@ -23,12 +24,12 @@ def _counts(engine: sa.Engine) -> list[int]:
 def test_a_write_behind_a_long_writer_is_503_busy_and_writes_nothing(database_url: str) -> None:
     engine = db.make_engine(database_url, lock_timeout=0.3)
     db.upgrade(engine)
-    store = EventStore(engine)
+    store = EventStore(engine, signer=SIGNER)
     app = create_app(book=Book(store), TESTING=True)
     auth = {"Authorization": f"Bearer {create(engine, Role.SETTER, 'bank')}"}
     client = app.test_client()
     assert client.post("/players", json={"name": "ann"}, headers=auth).status_code == 201
-    other = EventStore(db.make_engine(database_url))
+    other = EventStore(db.make_engine(database_url), signer=SIGNER)
     try:
         before = _counts(engine)
         with other.transaction():  # another writer holds the append lock (a rebuild, ...)

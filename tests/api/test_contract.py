@@ -41,6 +41,7 @@ from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api, Client
+from tests.signing import SIGNER
 
 OPENAPI = Path(__file__).resolve().parents[2] / "openapi.yaml"
 TABLES = ("t1", "t2")
@@ -121,7 +122,7 @@ def _pending_lay(table: str, client: Client) -> str:
 
 def _app(path: Path) -> Iterator[Api]:
     engine = db.make_engine(f"sqlite:///{path}")
-    store = EventStore(engine)
+    store = EventStore(engine, signer=SIGNER)
     yield Api(create_app(book=Book(store), TESTING=True))
     store.close()
     engine.dispose()

@@ -26,6 +26,7 @@ from ledger.cli import main
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api
+from tests.signing import SIGNER
 
 # --- health and readiness ---------------------------------------------------------
 
@@ -57,7 +58,7 @@ def test_readyz_is_a_503_problem_when_the_schema_is_behind(sqlite_api: Api) -> N
 def test_unreachable_database_is_not_ready_but_still_alive() -> None:
     # A PostgreSQL URL whose socket directory does not exist: every connect fails.
     engine = db.make_engine("postgresql+psycopg://nobody@/hazard?host=/nonexistent/socket")
-    app = create_app(book=Book(EventStore(engine)), TESTING=True)
+    app = create_app(book=Book(EventStore(engine, signer=SIGNER)), TESTING=True)
     client = app.test_client()
     ready = client.get("/readyz")
     assert ready.status_code == 503

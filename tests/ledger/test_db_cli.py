@@ -13,6 +13,7 @@ import engine as hz
 from ledger.cli import main
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from tests.signing import SIGNER
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
     assert result.exit_code == 0, result.output
     engine = db.make_engine(url)
     assert f"database schema at {db.schema_status(engine)[1]}" in result.output
-    store = EventStore(engine)
+    store = EventStore(engine, signer=SIGNER)
     events = hz.open_table(hz.BUILTIN["english"])
     with store.transaction() as conn:
         store.append(conn, "table:1", 0, events, actor="setter")
@@ -61,7 +62,7 @@ def test_projections_rebuild_reports_the_events_it_read(url: str) -> None:
 
     assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
     engine = db.make_engine(url)
-    book = Book(EventStore(engine))
+    book = Book(EventStore(engine, signer=SIGNER))
     club = Club(book)
     club.create_player("ann", "setter")
     club.account_command("ann", Deposited, 500, "setter")

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 import engine as hz
 from ledger.store import db
 from ledger.store.eventstore import GENESIS, Busy, ConcurrencyError, CorruptEvent, EventStore
+from tests.signing import SIGNER
 
 STREAM = "table:1"
 
@@ -275,7 +276,10 @@ def test_a_write_that_waits_out_the_lock_timeout_is_busy_and_writes_nothing(
     kept connection is not reused half-begun: the next write succeeds."""
     eng = db.make_engine(database_url, lock_timeout=0.3)
     db.upgrade(eng)
-    store, other = EventStore(eng), EventStore(db.make_engine(database_url))
+    store, other = (
+        EventStore(eng, signer=SIGNER),
+        EventStore(db.make_engine(database_url), signer=SIGNER),
+    )
     state, events = opened()
     append(store, STREAM, 0, events)  # the store now keeps a write connection
     try:

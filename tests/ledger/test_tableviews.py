@@ -25,6 +25,7 @@ from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
 from tests.engine.strategies import History, histories
 from tests.engine.tablekit import NICK_FIRST, next_total
+from tests.signing import SIGNER
 
 STREAM = "table:t1"
 FUNDED = 4
@@ -44,7 +45,7 @@ def p(version: int) -> int:
 def clocked(engine: sa.Engine) -> Iterator[EventStore]:
     """A store whose every append is a minute after the one before: minute(0), ..."""
     ticks = itertools.count()
-    store = EventStore(engine, clock=lambda: minute(next(ticks)))
+    store = EventStore(engine, clock=lambda: minute(next(ticks)), signer=SIGNER)
     yield store
     store.close()
 
@@ -427,7 +428,11 @@ def test_rebuild_equals_live_for_random_histories(engine: sa.Engine) -> None:
         max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
     def check(h: History, batch: int, frozen: bool) -> None:
-        store = EventStore(engine, clock=lambda: minute(0)) if frozen else EventStore(engine)
+        store = (
+            EventStore(engine, clock=lambda: minute(0), signer=SIGNER)
+            if frozen
+            else EventStore(engine, signer=SIGNER)
+        )
         try:
             stream = f"table:h{next(streams)}"
             for step in h.steps:

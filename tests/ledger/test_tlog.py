@@ -1,0 +1,144 @@
+"""The log's Merkle tree and checkpoints as every write stores them, on SQLite and
+PostgreSQL: the stored tree is RFC 9162's tree over the events' records, every write
+signs a checkpoint of it and answers with that receipt, and the database refuses to
+change either table."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.books.accounts import account_stream
+from ledger.store import merkle, tlog
+from ledger.store.checkpoint import open_checkpoint
+from ledger.store.eventstore import EventStore, NoSigningKey
+from ledger.store.schema import checkpoints, tree_hashes
+from ledger.store.vocabulary import Deposited
+from ledger.unit_of_work import UnitOfWork
+from tests.signing import VERIFIER
+
+SETTER = account_stream(hz.SETTER)
+
+
+def _deposit(store: EventStore, amounts: list[int], key: str | None = None) -> dict:
+    uow = UnitOfWork(store, key, {"amounts": amounts})
+    if (earlier := uow.earlier()) is not None:
+        return earlier
+    with uow:
+        version = store.stream_version(uow.conn, SETTER)
+        events = [
+            Deposited(version=version + i, account=hz.SETTER, amount=a)
+            for i, a in enumerate(amounts, start=1)
+        ]
+        uow.record(SETTER, version, events, "setter")
+        uow.commit({"ok": True})
+    return uow.answer
+
+
+def _memory_root(store: EventStore, size: int) -> bytes:
+    """The root computed from the events alone, in memory, from RFC 9162's definition."""
+    leaves = [tlog.leaf(row) for row in store.read_all(0, limit=size)]
+
+    def mth(items: list[bytes]) -> bytes:
+        if len(items) == 1:
+            return items[0]
+        k = 1 << ((len(items) - 1).bit_length() - 1)
+        return merkle.node_hash(mth(items[:k]), mth(items[k:]))
+
+    return mth(leaves)
+
+
+def test_every_write_signs_a_checkpoint_of_the_tree_over_every_event(store: EventStore) -> None:
+    receipts = [_deposit(store, [5] * n)["receipt"] for n in (1, 3, 1, 2, 7, 1)]
+    size = 0
+    for receipt in receipts:
+        checkpoint = open_checkpoint(receipt["checkpoint"], [VERIFIER])
+        first = size + 1
+        size = checkpoint.size
+        assert receipt["positions"] == list(range(first, size + 1))
+        assert checkpoint.root == _memory_root(store, size)
+        assert checkpoint.time is not None
+    with store.engine.connect() as conn:
+        stored = conn.execute(sa.select(checkpoints).order_by(checkpoints.c.size)).all()
+        count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()
+    assert [row.note for row in stored] == [r["checkpoint"] for r in receipts]
+    assert count == merkle.stored_hash_count(size)
+
+
+def test_a_repeat_gets_the_same_receipt_and_signs_nothing_new(store: EventStore) -> None:
+    first = _deposit(store, [10], key="k1")
+    again = _deposit(store, [10], key="k1")
+    assert again["receipt"] == first["receipt"]
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(checkpoints)).scalar() == 1
+
+
+def test_a_store_that_did_not_write_last_reads_the_frontier_again(
+    store: EventStore, database_url: str
+) -> None:
+    from ledger.store import db
+    from tests.signing import SIGNER
+
+    other = EventStore(db.make_engine(database_url), signer=SIGNER)
+    try:
+        for writer in [store, other, other, store, store, other]:
+            receipt = _deposit(writer, [1, 2, 3])["receipt"]
+        size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
+        assert size == 18
+        assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, 18)
+    finally:
+        other.close()
+        other.engine.dispose()
+
+
+def test_a_write_rolled_back_leaves_no_hash_and_no_checkpoint(store: EventStore) -> None:
+    _deposit(store, [1])
+    with UnitOfWork(store) as uow:
+        uow.record(SETTER, 1, [Deposited(version=2, account=hz.SETTER, amount=2)], "setter")
+    # not committed: the frontier kept must still be the committed tree's
+    receipt = _deposit(store, [3])["receipt"]
+    assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, 2)
+
+
+def test_a_store_without_a_key_writes_nothing(engine: sa.Engine) -> None:
+    store = EventStore(engine, key_path="/nowhere/hazard.key")
+    try:
+        with pytest.raises(NoSigningKey, match=r"/nowhere/hazard\.key"):
+            _deposit(store, [5])
+        assert store.read_all() == []
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("table", ["tree_hashes", "checkpoints"])
+@pytest.mark.parametrize("statement", ["UPDATE {t} SET {c} = {c}", "DELETE FROM {t}"])
+def test_the_database_refuses_to_change_the_tree_or_a_checkpoint(
+    store: EventStore, table: str, statement: str
+) -> None:
+    _deposit(store, [5, 6])
+    column = "idx" if table == "tree_hashes" else "size"
+    with pytest.raises(sa.exc.DatabaseError, match="append-only"), store.engine.begin() as conn:
+        conn.exec_driver_sql(statement.format(t=table, c=column))
+
+
+def test_the_migration_builds_the_tree_of_a_log_that_had_none(database_url: str) -> None:
+    from alembic import command
+
+    from ledger.store import db
+
+    engine = db.make_engine(database_url)
+    try:
+        with db.serialised(engine, db.UPGRADE_LOCK) as conn:
+            command.upgrade(db._alembic_config(conn), "0003")
+        old = EventStore(engine)  # as before the tree: append only
+        with old.transaction() as conn:
+            events = [Deposited(version=v, account=hz.SETTER, amount=v) for v in range(1, 5009)]
+            old.append(conn, SETTER, 0, events, "setter")
+        old.close()
+        db.upgrade(engine)
+        with engine.connect() as conn:
+            root = merkle.tree_hash(5008, tlog.reader(conn))
+        assert root == _memory_root(EventStore(engine), 5008)
+    finally:
+        engine.dispose()

@@ -1,0 +1,10 @@
+"""The key the tests sign with: one for the whole session, so that every store, app
+and `hazard` subprocess a test starts speaks for the same log."""
+
+from __future__ import annotations
+
+from ledger.store.keys import Signer
+
+ORIGIN = "test.hazard/ledger"
+SIGNER = Signer.generate(ORIGIN)
+VERIFIER = SIGNER.verifier
