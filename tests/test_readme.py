@@ -63,6 +63,7 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
     url = f"sqlite:///{tmp_path / 'readme.sqlite3'}"
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HAZARD_KEY")  # `hazard key create` makes hazard.key here
     engine = db.make_engine(url)
     db.upgrade(engine)
     with engine.begin() as conn:  # the token the README revokes by its id
