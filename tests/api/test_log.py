@@ -308,3 +308,46 @@ def test_a_consistency_proof_from_a_receipt_shows_a_root_in_base64_as_signed(api
     lines = receipt["checkpoint"].split("\n")
     stored = bank.ok("get", f"/log/checkpoints/{_size(receipt)}")
     assert base64.b64decode(lines[2]).hex() == stored["root"]
+
+
+def test_the_receipt_walkthrough_in_the_guide_runs(sqlite_api: Api, tmp_path: Any) -> None:
+    """docs/api.md's "Receipts and proofs": each `api` command it shows answers, and the
+    note saved as `jq -j` saves it is the signed checkpoint the proofs start from."""
+    import re
+    import shlex
+
+    from tests.api.test_docs_guide import GUIDE
+
+    bank = sqlite_api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    section = re.search(r"\n## Receipts and proofs\n(.*?)(?=\n## |\Z)", GUIDE.read_text(), re.S)
+    assert section is not None
+    block = re.search(r"```sh\n(.*?)```", section.group(1), re.S)
+    assert block is not None
+    commands = [
+        shlex.split(line.split("  #")[0].split(" | ")[0].split(" > ")[0])[1:]
+        for line in block.group(1).splitlines()
+        if line.startswith("api ")
+    ]
+    assert len(commands) == 4
+    answers = []
+    receipt = ""
+    for words in commands:
+        method = "get"
+        if words[0] == "-X":
+            method, words = words[1].lower(), words[2:]
+        url = words[0].removeprefix("localhost:8000")
+        url = url.replace("$SIZE", str(_size({"checkpoint": receipt})) if receipt else "")
+        if receipt:  # the guide's position is its own log's: the deposit's, here
+            url = url.replace("position=57", f"position={answers[0]['receipt']['positions'][0]}")
+        body = json.loads(words[2]) if len(words) > 2 and words[1] == "-d" else None
+        answer = getattr(bank, method)(url, json=body) if body else bank.get(url)
+        assert answer.status_code < 300, (url, answer.get_json())
+        answers.append(answer.get_json())
+        if not receipt:
+            saved = tmp_path / "receipt.txt"
+            saved.write_text(answers[0]["receipt"]["checkpoint"])  # jq -j: as it is
+            receipt = saved.read_text()
+            assert receipt.split("\n")[1] == str(answers[0]["receipt"]["positions"][-1])
+    assert answers[2]["old"]["checkpoint"] == receipt
+    _check_inclusion(answers[3])
