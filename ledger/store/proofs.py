@@ -24,6 +24,9 @@ from ledger.store.eventlog import parsed
 from ledger.store.eventstore import Recorded
 from ledger.store.schema import checkpoints, events, postings, settlement_parties
 
+MAX_SIZE = 2**63 - 1
+"""The largest size or position a BIGINT column holds."""
+
 
 class ProofRefused(Exception):
     """A proof, or a checkpoint, that the log cannot give: the message says why."""
@@ -93,7 +96,13 @@ def latest(conn: sa.Connection) -> StoredCheckpoint:
 
 def checkpoint(conn: sa.Connection, size: int) -> StoredCheckpoint:
     """The checkpoint of the tree of `size` events, as signed when a write made it."""
-    row = conn.execute(sa.select(checkpoints).where(checkpoints.c.size == size)).first()
+    # Past a BIGINT there is no such size, and a database may refuse the number
+    # rather than answer none.
+    row = (
+        None
+        if size > MAX_SIZE
+        else conn.execute(sa.select(checkpoints).where(checkpoints.c.size == size)).first()
+    )
     if row is None:
         raise NoCheckpoint(
             f"no checkpoint of size {size}: the log signs one at the size each write "
