@@ -225,13 +225,13 @@ def serve(host: str, port: int, workers: int) -> None:
     try:
         store = open_book(url).store  # creates or checks the schema, then lets go of it
         try:
-            made = ensure_key(store)  # a key for a log never signed; the log's own, else
+            new_key = ensure_key(store)  # a key for a log never signed; the log's own, else
         finally:
             store.close()
             store.engine.dispose()
         assert store.signer is not None
         public = store.signer.verifier.text()
-        if made is not None:
+        if new_key is not None:
             print(f"made the signing key at {store.key_path}", flush=True)
         options = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",

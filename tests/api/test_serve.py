@@ -171,6 +171,8 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     )
     assert status == 201, body
     assert headers["X-Request-Id"] == "serve-test-1"
+    assert json.loads(body)["receipt"]["positions"] == [1]  # signed as it starts
+    assert "Checkpoints are signed by test.hazard/ledger+" in banner
     status, _, body = _call(f"{base}/players/ann/balance", token)
     assert (status, json.loads(body)["balance"]) == (200, 0)
     assert _call(f"{base}/players/ann/balance")[0] == 401
