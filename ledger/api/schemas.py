@@ -136,11 +136,38 @@ class EventSchema(Schema):
     transfers = transfers()
 
 
+class ReceiptSchema(Schema):
+    """What a write appended, and the signed checkpoint of a tree that holds it."""
+
+    positions = fields.List(
+        fields.Integer(),
+        required=True,
+        metadata={"description": "The positions of the events the write appended"},
+    )
+    checkpoint = fields.String(
+        required=True,
+        metadata={
+            "description": "The checkpoint the write signed (C2SP tlog-checkpoint, a signed "
+            "note): the log's name, the tree's size (its last position) and root (base64), "
+            "the time, and the Ed25519 signature of the key GET /log/key gives. Keep it: GET "
+            "/log/proofs/consistency?from=<size> proves today's log extends it, and "
+            "`hazard verify --checkpoint FILE` checks a database against it"
+        },
+    )
+
+
 class WriteResultSchema(Schema):
     table = fields.String()
     player = fields.String()
     version = fields.Integer(required=True)
     events = fields.List(fields.Nested(EventSchema), required=True)
+    receipt = fields.Nested(
+        ReceiptSchema,
+        metadata={
+            "description": "The write's receipt; every write that appends an event has one, "
+            "and a repeat under the same Idempotency-Key gets the same"
+        },
+    )
 
 
 class PlayerSchema(Schema):

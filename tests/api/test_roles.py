@@ -9,7 +9,8 @@ an auditor, the player it concerns ("self"), another player acting for them
 past the role check to the answer a good request gets.
 
 Reads of settlements, rounds, statements and the audit log are in the same matrix,
-in tests/api/test_reads.py and tests/api/test_audit.py's role tests.
+in tests/api/test_reads.py and tests/api/test_audit.py's role tests; the signed log's
+key, checkpoints and proofs in tests/api/test_log.py's.
 """
 
 from __future__ import annotations
@@ -271,3 +272,32 @@ def test_the_matrix_covers_every_operation(api: Api) -> None:
     elsewhere = {("GET", "/tables/<table>/rounds"), ("GET", "/tables/<table>/rounds/<int:round>"),
                  ("GET", "/players/<name>/statement")}
     assert routes - covered - elsewhere == set()
+
+
+ELSEWHERE = {
+    "/settlements": "tests/api/test_reads.py",
+    "/events": "tests/api/test_audit.py",
+    "/audit/verify": "tests/api/test_audit.py",
+    "/audit/head": "tests/api/test_audit.py",
+    "/log/key": "tests/api/test_log.py",
+    "/log/checkpoint": "tests/api/test_log.py",
+    "/log/checkpoints/<int:size>": "tests/api/test_log.py",
+    "/log/proofs/inclusion": "tests/api/test_log.py",
+    "/log/proofs/consistency": "tests/api/test_log.py",
+}
+"""The operations outside /players and /tables, and the suite whose role tests try them."""
+
+
+def test_every_operation_that_needs_a_token_is_tried_somewhere(api: Api) -> None:
+    """Every route of the token-protected blueprints is in the matrix above or named in
+    ELSEWHERE: a new one, such as the signed log's, cannot go untried by the roles."""
+    from ledger.api import audit, log, reads
+
+    others = {blp.name for blp in (audit.blp, log.blp, reads.blp)}
+    routes = {
+        rule.rule
+        for rule in api.app.url_map.iter_rules()
+        if rule.endpoint.split(".")[0] in others
+        and not rule.rule.startswith(("/players", "/tables"))
+    }
+    assert routes == set(ELSEWHERE)
