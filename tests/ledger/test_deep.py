@@ -4,6 +4,7 @@ read model edited behind the ledger's back is found and named at the row edited.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import engine as hz
 from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
+from ledger.store import snapshots
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import accounts, postings, rounds, settlement_parties, settlements
 from ledger.store.vocabulary import Deposited
@@ -233,3 +235,18 @@ def test_every_table_edited_at_once_gives_its_first_row_and_a_count(played: Even
     assert (differences["accounts"].row, differences["accounts"].rows) == (first, count)
     assert differences["accounts"].column == "credit_limit"
     assert (differences["rounds"].key, differences["rounds"].rows) == (("table:t1", 3), 2)
+
+
+def test_a_forged_snapshot_is_named_by_table_and_version(played: EventStore) -> None:
+    history = played.load("table:t1")
+    snapshots.save(played, "table:t1", hz.fold(history[:20]))
+    assert found(played) == []
+    at_25 = hz.fold(history[:25])
+    snapshots.save(played, "table:t1", dataclasses.replace(at_25, caster="bob"))
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "snapshots",
+        ("table:t1", 25),
+        "state.caster",
+    )
+    assert (difference.stored, difference.expected) == ("bob", at_25.caster)
