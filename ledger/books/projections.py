@@ -12,7 +12,7 @@ figures.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -189,19 +189,31 @@ def rebuild(store: EventStore, batch: int = 5000) -> int:
     rebuild must reproduce history, not judge it again. Each table is folded from its
     first event through `tableviews.apply`, as its commands were when they were live.
     """
-    count = 0
     with store.transaction() as conn:
         conn.execute(postings.delete())
         conn.execute(accounts.delete())
         tableviews.clear(conn)
-        tables = tableviews.Replay(conn)
-        after = 0
-        while True:
-            rows = store.read_all(after, limit=batch, conn=conn)
-            if not rows:
-                tables.finish()
-                return count
-            apply(conn, rows, check=False)
-            tables.feed(rows)
-            count += len(rows)
-            after = rows[-1].position
+        return replay(conn, batches(store, conn, batch))
+
+
+def replay(conn: sa.Connection, batches: Iterable[Sequence[Recorded]]) -> int:
+    """Write into the empty read models on `conn` what `batches` of events make: every
+    event from the first, in position order. `rebuild` runs it on the store's own
+    database; ledger.books.deep on a scratch one, to compare with what is stored.
+    Returns how many events were read."""
+    tables = tableviews.Replay(conn)
+    count = 0
+    for rows in batches:
+        apply(conn, rows, check=False)
+        tables.feed(rows)
+        count += len(rows)
+    tables.finish()
+    return count
+
+
+def batches(store: EventStore, conn: sa.Connection, batch: int) -> Iterator[list[Recorded]]:
+    """Every event of the log in position order, `batch` at a time, read on `conn`."""
+    after = 0
+    while rows := store.read_all(after, limit=batch, conn=conn):
+        yield rows
+        after = rows[-1].position

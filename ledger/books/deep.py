@@ -1,0 +1,390 @@
+"""The deep check: every read model recomputed from the events and compared, row by
+row, with what is stored.
+
+The read models (accounts, postings, settlements, settlement_parties, rounds) are
+caches written beside the events; the events are the truth. So the check replays
+every event into an empty scratch database (a temporary SQLite file) through the very
+code that writes the read models (`projections.replay`, as `rebuild` runs it), then
+walks each table of both databases in key order, side by side (a merge join over two
+ordered cursors), and names the first row that differs, with how many do. Memory stays
+bounded whatever the size of the log: the events go to the scratch file a batch at a
+time, and the comparison holds one row of each side.
+
+Everything stored is read in one transaction (REPEATABLE READ on PostgreSQL, one
+WAL snapshot on SQLite), so a write while the check runs is neither half seen nor
+reported as a difference.
+
+Postings have no key of their own (their ids are renumbered by a rebuild): a posting
+is named by its event's position, its account and its counterparty (and, should an
+event post the same pair twice, which of those it is, by amount).
+
+Snapshots are checked too, though they are a cache of state rather than a read model:
+loading a table starts from its newest one, so a forged snapshot would decide every
+command after it. Each readable one must be the table's events folded to its version.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.books import projections
+from ledger.store import snapshots
+from ledger.store.eventstore import CorruptEvent, EventStore, Recorded, Refused
+from ledger.store.schema import (
+    accounts,
+    events,
+    metadata,
+    postings,
+    rounds,
+    settlement_parties,
+    settlements,
+)
+from ledger.store.schema import snapshots as snapshots_table
+
+Progress = Callable[[str, int, int | None], None]
+"""Called as the check goes: (step, done, total): step "events" while the events are
+replayed (done and total in events), then each table's name while it is compared
+(done and total in rows; total None when not known)."""
+
+BATCH = 5000
+EVERY = 10_000
+"""Rows compared between two progress reports."""
+
+Key = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first row of a read model that is not what the events make.
+
+    `key` is the row's key (its columns in `KEYS[table]`), `row` says it in words,
+    `column` is the first column that differs (None for a row on one side only),
+    `stored` and `expected` are its values (None for the side without the row), and
+    `rows` counts every row of the table that differs."""
+
+    table: str
+    key: Key
+    row: str
+    column: str | None
+    stored: Any
+    expected: Any
+    rows: int = 1
+
+    @property
+    def what(self) -> str:
+        if self.expected is None and self.column is None:
+            return f"stored {_say(self.stored)}, the events give no such row"
+        if self.stored is None and self.column is None:
+            return f"not stored, the events give {_say(self.expected)}"
+        return f"{self.column}: stored {_say(self.stored)}, the events give {_say(self.expected)}"
+
+    def __str__(self) -> str:
+        more = f" ({self.rows - 1} more rows of {self.table} differ)" if self.rows > 1 else ""
+        return f"{self.table}: {self.row}: {self.what}{more}"
+
+    def view(self) -> dict[str, Any]:
+        """As JSON: what an API answer can carry."""
+        return {
+            "table": self.table,
+            "row": self.row,
+            "key": list(self.key),
+            "column": self.column,
+            "stored": self.stored,
+            "expected": self.expected,
+            "rows": self.rows,
+            "message": str(self),
+        }
+
+
+def _say(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_say(v)}" for k, v in value.items())
+    return json.dumps(value)
+
+
+@dataclass(frozen=True)
+class _Model:
+    table: sa.Table
+    key: tuple[str, ...]
+    values: tuple[str, ...]
+    label: Callable[[Key], str]
+
+
+MODELS = (
+    _Model(accounts, ("account",), ("balance", "credit_limit"), lambda k: str(k[0])),
+    _Model(
+        postings,
+        ("position", "account", "counterparty", "n"),
+        ("amount",),
+        lambda k: f"position {k[0]}, {k[1]} (with {k[2]})" + (f" #{k[3] + 1}" if k[3] else ""),
+    ),
+    _Model(
+        settlements,
+        ("position",),
+        tuple(c.name for c in settlements.c if c.name != "position"),
+        lambda k: f"position {k[0]}",
+    ),
+    _Model(settlement_parties, ("party", "position"), (), lambda k: f"position {k[1]}, {k[0]}"),
+    _Model(
+        rounds,
+        ("stream", "round"),
+        tuple(c.name for c in rounds.c if c.name not in ("stream", "round")),
+        lambda k: f"{k[0]} round {k[1]}",
+    ),
+)
+"""Every read model written from the events, with its key and the columns compared."""
+KEYS = {m.table.name: m.key for m in MODELS}
+
+
+def differences(
+    store: EventStore, progress: Progress | None = None, scratch_dir: str | Path | None = None
+) -> Iterator[Difference]:
+    """The first difference of each read model from what the events make, table by
+    table (none: every read model is what the events make). An event the code cannot
+    read (or whose money leaves the ledger's range) ends the check with a difference of
+    table "events" naming its position. The scratch database lives in `scratch_dir`
+    (default: the system's temporary directory) until the check ends."""
+    report: Progress = progress or (lambda _step, _done, _total: None)
+    with tempfile.TemporaryDirectory(prefix="hazard-deep-", dir=scratch_dir) as where:
+        scratch = _scratch_engine(Path(where) / "replayed.sqlite3")
+        try:
+            with store.engine.connect() as source:
+                if source.dialect.name == "postgresql":
+                    source = source.execution_options(isolation_level="REPEATABLE READ")
+                with source.begin():
+                    with scratch.begin() as replayed:
+                        broken = _replay(store, source, replayed, report)
+                    if broken is not None:
+                        yield broken
+                        return
+                    with scratch.connect() as replayed:
+                        for model in MODELS:
+                            found = _compare(model, source, replayed, report)
+                            if found is not None:
+                                yield found
+                    found = _snapshots(store, source, report)
+                    if found is not None:
+                        yield found
+        finally:
+            scratch.dispose()
+
+
+def _scratch_engine(path: Path) -> sa.Engine:
+    """A throwaway SQLite file with the read models' tables and the events they read:
+    no journal, no fsync (it is deleted after), a bounded page cache."""
+    engine = sa.create_engine(f"sqlite:///{path}")
+
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=OFF")
+        cursor.execute("PRAGMA synchronous=OFF")
+        cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB
+        cursor.close()
+
+    metadata.create_all(engine, tables=[events, *(m.table for m in MODELS)])
+    return engine
+
+
+def _replay(
+    store: EventStore, source: sa.Connection, replayed: sa.Connection, report: Progress
+) -> Difference | None:
+    """Replay every event of `source` into the scratch database `replayed`."""
+    total = int(source.execute(sa.select(sa.func.count()).select_from(events)).scalar_one())
+    last: list[Recorded] = []
+
+    def copied() -> Iterator[Sequence[Recorded]]:
+        done = 0
+        report("events", 0, total)
+        for rows in projections.batches(store, source, BATCH):
+            # The settlements read the events that placed their bets back from the
+            # database they write to (tableviews._bet_positions).
+            replayed.execute(events.insert(), [row._asdict() for row in rows])
+            last[:] = rows
+            yield rows
+            done += len(rows)
+            report("events", done, total)
+
+    try:
+        projections.replay(replayed, copied())
+    except CorruptEvent as exc:
+        return Difference(
+            "events", (exc.position,), f"position {exc.position}", None, str(exc), None
+        )
+    except Refused as exc:
+        span = f"{last[0].position} to {last[-1].position}" if last else "?"
+        return Difference("events", (), f"positions {span}", None, str(exc), None)
+    return None
+
+
+def _compare(
+    model: _Model, source: sa.Connection, replayed: sa.Connection, report: Progress
+) -> Difference | None:
+    """The first row of `model` that differs between what is stored (`source`) and
+    what the events make (`replayed`), with how many do."""
+    name = model.table.name
+    total = int(replayed.execute(sa.select(sa.func.count()).select_from(model.table)).scalar_one())
+    stored, expected = _rows(model, source), _rows(model, replayed)
+    first: Difference | None = None
+    count = done = 0
+    report(name, 0, total)
+    for key, mine, theirs in _merged(stored, expected):
+        done += 1
+        if done % EVERY == 0:
+            report(name, done, total)
+        found = _differs(model, key, mine, theirs)
+        if found is None:
+            continue
+        count += 1
+        first = first or found
+    report(name, done, total)
+    if first is None:
+        return None
+    return Difference(
+        first.table, first.key, first.row, first.column, first.stored, first.expected, count
+    )
+
+
+def _differs(
+    model: _Model, key: Key, stored: tuple[Any, ...] | None, expected: tuple[Any, ...] | None
+) -> Difference | None:
+    name, label = model.table.name, model.label(key)
+    if stored is None or expected is None:
+        side = stored if expected is None else expected
+        assert side is not None
+        values = dict(zip(model.values, side, strict=True)) or dict(
+            zip(model.key, key, strict=False)
+        )
+        return Difference(
+            name,
+            key,
+            label,
+            None,
+            values if expected is None else None,
+            values if stored is None else None,
+        )
+    for column, mine, theirs in zip(model.values, stored, expected, strict=True):
+        if mine != theirs:
+            return Difference(name, key, label, column, mine, theirs)
+    return None
+
+
+def _rows(model: _Model, conn: sa.Connection) -> Iterator[tuple[Key, tuple[Any, ...]]]:
+    """(key, values) of every row of the model in key order, read a batch at a time
+    (a server-side cursor on PostgreSQL). Strings are ordered by their bytes (COLLATE
+    "C" on PostgreSQL, SQLite's own order), which is Python's order of str."""
+    table = model.table
+    ordering = [c for c in model.key if c != "n"] + (["amount"] if table is postings else [])
+    postgres = conn.dialect.name == "postgresql"
+    order = [
+        table.c[c].collate("C")
+        if postgres and isinstance(table.c[c].type, sa.String)
+        else table.c[c]
+        for c in ordering
+    ]
+    columns = [table.c[c] for c in (*[c for c in model.key if c != "n"], *model.values)]
+    query = sa.select(*columns).order_by(*order).execution_options(yield_per=BATCH)
+    width = len(model.key) - (1 if table is postings else 0)
+    if table is not postings:
+        for row in conn.execute(query):
+            yield tuple(row[:width]), tuple(row[width:])
+        return
+    previous: Key | None = None
+    n = 0
+    for row in conn.execute(query):
+        pair = tuple(row[:width])
+        n = n + 1 if pair == previous else 0
+        previous = pair
+        yield (*pair, n), tuple(row[width:])
+
+
+def _merged(
+    stored: Iterable[tuple[Key, tuple[Any, ...]]], expected: Iterable[tuple[Key, tuple[Any, ...]]]
+) -> Iterator[tuple[Key, tuple[Any, ...] | None, tuple[Any, ...] | None]]:
+    """Both sides in key order, row by row: (key, stored values or None, expected
+    values or None)."""
+    left, right = iter(stored), iter(expected)
+    a, b = next(left, None), next(right, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and a[0] < b[0]):
+            assert a is not None
+            yield a[0], a[1], None
+            a = next(left, None)
+        elif a is None or b[0] < a[0]:
+            yield b[0], None, b[1]
+            b = next(right, None)
+        else:
+            yield a[0], a[1], b[1]
+            a, b = next(left, None), next(right, None)
+
+
+def _snapshots(store: EventStore, source: sa.Connection, report: Progress) -> Difference | None:
+    """The first snapshot whose state is not the table's state folded from its events
+    up to that version, with how many are not. Loading a table starts from its newest
+    snapshot, so a forged one would decide the commands after it. A snapshot in a
+    format this code does not read is passed over by loading, and here."""
+    s = snapshots_table
+    stream_order = s.c.stream.collate("C") if source.dialect.name == "postgresql" else s.c.stream
+    query = (
+        sa.select(s.c.stream, s.c.version, s.c.state)
+        .order_by(stream_order, s.c.version)
+        .execution_options(yield_per=100)
+    )
+    first: Difference | None = None
+    count = done = 0
+    table: tuple[str, list[hz.Event]] | None = None
+    state = hz.INITIAL
+    report("snapshots", 0, None)
+    for stream, version, blob in source.execute(query):
+        done += 1
+        if table is None or table[0] != stream:
+            # Events are never changed, so a connection of the store's own reads the
+            # same ones up to any version this snapshot names.
+            table, state = (stream, store.load(stream)), hz.INITIAL
+        found = _snapshot_differs(stream, version, bytes(blob), table[1], state)
+        if isinstance(found, Difference):
+            count += 1
+            first = first or found
+        elif found is not None:
+            state = found
+    report("snapshots", done, done)
+    if first is None:
+        return None
+    return Difference(
+        first.table, first.key, first.row, first.column, first.stored, first.expected, count
+    )
+
+
+def _snapshot_differs(
+    stream: str, version: int, blob: bytes, events: list[hz.Event], state: hz.TableState
+) -> Difference | hz.TableState | None:
+    """The difference of one snapshot from the fold, or the folded state at its
+    version when there is none (None: a format passed over)."""
+    key, label = (stream, version), f"{stream} version {version}"
+    if version > len(events):
+        return Difference("snapshots", key, label, None, {"version": version}, None)
+    folded = hz.fold(events[state.version : version], state)
+    try:
+        cached = snapshots.decode_state(blob)
+    except Exception as exc:  # whatever a forged blob makes the decoder raise
+        return Difference("snapshots", key, label, "state", f"unreadable ({exc})", None)
+    if cached is None:
+        return None
+    mine, theirs = (
+        json.loads(snapshots.encode_state(cached)),
+        json.loads(snapshots.encode_state(folded)),
+    )
+    for field in theirs:
+        if mine.get(field) != theirs[field]:
+            return Difference(
+                "snapshots", key, label, f"state.{field}", mine.get(field), theirs[field]
+            )
+    return folded

@@ -1,0 +1,252 @@
+"""The deep check (ledger.books.deep), on SQLite and PostgreSQL: a history played through
+the club's commands has read models that are exactly what its events make, and each
+read model edited behind the ledger's back is found and named at the row edited."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.books import deep
+from ledger.books.book import Book
+from ledger.service import Club
+from ledger.store import snapshots
+from ledger.store.eventstore import EventStore
+from ledger.store.schema import accounts, postings, rounds, settlement_parties, settlements
+from ledger.store.vocabulary import Deposited
+from tests.engine.tablekit import NICK_FIRST, next_total
+from tests.signing import SIGNER
+
+
+def play(club: Club) -> None:
+    """Three players and the setter funded, and four rounds at table t1 (as
+    tests/ledger/test_tableviews.py plays them), each command through Club.command."""
+    club.account_command(hz.SETTER, Deposited, 100_000, "setter")
+    for name in ("ann", "bob", "cat"):
+        club.create_player(name, "setter")
+        club.account_command(name, Deposited, 5000, "setter")
+
+    def do(command: Any, *args: Any, new: bool = False) -> None:
+        club.command("t1", "croupier", lambda state, _funds: command(state, *args), new_table=new)
+
+    do(lambda s: hz.open_table(hz.BUILTIN["english"]), new=True)
+    do(hz.seat, "ann")
+    do(hz.seat, "bob")
+    do(hz.cast_for_caster, "ann", 1)
+    do(hz.cast_for_caster, "bob", 6)
+    do(hz.call_main, 7)
+    do(hz.stake, 1000)
+    do(hz.lay, "bob", 400)
+    do(hz.lay, "bob", 100)
+    do(hz.refuse, "b10")
+    do(hz.cover, 4000)
+    do(hz.offer_side_bet, "bob", next_total(7), True, 100, 500)
+    do(hz.accept_side_bet, "b13", "setter")
+    do(hz.offer_side_bet, "ann", NICK_FIRST, True, 200, 200, "bob")
+    do(hz.throw, 2, 2)
+    do(hz.lay_odds, "ann", "chance", 500)
+    do(hz.throw, 1, 3)
+    do(hz.call_main, 6)
+    do(hz.seat, "cat")
+    do(hz.lay, "cat", 300)
+    do(hz.cover, 4000)
+    do(hz.throw, 1, 1)
+    do(hz.leave, "ann")
+    do(hz.call_main, 5)
+    do(hz.stake, 200)
+    do(hz.close)
+
+
+@pytest.fixture
+def played(engine: sa.Engine) -> Iterator[EventStore]:
+    store = EventStore(engine, signer=SIGNER)
+    play(Club(Book(store)))
+    yield store
+    store.close()
+
+
+def found(store: EventStore) -> list[deep.Difference]:
+    return list(deep.differences(store))
+
+
+def edit(engine: sa.Engine, statement: Any) -> int:
+    """Run `statement` as a database administrator would, past the ledger: the read
+    models have no append-only triggers. Returns how many rows it changed."""
+    with engine.begin() as conn:
+        return int(conn.execute(statement).rowcount)
+
+
+def a_posting(engine: sa.Engine, account: str) -> Any:
+    """The first posting to `account` that moves money from a bet's escrow."""
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.select(postings)
+            .where(postings.c.account == account, postings.c.counterparty.like("escrow:%"))
+            .order_by(postings.c.position, postings.c.id)
+            .limit(1)
+        ).one()
+
+
+def test_a_clean_history_has_no_difference_and_reports_progress(played: EventStore) -> None:
+    seen: list[tuple[str, int, int | None]] = []
+    assert list(deep.differences(played, progress=lambda *a: seen.append(a))) == []
+    with played.engine.connect() as conn:
+        count = conn.execute(sa.select(sa.func.count()).select_from(sa.table("events"))).scalar()
+    assert ("events", count, count) in seen
+    steps = [step for step, _done, _total in seen]
+    assert steps.index("events") < steps.index("postings")
+    for table in ("accounts", "postings", "settlements", "settlement_parties", "rounds"):
+        assert table in steps
+
+
+def test_a_balance_edited_is_named_by_account(played: EventStore) -> None:
+    assert edit(
+        played.engine,
+        accounts.update().where(accounts.c.account == "player:bob").values(balance=999_999),
+    )
+    [difference] = found(played)
+    assert (difference.table, difference.row, difference.column) == (
+        "accounts",
+        "player:bob",
+        "balance",
+    )
+    assert difference.stored == 999_999
+    assert difference.expected != 999_999
+    assert str(difference).startswith("accounts: player:bob: balance: stored 999999, the events")
+
+
+def test_a_posting_multiplied_by_ten_is_named_by_position_and_account(
+    played: EventStore,
+) -> None:
+    posting = a_posting(played.engine, "player:ann")
+    edit(
+        played.engine,
+        postings.update().where(postings.c.id == posting.id).values(amount=posting.amount * 10),
+    )
+    [difference] = found(played)
+    assert difference.table == "postings"
+    assert difference.key[:3] == (posting.position, "player:ann", posting.counterparty)
+    assert (difference.stored, difference.expected) == (posting.amount * 10, posting.amount)
+    assert str(difference) == (
+        f"postings: position {posting.position}, player:ann (with {posting.counterparty}): "
+        f"amount: stored {posting.amount * 10}, the events give {posting.amount}"
+    )
+
+
+def test_a_posting_deleted_is_named_as_missing(played: EventStore) -> None:
+    posting = a_posting(played.engine, "player:bob")
+    assert edit(played.engine, postings.delete().where(postings.c.id == posting.id)) == 1
+    [difference] = found(played)
+    assert difference.table == "postings"
+    assert difference.key[:3] == (posting.position, "player:bob", posting.counterparty)
+    assert difference.stored is None
+    assert difference.expected == {"amount": posting.amount}
+    assert "not stored, the events give amount" in str(difference)
+
+
+def test_a_posting_added_is_named_as_extra(played: EventStore) -> None:
+    posting = a_posting(played.engine, "player:cat")
+    edit(
+        played.engine,
+        postings.insert().values(
+            position=posting.position, account="player:cat", amount=5, counterparty="setter"
+        ),
+    )
+    [difference] = found(played)
+    assert difference.table == "postings"
+    assert difference.key[:3] == (posting.position, "player:cat", "setter")
+    assert (difference.stored, difference.expected) == ({"amount": 5}, None)
+    assert "the events give no such row" in str(difference)
+
+
+def test_a_settlement_s_transfers_changed_are_named_by_position(played: EventStore) -> None:
+    with played.engine.connect() as conn:
+        position, transfers = conn.execute(
+            sa.select(settlements.c.position, settlements.c.transfers)
+            .where(settlements.c.outcome == "settled")
+            .order_by(settlements.c.position.desc())
+            .limit(1)
+        ).one()
+    forged = transfers.replace('"player:cat"', '"player:bob"')
+    assert forged != transfers
+    edit(
+        played.engine,
+        settlements.update().where(settlements.c.position == position).values(transfers=forged),
+    )
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "settlements",
+        (position,),
+        "transfers",
+    )
+    assert (difference.stored, difference.expected) == (forged, transfers)
+    assert str(difference).startswith(f"settlements: position {position}: transfers: stored")
+
+
+def test_a_round_s_result_changed_is_named_by_table_and_round(played: EventStore) -> None:
+    edit(
+        played.engine,
+        rounds.update()
+        .where(rounds.c.stream == "table:t1", rounds.c.round == 2)
+        .values(result="chance"),
+    )
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "rounds",
+        ("table:t1", 2),
+        "result",
+    )
+    assert (difference.stored, difference.expected) == ("chance", "out")
+    assert str(difference) == (
+        'rounds: table:t1 round 2: result: stored "chance", the events give "out"'
+    )
+
+
+def test_a_settlement_party_removed_is_named(played: EventStore) -> None:
+    with played.engine.connect() as conn:
+        position = conn.execute(
+            sa.select(sa.func.min(settlement_parties.c.position)).where(
+                settlement_parties.c.party == "player:bob"
+            )
+        ).scalar_one()
+    sp = settlement_parties
+    assert edit(
+        played.engine, sp.delete().where(sp.c.party == "player:bob", sp.c.position == position)
+    )
+    [difference] = found(played)
+    assert (difference.table, difference.key) == ("settlement_parties", ("player:bob", position))
+    assert difference.stored is None
+    assert str(difference).startswith(f"settlement_parties: position {position}, player:bob: ")
+
+
+def test_every_table_edited_at_once_gives_its_first_row_and_a_count(played: EventStore) -> None:
+    edit(played.engine, accounts.update().values(credit_limit=accounts.c.credit_limit + 1))
+    edit(played.engine, rounds.delete().where(rounds.c.round >= 3))
+    differences = {d.table: d for d in found(played)}
+    assert set(differences) == {"accounts", "rounds"}
+    with played.engine.connect() as conn:
+        names = list(conn.execute(sa.select(accounts.c.account)).scalars())
+    first, count = min(names), len(names)
+    assert (differences["accounts"].row, differences["accounts"].rows) == (first, count)
+    assert differences["accounts"].column == "credit_limit"
+    assert (differences["rounds"].key, differences["rounds"].rows) == (("table:t1", 3), 2)
+
+
+def test_a_forged_snapshot_is_named_by_table_and_version(played: EventStore) -> None:
+    history = played.load("table:t1")
+    snapshots.save(played, "table:t1", hz.fold(history[:20]))
+    assert found(played) == []
+    at_25 = hz.fold(history[:25])
+    snapshots.save(played, "table:t1", dataclasses.replace(at_25, caster="bob"))
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "snapshots",
+        ("table:t1", 25),
+        "state.caster",
+    )
+    assert (difference.stored, difference.expected) == ("bob", at_25.caster)
