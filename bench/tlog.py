@@ -530,12 +530,11 @@ def run(
             if c.name.startswith("tree"):
                 check_tree(store)
         if args.profile and label == "sqlite":
-            for store, c in zip(stores, appends, strict=True):
+            for c in appends:
                 if c.name.startswith("tree"):
                     arg = c.prepare()
-                    profile += _profile(
-                        f"{c.name} ({c.what}), {c.items} events", lambda: c.run(arg)
-                    )
+                    profile += _profile(f"{c.name} ({c.what}), {c.items} events",
+                                        lambda c=c, arg=arg: c.run(arg))  # fmt: skip
         for store in stores:
             store.close()
             store.engine.dispose()
