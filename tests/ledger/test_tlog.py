@@ -216,3 +216,16 @@ def test_a_growth_refuses_a_frontier_that_is_not_its_trees() -> None:
     growth = tlog.Growth(3, 3, tlog.HashReader(None, {0: (1, bytes(32))}))  # type: ignore[arg-type]
     with pytest.raises(tlog.LogError, match="no left half"):
         growth.add([_Row(4)])
+
+
+def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: EventStore) -> None:
+    amounts = [1] * (tlog.INSERT_ROWS // 2 + 150)  # about 2 stored hashes an event
+    receipt = _deposit(store, [7])["receipt"]
+    receipt = _deposit(store, amounts)["receipt"]
+    size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
+    assert size == len(amounts) + 1
+    assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, size)
+    with store.engine.connect() as conn:
+        count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()
+        assert merkle.tree_hash(size, tlog.reader(conn)) == _memory_root(store, size)
+    assert count == merkle.stored_hash_count(size)
