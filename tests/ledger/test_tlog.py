@@ -229,3 +229,23 @@ def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: Eve
         count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()
         assert merkle.tree_hash(size, tlog.reader(conn)) == _memory_root(store, size)
     assert count == merkle.stored_hash_count(size)
+
+
+def test_a_proof_reads_the_database_and_works_out_nothing_else(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof's cost is its one query: the reader does not split each index into its
+    level (which cost as much as the query, bench.tlog)."""
+    _deposit(store, [1] * 40)
+
+    def refuse(index: int) -> tuple[int, int]:
+        raise AssertionError("a proof's reader worked out a stored hash's level")
+
+    monkeypatch.setattr(merkle, "split_stored_hash_index", refuse)
+    root = _memory_root(store, 40)
+    leaves = [tlog.leaf(row) for row in store.read_all(0, limit=40)]
+    with store.engine.connect() as conn:
+        read = tlog.reader(conn)
+        for n in (0, 17, 39):
+            merkle.check_record(merkle.prove_record(40, n, read), 40, root, n, leaves[n])
+        merkle.check_tree(merkle.prove_tree(40, 23, read), 40, root, 23, _memory_root(store, 23))
