@@ -1,5 +1,7 @@
-"""What the log's Merkle tree and signed checkpoints cost: appends with and without
-them, and inclusion and consistency proofs read from the database.
+"""What the log's Merkle tree costs: appends with and without it, and proofs from the database.
+
+Appends with the tree and its signed checkpoints against the same appends without
+them; inclusion and consistency proofs read from the database at two sizes.
 
 Run from the repository root:
 
