@@ -41,6 +41,7 @@ import json
 import random
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -488,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     profile = report.pop("profile", "")
     print(json.dumps(report, indent=2) if args.json else render(report))
     if profile:
-        print(profile, file=__import__("sys").stderr if args.json else None)
+        print(profile, file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
