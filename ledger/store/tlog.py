@@ -108,6 +108,7 @@ def read_hashes(conn: sa.Connection, indexes: Sequence[int]) -> dict[int, bytes]
 
 def reader(conn: sa.Connection) -> merkle.HashReader:
     """A merkle.HashReader for proofs and roots: a missing hash is merkle.BadRead."""
+
     # One query and nothing else: a proof's reads are all in tree_hashes, and working
     # out each index's level (as HashReader does for its frontier) cost as much as the
     # query itself (bench.tlog).
