@@ -172,8 +172,7 @@ class UnitOfWork:
                     f"no signing key{where}: every write hands out a signed checkpoint, "
                     "so nothing was written; make one with `hazard key create`"
                 )
-            growth.insert(self.conn)
-            note = tlog.issue(self.conn, signer, growth.size, growth.root(), self._issued_at)
+            note = tlog.seal(self.conn, growth, signer, self._issued_at)
             answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
             idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())

@@ -142,3 +142,110 @@ def test_the_migration_builds_the_tree_of_a_log_that_had_none(database_url: str)
         assert root == _memory_root(EventStore(engine), 5008)
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("size", "issued_at"),
+    [(1, "2026-01-01T00:00:00.000000Z"), (12345, "2026-11-23T10:59:59.999999Z"),
+     (2**63 - 1, "1999-12-31T23:59:59.5Z")],
+)  # fmt: skip
+def test_the_checkpoint_a_write_signs_is_the_one_the_checkpoint_module_signs(
+    size: int, issued_at: str
+) -> None:
+    from datetime import datetime
+
+    from ledger.store.checkpoint import Checkpoint, sign_checkpoint
+    from tests.signing import SIGNER
+
+    root = bytes(range(32))
+    when = datetime.fromisoformat(issued_at.replace("Z", "+00:00"))
+    expected = sign_checkpoint(Checkpoint.issued(SIGNER.name, size, root, when), SIGNER)
+    assert tlog.signed_checkpoint(SIGNER, size, root, issued_at) == expected
+    assert open_checkpoint(expected, [VERIFIER]).size == size
+
+
+def test_a_checkpoint_of_no_tree_is_refused() -> None:
+    from tests.signing import SIGNER
+
+    with pytest.raises(ValueError, match="no checkpoint"):
+        tlog.signed_checkpoint(SIGNER, 5, b"short", "2026-01-01T00:00:00Z")
+    with pytest.raises(ValueError, match="no checkpoint"):
+        tlog.signed_checkpoint(SIGNER, -1, bytes(32), "2026-01-01T00:00:00Z")
+
+
+class _Row:
+    """A stored event's columns, enough for Growth.add."""
+
+    def __init__(self, position: int) -> None:
+        self.position, self.version = position, position
+        self.stream, self.actor, self.idempotency_key = f"s{position % 3}", "a", None
+        self.recorded_at, self.type, self.schema_version = "2026-01-01T00:00:00Z", "T", 1
+        self.payload = f'{{"n":{position}}}'
+
+    def hashed(self) -> bytes:
+        from ledger.store import codec
+
+        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
+        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
+
+
+def test_a_growth_from_the_frontier_stores_the_hashes_merkle_defines() -> None:
+    """Write after write of every width, from the frontier alone (no database): every
+    stored hash and every root is merkle's, from the records one by one."""
+    expected: list[bytes] = []
+
+    def read(indexes: list[int]) -> list[bytes]:
+        return [expected[i] for i in indexes]
+
+    stored: dict[int, bytes] = {}
+    frontier: tlog.Frontier = {}
+    size = 0
+    for width in [1, 1, 2, 3, 1, 7, 16, 1, 5, 32, 64, 2, 100]:
+        growth = tlog.Growth(size, size, tlog.HashReader(None, frontier))  # type: ignore[arg-type]
+        rows = [_Row(p) for p in range(size + 1, size + width + 1)]
+        growth.add(rows)
+        for row in rows:
+            expected.extend(merkle.stored_hashes(row.position - 1, row.hashed(), read))
+        stored.update(growth.hashes.made)
+        size, frontier = growth.size, growth.hashes.frontier
+        assert growth.root() == merkle.tree_hash(size, read)
+        assert [stored[i] for i in range(len(expected))] == expected
+
+
+def test_a_growth_refuses_a_frontier_that_is_not_its_trees() -> None:
+    growth = tlog.Growth(3, 3, tlog.HashReader(None, {0: (1, bytes(32))}))  # type: ignore[arg-type]
+    with pytest.raises(tlog.LogError, match="no left half"):
+        growth.add([_Row(4)])
+
+
+def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: EventStore) -> None:
+    amounts = [1] * (tlog.INSERT_ROWS // 2 + 150)  # about 2 stored hashes an event
+    receipt = _deposit(store, [7])["receipt"]
+    receipt = _deposit(store, amounts)["receipt"]
+    size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
+    assert size == len(amounts) + 1
+    assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, size)
+    with store.engine.connect() as conn:
+        count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()
+        assert merkle.tree_hash(size, tlog.reader(conn)) == _memory_root(store, size)
+    assert count == merkle.stored_hash_count(size)
+
+
+def test_a_proof_reads_the_database_and_works_out_nothing_else(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof's cost is its one query: the reader does not split each index into its
+    level (which cost as much as the query, bench.tlog)."""
+    _deposit(store, [1] * 40)
+
+    def refuse(index: int) -> tuple[int, int]:
+        raise AssertionError("a proof's reader worked out a stored hash's level")
+
+    monkeypatch.setattr(merkle, "split_stored_hash_index", refuse)
+    root = _memory_root(store, 40)
+    leaves = [tlog.leaf(row) for row in store.read_all(0, limit=40)]
+    with store.engine.connect() as conn:
+        read = tlog.reader(conn)
+        for n in (0, 17, 39):
+            merkle.check_record(merkle.prove_record(40, n, read), 40, root, n, leaves[n])
+        merkle.check_tree(merkle.prove_tree(40, 23, read), 40, root, 23, _memory_root(store, 23))
