@@ -66,7 +66,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bench.fold import _machine, _say
-from bench.seed import SEED, Seeded, seeded
+from bench.seed import SEED, Seeded, key_for, seeded
 
 DEFAULT_EVENTS = (10_000, 1_000_000)
 WORKERS = 2
@@ -165,7 +165,7 @@ def serve(
         os.close(fd)
     log = workdir / "gunicorn.log"
     port = _free_port()
-    env = dict(os.environ, DATABASE_URL=f"sqlite:///{database}")
+    env = dict(os.environ, DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key_for(database)))
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     cmd = [
         sys.executable, "-m", "gunicorn",

@@ -59,6 +59,7 @@ from ledger.books.book import Book
 from ledger.service import Club, table_stream
 from ledger.store import db
 from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.keys import Signer, create_key, load_signer
 from ledger.store.vocabulary import AccountOpened, Deposited
 from ledger.unit_of_work import UnitOfWork
 
@@ -286,11 +287,12 @@ def seeded(events: int, cache_dir: Path, seed: int = SEED) -> Seeded:
         meta["cached"] = True
         return Seeded(path, meta)
     partial = cache_dir / f"{stem}.partial.sqlite3"
-    for leftover in cache_dir.glob(f"{stem}.partial.sqlite3*"):
-        leftover.unlink()
+    for leftover in [*cache_dir.glob(f"{stem}.partial.sqlite3*"), key_for(partial)]:
+        leftover.unlink(missing_ok=True)
     _say(f"seeding {events:,} events into {path} (cached for the next run)...")
     meta = seed_database(partial, events, seed)
     meta["cache_key"] = stem
+    os.replace(key_for(partial), key_for(path))
     os.replace(partial, path)
     meta_path.write_text(json.dumps(meta, indent=2))
     meta["cached"] = False
@@ -316,12 +318,27 @@ def _checkpoint(path: Path) -> None:
     con.close()
 
 
+def key_for(database: Path) -> Path:
+    """The signing key of a seeded database: beside it, `<name>.key`."""
+    return database.with_suffix(".key")
+
+
+def _signer_for(database: Path) -> Signer:
+    key = key_for(database)
+    if not key.exists():
+        create_key(key, "bench.hazard/ledger")
+    return load_signer(key)
+
+
 def seed_database(path: Path, events: int, seed: int = SEED) -> dict[str, Any]:
     started = time.perf_counter()
     rng = random.Random(seed)
     engine = db.make_engine(f"sqlite:///{path}")
     db.upgrade(engine)
-    store = EventStore(engine, clock=Clock(random.Random(seed + 1)))
+    # Every write signs a checkpoint: the seeded log's key lives beside it (key_for),
+    # where bench.api's servers find it.
+    signer = _signer_for(path)
+    store = EventStore(engine, clock=Clock(random.Random(seed + 1)), signer=signer)
     seeder = Seeder(store, rng)
 
     n_tables = max(MIN_TABLES, events // EVENTS_PER_TABLE)
