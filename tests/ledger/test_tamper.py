@@ -1,0 +1,312 @@
+"""Tampering with a played log behind the database's back, as its administrator could,
+on SQLite and PostgreSQL: every change is found by the log check and named at the
+position where the log parts from what was signed, both from the database alone and
+against a receipt (a signed checkpoint) taken before the change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.books.book import Book
+from ledger.service import Club
+from ledger.store import codec, logcheck, merkle, tlog
+from ledger.store.checkpoint import open_checkpoint
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.keys import Signer
+from ledger.store.vocabulary import Deposited, Withdrawn
+from tests.signing import ORIGIN, SIGNER, VERIFIER
+
+
+def _play(store: EventStore) -> None:
+    """A small evening at the club: players paid in and out, a round with money."""
+    club = Club(Book(store))
+    for name in ("ann", "bob", "cat"):
+        club.create_player(name, "setter")
+        club.account_command(name, Deposited, 5000, "setter")
+    club.account_command("setter", Deposited, 100_000, "setter")
+    steps: list[Callable[[hz.TableState], list[hz.Event]]] = [
+        lambda s: hz.seat(s, "ann"),
+        lambda s: hz.seat(s, "bob"),
+        lambda s: hz.cast_for_caster(s, "ann", 1),
+        lambda s: hz.cast_for_caster(s, "bob", 6),
+        lambda s: hz.call_main(s, 7),
+        lambda s: hz.stake(s, 1000),
+        lambda s: hz.lay(s, "bob", 400),
+        lambda s: hz.cover(s, 4000),
+        lambda s: hz.throw(s, 2, 2),
+        lambda s: hz.throw(s, 1, 3),
+    ]
+    club.command(
+        "t1", "croupier:cy", lambda s, _: hz.open_table(hz.BUILTIN["english"]), new_table=True
+    )
+    for step in steps:
+        club.command("t1", "croupier:cy", lambda s, _, step=step: step(s))
+    for i in range(1, 51):
+        name = ("ann", "bob", "cat")[i % 3]
+        kind = Deposited if i % 4 else Withdrawn
+        club.account_command(name, kind, 10 * i, "setter")
+
+
+@dataclass
+class Log:
+    engine: sa.Engine
+    size: int
+    receipt: str
+    """The newest checkpoint, as a player would have kept it before any tampering."""
+
+    def rows(self, where: str = "1 = 1") -> list[Recorded]:
+        with self.engine.connect() as conn:
+            return [
+                Recorded(**row._mapping)
+                for row in conn.execute(
+                    sa.text(f"SELECT * FROM events WHERE {where} ORDER BY position")
+                )
+            ]
+
+
+@pytest.fixture
+def log(store: EventStore) -> Iterator[Log]:
+    _play(store)
+    with store.engine.connect() as conn:
+        size, note = conn.execute(
+            sa.text("SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1")
+        ).one()
+    assert size == store.read_all(0, limit=10_000)[-1].position > 60
+    yield Log(store.engine, size, note)
+
+
+@contextmanager
+def _unguarded(log: Log) -> Iterator[sa.Connection]:
+    """What a database administrator can do: switch off the append-only triggers (and
+    the foreign keys of the read models), then change what they like."""
+    with log.engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:  # outside a transaction, or SQLite ignores it
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        with conn.begin():
+            for table in ("events", "tree_hashes", "checkpoints"):
+                if sqlite:
+                    for what in ("update", "delete"):
+                        conn.exec_driver_sql(f"DROP TRIGGER {table}_refuse_{what}")
+                else:
+                    conn.exec_driver_sql(f"ALTER TABLE {table} DISABLE TRIGGER ALL")
+            yield conn
+        conn.invalidate()  # not back into the pool without its foreign keys
+
+
+def _set(conn: sa.Connection, at: int, /, **values: object) -> None:
+    assignments = ", ".join(f"{column} = :{column}" for column in values)
+    conn.execute(
+        sa.text(f"UPDATE events SET {assignments} WHERE position = :where_at"),
+        {**values, "where_at": at},
+    )
+
+
+def _rehash(conn: sa.Connection, stream: str, from_version: int) -> None:
+    """Recompute the hash chain of `stream` from `from_version` on, as a forger would."""
+    rows = [
+        Recorded(**row._mapping)
+        for row in conn.execute(
+            sa.text("SELECT * FROM events WHERE stream = :s ORDER BY version"), {"s": stream}
+        )
+    ]
+    prev = rows[from_version - 2].hash if from_version > 1 else "0" * 64
+    for row in rows[from_version - 1 :]:
+        digest = codec.chain_hash(prev, row._replace(prev_hash=prev).hashed())
+        _set(conn, row.position, prev_hash=prev, hash=digest)
+        prev = digest
+
+
+def _more(payload: str, factor: int = 100) -> str:
+    data = json.loads(payload)
+    data["amount"] *= factor
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _a_deposit(log: Log, name: str = "ann", nth: int = 2) -> Recorded:
+    rows = log.rows(f"stream = 'account:player:{name}' AND type = 'Deposited'")
+    return rows[nth - 1]
+
+
+# Each tampering changes the log and returns the position where it now parts from
+# what was signed, and where that receipt check names it: an exact position, or the
+# (first, last) range when the data can only bound it.
+
+
+def forged_deposit_at_the_end_of_a_stream(log: Log, conn: sa.Connection) -> int:
+    head = log.rows("stream = 'account:player:ann'")[-1]
+    name, schema, text = codec.payload_text(
+        Deposited(version=head.version + 1, account="player:ann", amount=1_000_000)
+    )
+    row = Recorded(
+        log.size + 1, head.stream, head.version + 1, name, schema, text, "setter", None,
+        head.recorded_at, head.hash, "",
+    )  # fmt: skip
+    row = row._replace(hash=codec.chain_hash(head.hash, row.hashed()))
+    conn.execute(
+        sa.text(
+            "INSERT INTO events VALUES (:position, :stream, :version, :type, :schema_version,"
+            " :payload, :actor, :idempotency_key, :recorded_at, :prev_hash, :hash)"
+        ),
+        row._asdict(),
+    )
+    return log.size + 1
+
+
+def amount_changed_and_stream_rehashed(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log)
+    _set(conn, row.position, payload=_more(row.payload))
+    _rehash(conn, row.stream, row.version)
+    return row.position
+
+
+def last_50_truncated(log: Log, conn: sa.Connection) -> int:
+    keep = log.size - 50
+    conn.execute(sa.text("DELETE FROM events WHERE position > :k"), {"k": keep})
+    conn.execute(
+        sa.text("DELETE FROM tree_hashes WHERE idx >= :i"), {"i": merkle.stored_hash_count(keep)}
+    )
+    return keep + 1
+
+
+def whole_stream_deleted(log: Log, conn: sa.Connection) -> int:
+    first = log.rows("stream = 'account:player:bob'")[0].position
+    conn.execute(sa.text("DELETE FROM events WHERE stream = 'account:player:bob'"))
+    return first
+
+
+def payload_changed(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log, "cat")
+    _set(conn, row.position, payload=_more(row.payload, 10))
+    return row.position
+
+
+def hash_changed(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log, "bob")
+    _set(conn, row.position, hash="f" * 64)
+    return row.position
+
+
+def actor_changed(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log, "ann", 3)
+    _set(conn, row.position, actor="setter:eve")
+    return row.position
+
+
+def two_rows_swapped(log: Log, conn: sa.Connection) -> int:
+    first, second = _a_deposit(log, "ann", 2).position, _a_deposit(log, "bob", 3).position
+    _set(conn, first, position=-1)
+    _set(conn, second, position=first)
+    _set(conn, -1, position=second)
+    return min(first, second)
+
+
+def row_deleted_mid_stream(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log, "cat", 2)
+    conn.execute(sa.text("DELETE FROM events WHERE position = :p"), {"p": row.position})
+    return row.position
+
+
+def forged_row_with_its_own_hash(log: Log, conn: sa.Connection) -> int:
+    row = _a_deposit(log, "bob", 2)
+    forged = row._replace(payload=_more(row.payload, 10))
+    _set(conn, row.position, payload=forged.payload,
+         hash=codec.chain_hash(row.prev_hash, forged.hashed()))  # fmt: skip
+    return row.position
+
+
+OTHER = Signer.generate(ORIGIN)
+
+
+def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int, int]:
+    """Everything made again from a changed history, signed by a key of the same name:
+    nothing stored is left to say where, and only the receipt says that it changed."""
+    row = _a_deposit(log)
+    _set(conn, row.position, payload=_more(row.payload))
+    _rehash(conn, row.stream, row.version)
+    issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
+    conn.execute(sa.text("DELETE FROM checkpoints"))
+    conn.execute(sa.text("DELETE FROM tree_hashes"))
+    assert tlog.build(conn) == log.size
+    for size, issued_at in issued:
+        tlog.issue(conn, OTHER, size, merkle.tree_hash(size, tlog.reader(conn)), issued_at)
+    return (1, log.size)
+
+
+TAMPERINGS = [
+    forged_deposit_at_the_end_of_a_stream,
+    amount_changed_and_stream_rehashed,
+    last_50_truncated,
+    whole_stream_deleted,
+    payload_changed,
+    hash_changed,
+    actor_changed,
+    two_rows_swapped,
+    row_deleted_mid_stream,
+    forged_row_with_its_own_hash,
+    whole_log_rehashed_and_resigned,
+]
+
+
+def _check(log: Log) -> logcheck.Report:
+    with log.engine.connect() as conn, conn.begin():
+        return logcheck.check_log(conn, VERIFIER, watch=[log.size], batch=7)
+
+
+def test_the_played_log_verifies(log: Log) -> None:
+    report = _check(log)
+    assert report.findings == []
+    assert report.size == log.size and report.complete
+    receipt = open_checkpoint(log.receipt, [VERIFIER])
+    assert report.root == receipt.root
+    assert report.checkpoints > 40
+    assert logcheck.against(receipt, report).agrees
+
+
+@pytest.mark.parametrize("tamper", TAMPERINGS, ids=lambda f: f.__name__)
+def test_a_tampering_is_found_and_named(
+    log: Log, tamper: Callable[[Log, sa.Connection], int | tuple[int, int]]
+) -> None:
+    with _unguarded(log) as conn:
+        where = tamper(log, conn)
+    report = _check(log)
+    assert report.findings, "not detected"
+    parting = logcheck.against(open_checkpoint(log.receipt, [VERIFIER]), report)
+    if isinstance(where, tuple):
+        # Re-signed by another key: every stored checkpoint is refused, and the receipt
+        # can say only that the log parts from it somewhere up to its size.
+        assert report.findings[0].position == report.findings[0].position
+        assert all("not signed by the trusted key" in f.what for f in report.findings)
+        assert (parting.agrees, parting.first, parting.last) == (False, *where)
+        assert "only a range" in str(parting)
+        return
+    assert report.findings[0].position == where, report.findings
+    if tamper in (forged_deposit_at_the_end_of_a_stream, hash_changed):
+        # What the receipt signed is untouched: a later event, or the chain hash, which
+        # the tree does not cover; the database check alone names it.
+        assert parting.agrees
+    else:
+        assert (parting.agrees, parting.first, parting.last) == (False, where, where), parting
+
+
+def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
+    with _unguarded(log) as conn:
+        where = actor_changed(log, conn)
+    found: list[logcheck.Finding] = []
+    resume = None
+    with log.engine.connect() as conn, conn.begin():
+        while True:
+            page = logcheck.check_log(conn, VERIFIER, resume=resume, limit=9)
+            found += page.findings
+            if page.complete:
+                break
+            resume = logcheck.Resume(page.size, logcheck.stored_frontier(conn, page.size))
+    assert page.size == log.size
+    assert [f.position for f in found] == [where] * len(found) and found
