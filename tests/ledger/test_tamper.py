@@ -21,7 +21,7 @@ from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.keys import Signer
 from ledger.store.vocabulary import Deposited, Withdrawn
-from tests.signing import ORIGIN, SIGNER, VERIFIER
+from tests.signing import ORIGIN, VERIFIER
 
 
 def _play(store: EventStore) -> None:
