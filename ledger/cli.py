@@ -263,28 +263,31 @@ def verify(receipt_path: str | None, vkey: str | None, state_path: str | None) -
         elif receipt is not None and receipt.size <= state.size:
             said.append("the checkpoint is within what was verified before: a full run")
             state = None
-    engine = _book().store.engine
+    engine = _book().store.engine  # a store that is not written to: nothing to close
     show = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
         if show:
             click.echo(f"\rverifying: {done} of {total} events", err=True, nl=False)
 
-    with engine.connect() as conn, conn.begin():
-        resume = None
-        if state is not None:
-            if logcheck.still_stored(conn, state):
-                resume = logcheck.Resume(state.size, list(state.frontier))
-            else:
-                said.append(
-                    f"the stored tree of the {state.size} events verified before is not the "
-                    f"one verified then: a full run"
-                )
-        watch = [receipt.size] if receipt is not None else []
-        report = logcheck.check_log(
-            conn, verifier, resume=resume, watch=watch, progress=progress,
-            limit_findings=SHOWN_PROBLEMS,
-        )  # fmt: skip
+    try:
+        with engine.connect() as conn, conn.begin():
+            resume = None
+            if state is not None:
+                if logcheck.still_stored(conn, state):
+                    resume = logcheck.Resume(state.size, list(state.frontier))
+                else:
+                    said.append(
+                        f"the stored tree of the {state.size} events verified before is not the "
+                        f"one verified then: a full run"
+                    )
+            watch = [receipt.size] if receipt is not None else []
+            report = logcheck.check_log(
+                conn, verifier, resume=resume, watch=watch, progress=progress,
+                limit_findings=SHOWN_PROBLEMS,
+            )  # fmt: skip
+    finally:
+        engine.dispose()  # no connection outlives the command
     if show:
         click.echo("", err=True)
     for line in said:

@@ -9,12 +9,15 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from click.testing import CliRunner, Result
 
 import engine as hz
 from ledger.books.book import Book
+from ledger.cli import main
 from ledger.service import Club
 from ledger.store import codec, logcheck, merkle, tlog
 from ledger.store.checkpoint import open_checkpoint
@@ -60,6 +63,7 @@ class Log:
     size: int
     receipt: str
     """The newest checkpoint, as a player would have kept it before any tampering."""
+    tmp: Path
 
     def rows(self, where: str = "1 = 1") -> list[Recorded]:
         with self.engine.connect() as conn:
@@ -72,14 +76,14 @@ class Log:
 
 
 @pytest.fixture
-def log(store: EventStore) -> Iterator[Log]:
+def log(store: EventStore, tmp_path: Path) -> Iterator[Log]:
     _play(store)
     with store.engine.connect() as conn:
         size, note = conn.execute(
             sa.text("SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1")
         ).one()
     assert size == store.read_all(0, limit=10_000)[-1].position > 60
-    yield Log(store.engine, size, note)
+    yield Log(store.engine, size, note, tmp_path)
 
 
 @contextmanager
@@ -234,7 +238,7 @@ def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int,
     issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
     conn.execute(sa.text("DELETE FROM checkpoints"))
     conn.execute(sa.text("DELETE FROM tree_hashes"))
-    assert tlog.build(conn) == log.size
+    assert tlog.build(conn) >= log.size
     for size, issued_at in issued:
         tlog.issue(conn, OTHER, size, merkle.tree_hash(size, tlog.reader(conn)), issued_at)
     return (1, log.size)
@@ -253,6 +257,18 @@ TAMPERINGS = [
     forged_row_with_its_own_hash,
     whole_log_rehashed_and_resigned,
 ]
+
+
+def _verify(log: Log, *args: str, env: dict[str, str] | None = None) -> Result:
+    """`hazard verify` on the log's database."""
+    url = log.engine.url.render_as_string(hide_password=False)
+    return CliRunner().invoke(main, ["verify", *args], env={"DATABASE_URL": url, **(env or {})})
+
+
+def _receipt_file(log: Log) -> str:
+    path = log.tmp / "receipt.txt"
+    path.write_text(log.receipt, encoding="utf-8")
+    return str(path)
 
 
 def _check(log: Log) -> logcheck.Report:
@@ -279,7 +295,10 @@ def test_a_tampering_is_found_and_named(
     report = _check(log)
     assert report.findings, "not detected"
     parting = logcheck.against(open_checkpoint(log.receipt, [VERIFIER]), report)
+    cli = _verify(log, "--checkpoint", _receipt_file(log))
+    assert cli.exit_code == 1, cli.output
     if isinstance(where, tuple):
+        assert f"somewhere in positions 1..{log.size}: only a range can be named" in (cli.output)
         # Re-signed by another key: every stored checkpoint is refused, and the receipt
         # can say only that the log parts from it somewhere up to its size.
         assert report.findings[0].position == report.findings[0].position
@@ -288,12 +307,15 @@ def test_a_tampering_is_found_and_named(
         assert "only a range" in str(parting)
         return
     assert report.findings[0].position == where, report.findings
+    assert f"the first at position {where}:" in cli.output, cli.output
     if tamper in (forged_deposit_at_the_end_of_a_stream, hash_changed):
         # What the receipt signed is untouched: a later event, or the chain hash, which
         # the tree does not cover; the database check alone names it.
         assert parting.agrees
+        assert "the log agrees with the checkpoint" in cli.output
     else:
         assert (parting.agrees, parting.first, parting.last) == (False, where, where), parting
+        assert f"the log parts from the checkpoint at position {where}:" in cli.output
 
 
 def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
@@ -310,3 +332,66 @@ def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
             resume = logcheck.Resume(page.size, logcheck.stored_frontier(conn, page.size))
     assert page.size == log.size
     assert [f.position for f in found] == [where] * len(found) and found
+
+
+def test_verify_says_what_it_checked_and_with_which_key(log: Log, signing_key: Path) -> None:
+    result = _verify(log)
+    assert result.exit_code == 0, result.output
+    root = open_checkpoint(log.receipt, [VERIFIER]).root.hex()
+    assert f"events: {log.size} in the log, {log.size} read (positions 1..{log.size})" in (
+        result.output
+    )
+    assert f"key: {VERIFIER.text()} (the public half of the signing key at {signing_key})" in (
+        result.output
+    )
+    assert f"root: {root} (the tree of {log.size} events)" in result.output
+    assert "every hash chain verifies" in result.output
+    given = _verify(log, "--key", VERIFIER.text(), "--checkpoint", _receipt_file(log))
+    assert given.exit_code == 0, given.output
+    assert f"key: {VERIFIER.text()} (--key)" in given.output
+    assert f"the log agrees with the checkpoint of size {log.size}" in given.output
+
+
+def test_a_key_that_did_not_sign_the_log_is_a_problem_and_no_key_an_error(
+    log: Log, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.vkey"
+    other.write_text(OTHER.verifier.text() + "\n", encoding="utf-8")
+    result = _verify(log, "--key", str(other))
+    assert result.exit_code == 1
+    assert f"key: {OTHER.verifier.text()} (--key {other})" in result.output
+    assert "position 1: the stored checkpoint of size 1 is not signed by the trusted key" in (
+        result.output
+    )
+    refused = _verify(log, "--key", str(other), "--checkpoint", _receipt_file(log))
+    assert refused.exit_code == 1
+    assert "is not a checkpoint signed by the trusted key" in refused.output
+    nowhere = _verify(log, env={"HAZARD_KEY": str(tmp_path / "none.key")})
+    assert nowhere.exit_code == 1
+    assert "no key to check the checkpoints with" in nowhere.output
+    assert "--key" in nowhere.output
+
+
+def test_an_incremental_run_reads_only_newer_events_and_rereads_a_rewritten_tree(
+    log: Log, store: EventStore, tmp_path: Path
+) -> None:
+    state = str(tmp_path / "verified.json")
+    first = _verify(log, "--state", state)
+    assert first.exit_code == 0, first.output
+    assert f"now holds the tree of {log.size} events verified" in first.output
+    club = Club(Book(store))
+    for amount in (1, 2, 3):
+        club.account_command("ann", Deposited, amount, "setter")
+    again = _verify(log, "--state", state)
+    assert again.exit_code == 0, again.output
+    assert (
+        f"events: {log.size + 3} in the log, 3 read (positions {log.size + 1}..{log.size + 3})"
+        in (again.output)
+    )
+    assert f"(incremental: the first {log.size} were verified before" in again.output
+    with _unguarded(log) as conn:
+        whole_log_rehashed_and_resigned(log, conn)
+    rewritten = _verify(log, "--state", state)
+    assert rewritten.exit_code == 1
+    assert "is not the one verified then: a full run" in rewritten.output
+    assert f"events: {log.size + 3} in the log, {log.size + 3} read" in rewritten.output
