@@ -93,6 +93,14 @@ class Report:
     """The recomputed root at each size asked for (`watch`)."""
     limit_findings: int = 100
     bound: int = 2**63
+    unsigned: int = 0
+    """Stored checkpoints not signed by the trusted key."""
+    differ: int = 0
+    """Stored checkpoints, signed by it, whose root is not the events'."""
+    unsigned_at: int | None = None
+    differ_at: int | None = None
+    tree_at: int | None = None
+    """Indexes in `findings` of the first of each kind."""
     """`trusted_agree` is kept among sizes up to this one (a receipt's)."""
 
     @property
@@ -103,16 +111,18 @@ class Report:
     def ok(self) -> bool:
         return not self.findings
 
-    def add(self, position: int, what: str, event: str = "") -> None:
+    def add(self, position: int, what: str, event: str = "") -> int | None:
+        """Add a finding; its index in `findings`, None if beyond the limit."""
         # Two problems of one event (a chain and a leaf) are one line about it.
         if self.findings and self.findings[-1].position == position:
             last = self.findings[-1]
             self.findings[-1] = Finding(position, f"{last.what}; {what}", last.event or event)
-            return
+            return len(self.findings) - 1
         if len(self.findings) >= self.limit_findings:
             self.more += 1
-            return
+            return None
         self.findings.append(Finding(position, what, event))
+        return len(self.findings) - 1
 
 
 def root_of(frontier: Iterable[bytes]) -> bytes:
@@ -296,7 +306,9 @@ def check_log(
                         what = "its leaf is not the tree's stored leaf hash"
                     else:
                         what = "a stored hash of a subtree it completes is not the tree's"
-                    report.add(size + 1, what + " (the first stored hash that differs)")
+                    report.tree_at = report.add(
+                        size + 1, what + " (the first stored hash that differs)"
+                    )
             size += 1
             if size in watched:
                 report.roots[size] = root_of(stack)
@@ -314,6 +326,7 @@ def check_log(
     report.complete = not more
     if report.complete:
         _check_beyond(conn, report, verifiers, mark)
+    _finish(report)
     return report
 
 
@@ -351,13 +364,19 @@ def _check_checkpoint(
     note: str,
     root: bytes,
 ) -> None:
+    # A change usually fails every checkpoint after it in the same way: the first is a
+    # finding, the rest are counted in it (`_finish`), so the first problems listed
+    # are different ones.
     report.checkpoints += 1
     try:
         opened = open_checkpoint(note, verifiers)
     except (NoteError, ValueError) as exc:
-        report.add(
-            size, f"the stored checkpoint of size {size} is not signed by the trusted key ({exc})"
-        )
+        report.unsigned += 1
+        if report.unsigned == 1:
+            report.unsigned_at = report.add(
+                size,
+                f"the stored checkpoint of size {size} is not signed by the trusted key ({exc})",
+            )
         return
     if opened.size != size or opened.root.hex() != root_hex:
         report.add(size, f"the stored checkpoint of size {size} says otherwise in its signed note")
@@ -365,13 +384,32 @@ def _check_checkpoint(
     if opened.root != root:
         if report.trusted_differ is None:
             report.trusted_differ = size
-        report.add(
-            size,
-            f"the checkpoint of size {size} signs root {opened.root.hex()}, but the events "
-            f"give {root.hex()}",
-        )
+        report.differ += 1
+        if report.differ == 1 and report.tree_at is None:
+            report.differ_at = report.add(
+                size,
+                f"the checkpoint of size {size} signs root {opened.root.hex()}, but the events "
+                f"give {root.hex()}",
+            )
     elif report.trusted_differ is None and size <= report.bound:
         report.trusted_agree = size
+
+
+def _finish(report: Report) -> None:
+    """Count the checkpoints that failed like the first into its finding."""
+    notes = [
+        (report.unsigned_at, report.unsigned - 1, "later", "not signed by it either"),
+        (report.differ_at, report.differ - 1, "later", "not of the events' root either"),
+    ]
+    if report.tree_at is not None:
+        notes.append((report.tree_at, report.differ, "", "not of the root the events give"))
+    for index, count, later, what in notes:
+        if index is None or count <= 0:
+            continue
+        finding = report.findings[index]
+        which = " ".join(filter(None, [str(count), later, "stored checkpoint"]))
+        said = f"{which} is {what}" if count == 1 else f"{which}s are {what}"
+        report.findings[index] = Finding(finding.position, f"{finding.what}; {said}", finding.event)
 
 
 def _check_beyond(

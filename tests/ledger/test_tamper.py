@@ -301,8 +301,13 @@ def test_a_tampering_is_found_and_named(
         assert f"somewhere in positions 1..{log.size}: only a range can be named" in (cli.output)
         # Re-signed by another key: every stored checkpoint is refused, and the receipt
         # can say only that the log parts from it somewhere up to its size.
-        assert report.findings[0].position == report.findings[0].position
-        assert all("not signed by the trusted key" in f.what for f in report.findings)
+        (finding,) = report.findings
+        assert finding.position == 1
+        assert "the stored checkpoint of size 1 is not signed by the trusted key" in finding.what
+        assert (
+            f"{report.checkpoints - 1} later stored checkpoints are not signed by it"
+            in finding.what
+        )
         assert (parting.agrees, parting.first, parting.last) == (False, *where)
         assert "only a range" in str(parting)
         return
