@@ -343,9 +343,13 @@ def _unknown_heads(
     if start == 0:
         return
     mark = _mark(conn)
+    seen: set[str] = set()
     for row in rows:
         stream, version = row[1], row[2]
-        if stream in heads or version <= 1:
+        if stream in heads or stream in seen:
+            continue
+        seen.add(stream)  # its first event in this batch says where it stood
+        if version <= 1:
             continue
         found = _fetch(
             conn,
