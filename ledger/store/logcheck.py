@@ -25,11 +25,12 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # what the encoder uses (ensure_ascii off)
 from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import codec, merkle
+from ledger.store import merkle
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS
 from ledger.store.keys import Verifier
@@ -210,11 +211,17 @@ def check_log(
     heads: dict[str, tuple[int, str]] = {}
     broken: set[str] = set()
     sha256 = hashlib.sha256
-    node_hash = merkle.node_hash
-    chain_hash = codec.chain_hash
-    hash_input = codec.hash_input
-    framing: tuple[Any, ...] = ()
-    framed: Any = None
+    push, pop = stack.append, stack.pop
+    quoted: dict[Any, str] = {None: "null"}
+
+    def quote(text: Any) -> str:
+        # JSON text as the canonical encoder writes it (ensure_ascii off).
+        if len(quoted) > 100_000:  # bounded: recorded_at differs from write to write
+            quoted.clear()
+            quoted[None] = "null"
+        value = quoted[text] = encode_basestring(text)
+        return value
+
     size = start
     tree_differs: int | None = None
     verifiers = [verifier] if verifier is not None else []
@@ -248,12 +255,14 @@ def check_log(
         )
         base = merkle.stored_hash_count(first_record)
         expected = merkle.stored_hash_count(last_record) - base
-        contiguous = len(stored) == expected and (not stored or stored[0][0] == base)
-        stored_list = [bytes(h) for _, h in stored] if contiguous else None
-        stored_map = None if contiguous else {int(i): bytes(h) for i, h in stored}
+        if len(stored) == expected and (not stored or stored[0][0] == base):
+            have = [bytes(h) for _, h in stored]
+        else:  # some missing: an empty hash where one is, so that none is equal
+            by_index = {int(i): bytes(h) for i, h in stored}
+            have = [by_index.get(i, b"") for i in range(base, base + expected)]
         checks = _fetch(conn, checkpoint_sql, (first_record, last_record))
         check_at = {int(s): (r, n) for s, r, n in checks}
-        cursor_index = 0
+        at_hash = 0
         _unknown_heads(conn, rows, heads, start)
         for row in rows:
             position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
@@ -261,11 +270,21 @@ def check_log(
                 # Named once; the tree goes on counting the events as they are.
                 report.add(next_position, f"missing: the next event stored is at {position}")
             next_position = position + 1
+            # The record hashed, as codec.hash_input frames it (a test holds them
+            # equal), each text quoted once per batch rather than once per event.
+            try:
+                data = (
+                    f'{{"actor":{quoted.get(actor) or quote(actor)},"idempotency_key":'
+                    f"{quoted.get(key) or quote(key)},"
+                    f'"payload":{payload},"position":{position:d},"recorded_at":'
+                    f'{quoted.get(at) or quote(at)},"schema_version":{schema:d},"stream":'
+                    f'{quoted.get(stream) or quote(stream)},"type":'
+                    f'{quoted.get(type_) or quote(type_)},"version":{version:d}}}'
+                ).encode()
+            except (TypeError, ValueError):
+                report.add(position, "its columns are not of the types an event's are")
+                data = repr(row).encode()
             # The chain, as EventStore.verify checks it.
-            if (stream, actor, key, at) != framing:
-                framing = (stream, actor, key, at)
-                framed = hash_input(stream, actor, key, at)
-            data = framed(position, version, type_, schema, payload)
             if stream not in broken:
                 head_version, head_hash = heads.get(stream, (0, GENESIS))
                 problem = None
@@ -273,42 +292,41 @@ def check_log(
                     problem = f"version {version} follows {head_version}"
                 elif prev != head_hash:
                     problem = "its previous hash is not the hash of the event before it"
-                elif chain_hash(prev, data) != digest:
+                elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
                     problem = "its hash does not match its contents"
                 if problem is not None:
                     broken.add(stream)
                     report.add(position, problem, f"{stream} v{version}")
                 heads[stream] = (version, digest)
-            # The tree: this record's stored hashes, in the order they are stored.
-            record = size
+            # The tree: the record's leaf, then each subtree it completes (as many as
+            # its number has trailing 1 bits), in the order they are stored.
             made = sha256(b"\x00" + data).digest()
-            levels = _trailing_ones(record)
-            wanted = [made]
-            for _ in range(levels):
-                made = node_hash(stack.pop(), made)
-                wanted.append(made)
-            stack.append(made)
-            if stored_list is not None:
-                have = stored_list[cursor_index : cursor_index + levels + 1]
-            else:
-                assert stored_map is not None
-                index0 = merkle.stored_hash_count(record)
-                have = [stored_map.get(index0 + i, b"") for i in range(levels + 1)]
-            cursor_index += levels + 1
-            if have != wanted:
-                if have[0] != wanted[0] and report.first_leaf_differs is None:
+            differs = have[at_hash] != made
+            leaf_differs = differs
+            at_hash += 1
+            number = size
+            while number & 1:
+                made = sha256(b"\x01" + pop() + made).digest()
+                differs = differs or have[at_hash] != made
+                at_hash += 1
+                number >>= 1
+            push(made)
+            if differs and tree_differs is None:
+                tree_differs = size + 1
+                if leaf_differs and report.first_leaf_differs is None:
                     report.first_leaf_differs = size + 1
-                if tree_differs is None:
-                    tree_differs = size + 1
-                    if not have[0]:
-                        what = "the tree has no stored hash for this event"
-                    elif have[0] != wanted[0]:
-                        what = "its leaf is not the tree's stored leaf hash"
-                    else:
-                        what = "a stored hash of a subtree it completes is not the tree's"
-                    report.tree_at = report.add(
-                        size + 1, what + " (the first stored hash that differs)"
-                    )
+                first = at_hash - 1 - _trailing_ones(size)
+                if not have[first]:
+                    what = "the tree has no stored hash for this event"
+                elif leaf_differs:
+                    what = "its leaf is not the tree's stored leaf hash"
+                else:
+                    what = "a stored hash of a subtree it completes is not the tree's"
+                report.tree_at = report.add(
+                    size + 1, what + " (the first stored hash that differs)"
+                )
+            elif leaf_differs and report.first_leaf_differs is None:
+                report.first_leaf_differs = size + 1
             size += 1
             if size in watched:
                 report.roots[size] = root_of(stack)

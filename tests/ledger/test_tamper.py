@@ -54,7 +54,7 @@ def _play(store: EventStore) -> None:
     for i in range(1, 51):
         name = ("ann", "bob", "cat")[i % 3]
         kind = Deposited if i % 4 else Withdrawn
-        club.account_command(name, kind, 10 * i, "setter")
+        club.account_command(name, kind, 10 * i, "setter", key=f"pay-{i}-é" if i % 5 == 0 else None)
 
 
 @dataclass
