@@ -279,7 +279,7 @@ class EventPageSchema(Schema):
 
 VERIFY_LIMIT = 100_000
 """Events one /audit/verify checks unless told: well under a second's work."""
-VERIFY_MAX = 1_000_000
+VERIFY_MAX = 500_000
 """The most it checks in one request: a few seconds, inside any worker's timeout."""
 
 
