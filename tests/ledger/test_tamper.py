@@ -400,3 +400,33 @@ def test_an_incremental_run_reads_only_newer_events_and_rereads_a_rewritten_tree
     assert rewritten.exit_code == 1
     assert "is not the one verified then: a full run" in rewritten.output
     assert f"events: {log.size + 3} in the log, {log.size + 3} read" in rewritten.output
+
+
+def test_a_changed_stored_hash_of_the_tree_is_named_where_it_was_stored(log: Log) -> None:
+    """An interior hash of the tree is stored by the event that completes its subtree:
+    level 2, number 3 covers records 12..15, so the event at position 16."""
+    with _unguarded(log) as conn:
+        conn.execute(
+            sa.text("UPDATE tree_hashes SET hash = :h WHERE idx = :i"),
+            {"h": b"\x07" * 32, "i": merkle.stored_hash_index(2, 3)},
+        )
+    report = _check(log)
+    assert [f.position for f in report.findings] == [16]
+    assert "a stored hash of a subtree it completes is not the tree's" in report.findings[0].what
+    assert report.first_leaf_differs is None
+
+
+def test_events_cut_but_their_tree_and_checkpoints_kept_are_named(log: Log) -> None:
+    with _unguarded(log) as conn:
+        conn.execute(sa.text("DELETE FROM events WHERE position > :k"), {"k": log.size - 5})
+    report = _check(log)
+    assert report.findings[0].position == log.size - 4
+    assert "beyond the" in report.findings[0].what
+    assert "the log was cut here" in report.findings[0].what
+
+
+def test_the_pass_reports_its_progress_a_batch_at_a_time(log: Log) -> None:
+    seen: list[tuple[int, int]] = []
+    with log.engine.connect() as conn, conn.begin():
+        logcheck.check_log(conn, VERIFIER, batch=20, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(d, log.size) for d in [*range(20, log.size, 20), log.size]]
