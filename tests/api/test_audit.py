@@ -228,5 +228,6 @@ def test_verify_is_bounded_and_continues_from_next_after(api: Api) -> None:
     assert bank.ok("get", "/audit/verify", query_string={"after": 14, "limit": 7})["ok"]
     for query in ({"limit": 0}, {"limit": 500_001}, {"after": -1}):
         problem(bank.get("/audit/verify", query_string=query), 422)
-    beyond = bank.ok("get", "/audit/verify", query_string={"after": len(events) + 5})
-    assert beyond["ok"] is False and beyond["next_after"] is None
+    for after in (len(events) + 5, 2**63 - 1):
+        beyond = bank.ok("get", "/audit/verify", query_string={"after": after})
+        assert beyond["ok"] is False and beyond["next_after"] is None
