@@ -421,10 +421,12 @@ def _finish(report: Report) -> None:
     """Count the checkpoints that failed like the first into its finding."""
     notes = [
         (report.unsigned_at, report.unsigned - 1, "later", "not signed by it either"),
-        (report.differ_at, report.differ - 1, "later", "not of the events' root either"),
+        (report.differ_at, report.differ - 1, "later", "not of the events' roots either"),
     ]
     if report.tree_at is not None:
-        notes.append((report.tree_at, report.differ, "", "not of the root the events give"))
+        notes.append(
+            (report.tree_at, report.differ, "later", "signed over a root the events do not give")
+        )
     for index, count, later, what in notes:
         if index is None or count <= 0:
             continue
