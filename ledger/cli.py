@@ -272,6 +272,7 @@ def verify(receipt_path: str | None, vkey: str | None, state_path: str | None) -
 
     try:
         with engine.connect() as conn, conn.begin():
+            logcheck.snapshot(conn)
             resume = None
             if state is not None:
                 if logcheck.still_stored(conn, state):

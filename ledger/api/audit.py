@@ -62,6 +62,7 @@ def verify(query: dict[str, Any]) -> dict[str, Any]:
     if after > before["position"]:
         return _unchecked(before, after, verifier)
     with store.engine.connect() as conn, conn.begin():
+        logcheck.snapshot(conn)
         resume = None
         if after:
             # The tree before `after` from its stored hashes, which the pages before
