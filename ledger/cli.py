@@ -206,15 +206,157 @@ def _book(database_url: str | None = None) -> Book:
         raise click.ClickException(f"cannot open the database: {exc}") from None
 
 
+SHOWN_PROBLEMS = 20
+"""How many problems `hazard verify` lists; the rest are counted."""
+
+
 @main.command()
-def verify() -> None:
-    """Recompute every stream's hash chain; name the first event that does not match."""
-    problems = list(_book().store.verify())
-    for line in problems:
+@click.option(
+    "--checkpoint",
+    "receipt_path",
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="FILE",
+    help="also check the log against this signed checkpoint kept elsewhere (a receipt)",
+)
+@click.option(
+    "--key",
+    "vkey",
+    metavar="VKEY",
+    help="the log's public key (a verifier key, or a file holding one) to trust; "
+    "default: the public half of the signing key (HAZARD_KEY, or hazard.key)",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="verify incrementally: read only the events after those verified by the run "
+    "that wrote FILE, and write it again when all verifies",
+)
+def verify(receipt_path: str | None, vkey: str | None, state_path: str | None) -> None:
+    """Check the log: positions without a gap, every stream's hash chain, every leaf and
+    stored hash of the Merkle tree, and every stored checkpoint's signature and root."""
+    from pathlib import Path
+
+    from ledger.store import logcheck
+    from ledger.store.checkpoint import NoteError, open_checkpoint
+
+    verifier, source = _trusted_key(vkey)
+    receipt = None
+    if receipt_path is not None:
+        try:
+            receipt = open_checkpoint(Path(receipt_path).read_bytes(), [verifier])
+        except (NoteError, ValueError) as exc:
+            raise click.ClickException(
+                f"{receipt_path} is not a checkpoint signed by the trusted key: {exc}"
+            ) from None
+    state = None
+    said: list[str] = []
+    if state_path is not None and Path(state_path).exists():
+        try:
+            state = logcheck.State.parse(Path(state_path).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise click.ClickException(f"{state_path}: {exc}") from None
+        if state.key != verifier.text():
+            said.append(f"{state_path} was verified with another key: a full run")
+            state = None
+        elif receipt is not None and receipt.size <= state.size:
+            said.append("the checkpoint is within what was verified before: a full run")
+            state = None
+    engine = _book().store.engine  # a store that is not written to: nothing to close
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            click.echo(f"\rverifying: {done} of {total} events", err=True, nl=False)
+
+    try:
+        with engine.connect() as conn, conn.begin():
+            logcheck.snapshot(conn)
+            resume = None
+            if state is not None:
+                if logcheck.still_stored(conn, state):
+                    resume = logcheck.Resume(state.size, list(state.frontier))
+                else:
+                    said.append(
+                        f"the stored tree of the {state.size} events verified before is not the "
+                        f"one verified then: a full run"
+                    )
+            watch = [receipt.size] if receipt is not None else []
+            report = logcheck.check_log(
+                conn, verifier, resume=resume, watch=watch, progress=progress,
+                limit_findings=SHOWN_PROBLEMS,
+            )  # fmt: skip
+    finally:
+        engine.dispose()  # no connection outlives the command
+    if show:
+        click.echo("", err=True)
+    for line in said:
         click.echo(line)
-    if problems:
+    read = f"positions {report.start + 1}..{report.size}" if report.events else "none"
+    click.echo(f"events: {report.size} in the log, {report.events} read ({read})")
+    if report.start:
+        click.echo(
+            f"  (incremental: the first {report.start} were verified before, by the run "
+            f"that wrote {state_path}; their stored tree still has the root verified then)"
+        )
+    click.echo(f"checkpoints: {report.checkpoints} stored checkpoints checked")
+    click.echo(f"key: {verifier.text()} ({source})")
+    click.echo(f"root: {report.root.hex()} (the tree of {report.size} events)")
+    failed = bool(report.findings)
+    if receipt is not None:
+        parting = logcheck.against(receipt, report)
+        click.echo(f"checkpoint {receipt_path} (size {receipt.size}): {parting}")
+        failed = failed or not parting.agrees
+    if report.findings:
+        count = len(report.findings) + report.more
+        click.echo(f"{count} problem(s), the first at position {report.findings[0].position}:")
+        for finding in report.findings:
+            click.echo(f"  {finding}")
+        if report.more:
+            click.echo(f"  ... and {report.more} more")
+    if failed:
         raise SystemExit(1)
-    click.echo("every hash chain verifies")
+    click.echo(
+        "every hash chain verifies, and so do the positions, the tree and every "
+        "checkpoint, signed by the trusted key"
+    )
+    if state_path is not None:
+        kept = logcheck.State(report.size, report.root, tuple(report.frontier), verifier.text())
+        Path(state_path).write_text(kept.text() + "\n", encoding="utf-8")
+        click.echo(f"state: {state_path} now holds the tree of {report.size} events verified")
+
+
+def _trusted_key(vkey: str | None) -> tuple[Any, str]:
+    """The key whose signatures are trusted, and where it came from: `--key` (a verifier
+    key or a file holding one), else the public half of the signing key. Never a key
+    read from the database, which is what is being checked."""
+    from pathlib import Path
+
+    from ledger.bootstrap import KEY_ENV, key_path, load_key
+    from ledger.store.keys import BadKey, Verifier
+
+    if vkey is not None:
+        source = "--key"
+        text = vkey
+        if Path(vkey).is_file():
+            source = f"--key {vkey}"
+            text = Path(vkey).read_text(encoding="utf-8")
+        try:
+            return Verifier.parse(text), source
+        except BadKey as exc:
+            raise click.BadParameter(str(exc), param_hint="--key") from None
+    path = key_path()
+    try:
+        signer = load_key(path)
+    except BadKey as exc:
+        raise click.ClickException(str(exc)) from None
+    if signer is None:
+        raise click.ClickException(
+            f"no key to check the checkpoints with: no signing key at {path} ({KEY_ENV}); "
+            f"give the log's public key with --key"
+        )
+    return signer.verifier, f"the public half of the signing key at {path}"
 
 
 @main.group()

@@ -9,7 +9,6 @@ setter can publish. What they read is ledger.store.eventlog's.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from ledger.api import club, require
@@ -18,7 +17,7 @@ from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
 from ledger.api.tokens import Role
 from ledger.books import queries
-from ledger.store import eventlog
+from ledger.store import eventlog, logcheck, merkle
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
 
@@ -44,25 +43,69 @@ number of streams, so the rest are counted (`more_problems`), not listed."""
 
 
 @blp.route("/audit/verify", methods=["GET"])
+@blp.arguments(rs.VerifyQuerySchema, location="query", unknown=None)
 @blp.response(200, rs.ChainCheckSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")
-def verify() -> dict[str, Any]:
-    """Recompute every stream's hash chain. A broken chain is an answer (ok false, and
-    the first event that fails in each broken stream), not an error."""
+@blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+def verify(query: dict[str, Any]) -> dict[str, Any]:
+    """Check at most `limit` events after `after` as `hazard verify` does: positions,
+    hash chains, the Merkle tree's stored hashes and the stored checkpoints in that
+    range, signed by this server's key. Bounded, so that it never outlives a request:
+    follow `next_after` until it is null to check the whole log. A problem is an
+    answer (ok false), not an error."""
     require(*AUDIT)
     store = club().store
-    # Counted before the check, which reads on until the log ends: every event counted
-    # is checked, and any appended meanwhile is checked too.
+    # Counted before the check: what the log held when it began.
     before = eventlog.head(store.engine)
-    found = store.verify()
-    problems = list(itertools.islice(found, MAX_PROBLEMS))
-    more = sum(1 for _ in found)
+    verifier = store.signer.verifier if store.signer is not None else None
+    after = query["after"]
+    if after > before["position"]:
+        return _unchecked(before, after, verifier)
+    with store.engine.connect() as conn, conn.begin():
+        logcheck.snapshot(conn)
+        resume = None
+        if after:
+            # The tree before `after` from its stored hashes, which the pages before
+            # checked against the events.
+            try:
+                resume = logcheck.Resume(after, logcheck.stored_frontier(conn, after))
+            except merkle.MerkleError:
+                return _unchecked(before, after, verifier)
+        report = logcheck.check_log(
+            conn, verifier, resume=resume, limit=query["limit"], limit_findings=MAX_PROBLEMS
+        )
     return {
-        "ok": not problems,
+        "ok": report.ok,
         "events": before["events"],
         "through": before["position"],
-        "problems": problems,
-        "more_problems": more,
+        "problems": [str(f) for f in report.findings],
+        "more_problems": report.more,
+        "after": after,
+        "checked": report.events,
+        "next_after": None if report.complete else report.size,
+        "checkpoints": report.checkpoints,
+        "root": report.root.hex(),
+        "key": verifier.text() if verifier is not None else None,
+    }
+
+
+def _unchecked(before: dict[str, Any], after: int, verifier: Any) -> dict[str, Any]:
+    """`after` beyond the stored tree: nothing to check on from."""
+    return {
+        "ok": False,
+        "events": before["events"],
+        "through": before["position"],
+        "problems": [
+            f"position {after}: the tree has no stored hashes of the first {after} events "
+            f"to check on from (beyond the log?)"
+        ],
+        "more_problems": 0,
+        "after": after,
+        "checked": 0,
+        "next_after": None,
+        "checkpoints": 0,
+        "root": merkle.EMPTY_ROOT.hex(),
+        "key": verifier.text() if verifier is not None else None,
     }
 
 

@@ -277,10 +277,28 @@ class EventPageSchema(Schema):
     next_after = _next_after()
 
 
+VERIFY_LIMIT = 100_000
+"""Events one /audit/verify checks unless told: well under a second's work."""
+VERIFY_MAX = 500_000
+"""The most it checks in one request: a few seconds, inside any worker's timeout."""
+
+
+class VerifyQuerySchema(Schema):
+    after = _after("Check the events after this position: the `next_after` of the check before")
+    limit = QueryInteger(
+        load_default=VERIFY_LIMIT,
+        validate=validate.Range(1, VERIFY_MAX),
+        metadata={"description": f"Events to check at most, 1 to {VERIFY_MAX}"},
+    )
+
+
 class ChainCheckSchema(Schema):
-    ok = fields.Boolean(required=True, metadata={"description": "Every hash chain verifies"})
+    ok = fields.Boolean(
+        required=True,
+        metadata={"description": "Everything checked verifies (chains, tree, checkpoints)"},
+    )
     events = fields.Integer(
-        required=True, metadata={"description": "Events stored when the check began, all checked"}
+        required=True, metadata={"description": "Events stored when the check began"}
     )
     through = fields.Integer(
         required=True, metadata={"description": "The last position stored when the check began"}
@@ -289,13 +307,29 @@ class ChainCheckSchema(Schema):
         fields.String(),
         required=True,
         metadata={
-            "description": "The first event that fails in each broken stream, for the "
-            "first 100 broken streams"
+            "description": "The first problems found, each naming a position: the first "
+            "event that fails in each broken stream, the first position whose stored tree "
+            "hashes differ, a gap, a checkpoint that does not verify; at most 100"
         },
     )
     more_problems = fields.Integer(
         required=True,
-        metadata={"description": "How many more broken streams there are than are listed"},
+        metadata={"description": "How many more problems there are than are listed"},
+    )
+    after = fields.Integer(required=True, metadata={"description": "The check began after this"})
+    checked = fields.Integer(required=True, metadata={"description": "Events checked by this one"})
+    next_after = _next_after(": the `after` that checks on from here, until the log's end")
+    checkpoints = fields.Integer(
+        required=True, metadata={"description": "Stored checkpoints checked (in the range)"}
+    )
+    root = fields.String(
+        required=True,
+        metadata={"description": "The tree's root (hex) after the last event checked"},
+    )
+    key = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The verifier key the checkpoints were checked with"},
     )
 
 

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from ledger.api import audit
 from tests.api.conftest import Api
 from tests.api.test_reads import play, problem, walk
+from tests.signing import VERIFIER
 
 GENESIS = "0" * 64
 
@@ -50,12 +51,25 @@ def test_the_log_rechecks_offline(api: Api) -> None:
     assert "payload_text" not in first
 
     check = bank.ok("get", "/audit/verify")
+    with api.book.store.engine.connect() as conn:
+        stored, newest = conn.execute(sa.text("SELECT count(*), max(size) FROM checkpoints")).one()
+        (root,) = conn.execute(
+            sa.text("SELECT root FROM checkpoints WHERE size = :s"), {"s": newest}
+        ).one()
+    assert newest == len(events)
     assert check == {
         "ok": True,
         "events": len(events),
         "through": len(events),
         "problems": [],
         "more_problems": 0,
+        # What the bounded check added (issue 11): the whole log in one go, here.
+        "after": 0,
+        "checked": len(events),
+        "next_after": None,
+        "checkpoints": stored,
+        "root": root,
+        "key": VERIFIER.text(),
     }
     last = events[-1]
     assert bank.ok("get", "/audit/head") == {
@@ -146,6 +160,12 @@ def test_an_empty_log(api: Api) -> None:
         "through": 0,
         "problems": [],
         "more_problems": 0,
+        "after": 0,
+        "checked": 0,
+        "next_after": None,
+        "checkpoints": 0,
+        "root": hashlib.sha256(b"").hexdigest(),
+        "key": VERIFIER.text(),
     }
     assert auditor.ok("get", "/audit/head") == {
         "position": 0,
@@ -181,3 +201,33 @@ def test_a_bad_log_query_names_the_field(api: Api) -> None:
     ]:
         body = problem(bank.get("/events", query_string=query), 422)
         assert field in body["errors"] and body["detail"].startswith(field), (query, body)
+
+
+def test_verify_is_bounded_and_continues_from_next_after(api: Api) -> None:
+    """A check of a large log must not outlive a request: `limit` bounds it, and
+    `next_after` goes on from where it stopped, with the tree and checkpoints of each
+    range checked; a problem is named in the page that reaches it."""
+    bank = play(api)
+    events = bank.ok("get", "/events", query_string={"limit": 500})["items"]
+    whole = bank.ok("get", "/audit/verify")
+    pages, after = [], 0
+    while after is not None:
+        page = bank.ok("get", "/audit/verify", query_string={"after": after, "limit": 7})
+        assert page["after"] == after and page["ok"], page["problems"]
+        pages.append(page)
+        after = page["next_after"]
+    assert [p["checked"] for p in pages[:-1]] == [7] * (len(pages) - 1)
+    assert sum(p["checked"] for p in pages) == len(events)
+    assert sum(p["checkpoints"] for p in pages) == whole["checkpoints"]
+    assert pages[-1]["root"] == whole["root"]
+    with api.book.store.engine.begin() as conn:
+        drop_the_update_guard(conn)
+        conn.execute(sa.text("UPDATE events SET actor = 'eve' WHERE position = 10"))
+    bad = bank.ok("get", "/audit/verify", query_string={"after": 7, "limit": 7})
+    assert bad["ok"] is False and bad["problems"][0].startswith("position 10 (")
+    assert bank.ok("get", "/audit/verify", query_string={"after": 14, "limit": 7})["ok"]
+    for query in ({"limit": 0}, {"limit": 500_001}, {"after": -1}):
+        problem(bank.get("/audit/verify", query_string=query), 422)
+    for after in (len(events) + 5, 2**63 - 1):
+        beyond = bank.ok("get", "/audit/verify", query_string={"after": after})
+        assert beyond["ok"] is False and beyond["next_after"] is None

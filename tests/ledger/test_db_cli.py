@@ -13,6 +13,7 @@ import engine as hz
 from ledger.cli import main
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.unit_of_work import UnitOfWork
 from tests.signing import SIGNER
 
 
@@ -40,9 +41,12 @@ def test_upgrade_then_verify_a_good_and_a_tampered_chain(url: str) -> None:
     assert f"database schema at {db.schema_status(engine)[1]}" in result.output
     store = EventStore(engine, signer=SIGNER)
     events = hz.open_table(hz.BUILTIN["english"])
-    with store.transaction() as conn:
-        store.append(conn, "table:1", 0, events, actor="setter")
-        store.append(conn, "table:1", 1, hz.seat(hz.fold(events), "ann"), actor="setter")
+    # Through a unit of work, as every write goes: it adds the events to the tree and
+    # signs a checkpoint, which verify now checks too.
+    with UnitOfWork(store) as uow:
+        uow.record("table:1", 0, events, "setter")
+        uow.record("table:1", 1, hz.seat(hz.fold(events), "ann"), "setter")
+        uow.commit({})
     ok = CliRunner().invoke(main, ["verify"])
     assert ok.exit_code == 0
     assert "every hash chain verifies" in ok.output

@@ -1,0 +1,595 @@
+"""Verification of the log as stored: one streaming pass over the events in position
+order that re-derives everything the database claims about them.
+
+It checks that positions start at 1 with no gap; each stream's hash chain (what
+EventStore.verify checks, with the same words); each event's leaf against the stored
+level-0 hash, and every stored hash of the tree against the tree recomputed from the
+events (naming the first position whose stored hashes differ); that no stored hash
+lies beyond the events; and every stored checkpoint: signed by the *trusted* key
+(given by the caller, never read from the database), within the log, and with the
+root of the recomputed tree at its size.
+
+Memory stays bounded: events, stored hashes and checkpoints are read a batch at a
+time, and of the tree only its frontier is kept (at most 64 hashes), from which the
+root at each checkpoint's size is computed as the pass reaches it. The stream heads
+(one per stream) are the only other state.
+
+A pass can start part-way (`Resume`): from a frontier verified earlier (an
+incremental run) or read from the stored tree (a bounded page of /audit/verify).
+Events before the start are then not re-read: the caller says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # what the encoder uses (ensure_ascii off)
+from typing import Any
+
+import sqlalchemy as sa
+
+from ledger.store import merkle
+from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store.eventstore import GENESIS
+from ledger.store.keys import Verifier
+
+BATCH = 20_000
+"""Events read per query: large enough that a query's cost is spread thin, small
+enough that memory stays a few megabytes."""
+
+Progress = Callable[[int, int], None]
+"""Called after each batch with (events checked so far, events the pass expects)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, at the first position it concerns."""
+
+    position: int
+    what: str
+    event: str = ""
+    """Which event, when it is one stream's (`stream vN`)."""
+
+    def __str__(self) -> str:
+        label = f" ({self.event})" if self.event else ""
+        return f"position {self.position}{label}: {self.what}"
+
+
+@dataclass
+class Resume:
+    """Where a pass starts when it does not start at position 1: the tree of `size`
+    events with this frontier (hashes of its complete subtrees, largest first)."""
+
+    size: int
+    frontier: list[bytes]
+
+
+@dataclass
+class Report:
+    """What a pass checked and what it found."""
+
+    start: int
+    """The pass read the events after this position (0: the whole log)."""
+    size: int = 0
+    """The last position read: the tree checked is the tree of this many events."""
+    root: bytes = merkle.EMPTY_ROOT
+    frontier: list[bytes] = field(default_factory=list)
+    checkpoints: int = 0
+    """Stored checkpoints checked."""
+    complete: bool = True
+    """Whether the pass reached the end of the log (a bounded pass may stop before)."""
+    findings: list[Finding] = field(default_factory=list)
+    more: int = 0
+    """Findings beyond `limit_findings`, counted but not kept."""
+    first_leaf_differs: int | None = None
+    """The first position whose event's leaf differs from its stored level-0 hash."""
+    trusted_agree: int = 0
+    """The largest checkpoint size, signed by the trusted key, whose root is the
+    recomputed tree's (0: none)."""
+    trusted_differ: int | None = None
+    """The smallest such size whose root is not."""
+    roots: dict[int, bytes] = field(default_factory=dict)
+    """The recomputed root at each size asked for (`watch`)."""
+    limit_findings: int = 100
+    bound: int = 2**63
+    unsigned: int = 0
+    """Stored checkpoints not signed by the trusted key."""
+    differ: int = 0
+    """Stored checkpoints, signed by it, whose root is not the events'."""
+    unsigned_at: int | None = None
+    differ_at: int | None = None
+    tree_at: int | None = None
+    """Indexes in `findings` of the first of each kind."""
+    """`trusted_agree` is kept among sizes up to this one (a receipt's)."""
+
+    @property
+    def events(self) -> int:
+        return self.size - self.start
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def add(self, position: int, what: str, event: str = "") -> int | None:
+        """Add a finding; its index in `findings`, None if beyond the limit."""
+        # Two problems of one event (a chain and a leaf) are one line about it.
+        if self.findings and self.findings[-1].position == position:
+            last = self.findings[-1]
+            self.findings[-1] = Finding(position, f"{last.what}; {what}", last.event or event)
+            return len(self.findings) - 1
+        if len(self.findings) >= self.limit_findings:
+            self.more += 1
+            return None
+        self.findings.append(Finding(position, what, event))
+        return len(self.findings) - 1
+
+
+def root_of(frontier: Iterable[bytes]) -> bytes:
+    """The root of a tree from its frontier, largest subtree first (RFC 9162's split
+    puts every complete left part above the rest, so it folds from the right)."""
+    hashes = list(frontier)
+    if not hashes:
+        return merkle.EMPTY_ROOT
+    root = hashes[-1]
+    for left in reversed(hashes[:-1]):
+        root = merkle.node_hash(left, root)
+    return root
+
+
+def stored_frontier(conn: sa.Connection, size: int) -> list[bytes]:
+    """The frontier of the stored tree of `size` events, largest subtree first (raises
+    merkle.BadRead if a hash is missing)."""
+    indexes = []
+    for level in reversed(range(size.bit_length())):
+        if size >> level & 1:
+            indexes.append(merkle.stored_hash_index(level, (size >> level) - 1))
+    found = _hashes_in(conn, indexes)
+    if len(found) != len(indexes):
+        raise merkle.BadRead(f"the stored tree of {size} events is missing hashes")
+    return [found[i] for i in indexes]
+
+
+def _hashes_in(conn: sa.Connection, indexes: list[int]) -> dict[int, bytes]:
+    if not indexes:
+        return {}
+    mark = _mark(conn)
+    rows = _fetch(
+        conn,
+        f"SELECT idx, hash FROM tree_hashes WHERE idx IN ({', '.join([mark] * len(indexes))})",
+        tuple(indexes),
+    )
+    return {int(i): bytes(h) for i, h in rows}
+
+
+def snapshot(conn: sa.Connection) -> None:
+    """Make the transaction just begun on `conn` read one state of the log throughout,
+    so that a write committed during a pass (its events, hashes and checkpoint) is seen
+    whole or not at all: PostgreSQL reads each statement afresh unless told; SQLite's
+    read transaction already keeps the state of its first read."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+
+def _mark(conn: sa.Connection) -> str:
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...]) -> list[Any]:
+    # The driver's cursor: SQLAlchemy's rows cost as much again as fetching (bench.store).
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _trailing_ones(n: int) -> int:
+    return ((n + 1) & -(n + 1)).bit_length() - 1
+
+
+def check_log(
+    conn: sa.Connection,
+    verifier: Verifier | None,
+    *,
+    resume: Resume | None = None,
+    limit: int | None = None,
+    watch: Iterable[int] = (),
+    progress: Progress | None = None,
+    batch: int = BATCH,
+    limit_findings: int = 100,
+) -> Report:
+    """Check the log in `conn` (one read transaction, so that it is one state of it).
+
+    `verifier` is the trusted key (None: none, and every checkpoint is reported as
+    not signed by it). From `resume` if given, else from position 1; at most `limit`
+    events if given. `watch`: sizes at which to keep the recomputed root in
+    `Report.roots` (a receipt's size)."""
+    start = resume.size if resume else 0
+    watched = set(watch)
+    report = Report(start=start, size=start, limit_findings=limit_findings)
+    if watched:
+        report.bound = max(watched)
+    stack = list(resume.frontier) if resume else []
+    mark = _mark(conn)
+    total = _count_after(conn, start)
+    if limit is not None:
+        total = min(total, limit)
+    heads: dict[str, tuple[int, str]] = {}
+    broken: set[str] = set()
+    sha256 = hashlib.sha256
+    push, pop = stack.append, stack.pop
+    quoted: dict[Any, str] = {None: "null"}
+
+    def quote(text: Any) -> str:
+        # JSON text as the canonical encoder writes it (ensure_ascii off).
+        if len(quoted) > 100_000:  # bounded: recorded_at differs from write to write
+            quoted.clear()
+            quoted[None] = "null"
+        value = quoted[text] = encode_basestring(text)
+        return value
+
+    size = start
+    tree_differs: int | None = None
+    verifiers = [verifier] if verifier is not None else []
+    event_sql = (
+        "SELECT position, stream, version, type, schema_version, payload, actor,"
+        " idempotency_key, recorded_at, prev_hash, hash FROM events"
+        f" WHERE position > {mark} ORDER BY position LIMIT {mark}"
+    )
+    hash_sql = (
+        f"SELECT idx, hash FROM tree_hashes WHERE idx >= {mark} AND idx < {mark} ORDER BY idx"
+    )
+    checkpoint_sql = (
+        "SELECT size, root, note FROM checkpoints"
+        f" WHERE size > {mark} AND size <= {mark} ORDER BY size"
+    )
+    after = start
+    next_position = start + 1
+    done = 0
+    while limit is None or done < limit:
+        want = batch if limit is None else min(batch, limit - done)
+        rows = _fetch(conn, event_sql, (after, want))
+        if not rows:
+            break
+        after = rows[-1][0]
+        first_record = size
+        last_record = size + len(rows)
+        stored = _fetch(
+            conn,
+            hash_sql,
+            (merkle.stored_hash_count(first_record), merkle.stored_hash_count(last_record)),
+        )
+        base = merkle.stored_hash_count(first_record)
+        expected = merkle.stored_hash_count(last_record) - base
+        if len(stored) == expected and (not stored or stored[0][0] == base):
+            have = [bytes(h) for _, h in stored]
+        else:  # some missing: an empty hash where one is, so that none is equal
+            by_index = {int(i): bytes(h) for i, h in stored}
+            have = [by_index.get(i, b"") for i in range(base, base + expected)]
+        checks = _fetch(conn, checkpoint_sql, (first_record, last_record))
+        check_at = {int(s): (r, n) for s, r, n in checks}
+        at_hash = 0
+        _unknown_heads(conn, rows, heads, start)
+        for row in rows:
+            position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
+            if position != next_position:
+                # Named once; the tree goes on counting the events as they are.
+                report.add(next_position, f"missing: the next event stored is at {position}")
+            next_position = position + 1
+            # The record hashed, as codec.hash_input frames it (a test holds them
+            # equal), each text quoted once per batch rather than once per event.
+            try:
+                data = (
+                    f'{{"actor":{quoted.get(actor) or quote(actor)},"idempotency_key":'
+                    f"{quoted.get(key) or quote(key)},"
+                    f'"payload":{payload},"position":{position:d},"recorded_at":'
+                    f'{quoted.get(at) or quote(at)},"schema_version":{schema:d},"stream":'
+                    f'{quoted.get(stream) or quote(stream)},"type":'
+                    f'{quoted.get(type_) or quote(type_)},"version":{version:d}}}'
+                ).encode()
+            except (TypeError, ValueError):
+                report.add(position, "its columns are not of the types an event's are")
+                data = repr(row).encode()
+            # The chain, as EventStore.verify checks it.
+            if stream not in broken:
+                head_version, head_hash = heads.get(stream, (0, GENESIS))
+                problem = None
+                if version != head_version + 1:
+                    problem = f"version {version} follows {head_version}"
+                elif prev != head_hash:
+                    problem = "its previous hash is not the hash of the event before it"
+                elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
+                    problem = "its hash does not match its contents"
+                if problem is not None:
+                    broken.add(stream)
+                    report.add(position, problem, f"{stream} v{version}")
+                heads[stream] = (version, digest)
+            # The tree: the record's leaf, then each subtree it completes (as many as
+            # its number has trailing 1 bits), in the order they are stored.
+            made = sha256(b"\x00" + data).digest()
+            differs = have[at_hash] != made
+            leaf_differs = differs
+            at_hash += 1
+            number = size
+            while number & 1:
+                made = sha256(b"\x01" + pop() + made).digest()
+                differs = differs or have[at_hash] != made
+                at_hash += 1
+                number >>= 1
+            push(made)
+            if differs and tree_differs is None:
+                tree_differs = size + 1
+                if leaf_differs and report.first_leaf_differs is None:
+                    report.first_leaf_differs = size + 1
+                first = at_hash - 1 - _trailing_ones(size)
+                if not have[first]:
+                    what = "the tree has no stored hash for this event"
+                elif leaf_differs:
+                    what = "its leaf is not the tree's stored leaf hash"
+                else:
+                    what = "a stored hash of a subtree it completes is not the tree's"
+                report.tree_at = report.add(
+                    size + 1, what + " (the first stored hash that differs)"
+                )
+            elif leaf_differs and report.first_leaf_differs is None:
+                report.first_leaf_differs = size + 1
+            size += 1
+            if size in watched:
+                report.roots[size] = root_of(stack)
+            if size in check_at:
+                root_hex, note = check_at.pop(size)
+                _check_checkpoint(report, verifiers, size, root_hex, note, root_of(stack))
+        done += len(rows)
+        report.size = size
+        if progress is not None:
+            progress(done, total)
+    report.size = size
+    report.frontier = list(stack)
+    report.root = root_of(stack)
+    more = _fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
+    report.complete = not more
+    if report.complete:
+        _check_beyond(conn, report, verifiers, mark)
+    _finish(report)
+    return report
+
+
+def _count_after(conn: sa.Connection, start: int) -> int:
+    rows = _fetch(conn, f"SELECT count(*) FROM events WHERE position > {_mark(conn)}", (start,))
+    return int(rows[0][0])
+
+
+def _unknown_heads(
+    conn: sa.Connection, rows: list[Any], heads: dict[str, tuple[int, str]], start: int
+) -> None:
+    """A pass that starts part-way meets streams whose earlier events it did not read:
+    their heads are the stored event before (checked by the pass that read it)."""
+    if start == 0:
+        return
+    mark = _mark(conn)
+    seen: set[str] = set()
+    for row in rows:
+        stream, version = row[1], row[2]
+        if stream in heads or stream in seen:
+            continue
+        seen.add(stream)  # its first event in this batch says where it stood
+        if version <= 1:
+            continue
+        found = _fetch(
+            conn,
+            f"SELECT version, hash FROM events WHERE stream = {mark} AND version = {mark}",
+            (stream, version - 1),
+        )
+        if found:
+            heads[stream] = (int(found[0][0]), found[0][1])
+
+
+def _check_checkpoint(
+    report: Report,
+    verifiers: list[Verifier],
+    size: int,
+    root_hex: str,
+    note: str,
+    root: bytes,
+) -> None:
+    # A change usually fails every checkpoint after it in the same way: the first is a
+    # finding, the rest are counted in it (`_finish`), so the first problems listed
+    # are different ones.
+    report.checkpoints += 1
+    try:
+        opened = open_checkpoint(note, verifiers)
+    except (NoteError, ValueError) as exc:
+        report.unsigned += 1
+        if report.unsigned == 1:
+            report.unsigned_at = report.add(
+                size,
+                f"the stored checkpoint of size {size} is not signed by the trusted key ({exc})",
+            )
+        return
+    if opened.size != size or opened.root.hex() != root_hex:
+        report.add(size, f"the stored checkpoint of size {size} says otherwise in its signed note")
+        return
+    if opened.root != root:
+        if report.trusted_differ is None:
+            report.trusted_differ = size
+        report.differ += 1
+        if report.differ == 1 and report.tree_at is None:
+            report.differ_at = report.add(
+                size,
+                f"the checkpoint of size {size} signs root {opened.root.hex()}, but the events "
+                f"give {root.hex()}",
+            )
+    elif report.trusted_differ is None and size <= report.bound:
+        report.trusted_agree = size
+
+
+def _finish(report: Report) -> None:
+    """Count the checkpoints that failed like the first into its finding."""
+    notes = [
+        (report.unsigned_at, report.unsigned - 1, "later", "not signed by it either"),
+        (report.differ_at, report.differ - 1, "later", "not of the events' roots either"),
+    ]
+    if report.tree_at is not None:
+        notes.append(
+            (report.tree_at, report.differ, "later", "signed over a root the events do not give")
+        )
+    for index, count, later, what in notes:
+        if index is None or count <= 0:
+            continue
+        finding = report.findings[index]
+        which = " ".join(filter(None, [str(count), later, "stored checkpoint"]))
+        said = f"{which} is {what}" if count == 1 else f"{which}s are {what}"
+        report.findings[index] = Finding(finding.position, f"{finding.what}; {said}", finding.event)
+
+
+def _check_beyond(
+    conn: sa.Connection, report: Report, verifiers: list[Verifier], mark: str
+) -> None:
+    """After the last event: no stored hash, no checkpoint beyond it, and the newest
+    events covered by a signed checkpoint (every write signs one)."""
+    size = report.size
+    extra = _fetch(
+        conn,
+        f"SELECT min(idx) FROM tree_hashes WHERE idx >= {mark}",
+        (merkle.stored_hash_count(size),),
+    )
+    if extra and extra[0][0] is not None:
+        report.add(
+            size + 1,
+            f"the tree stores hash {extra[0][0]} beyond the {size} events of the log "
+            f"(events cut from the end?)",
+        )
+    beyond = _fetch(
+        conn, f"SELECT size FROM checkpoints WHERE size > {mark} ORDER BY size", (size,)
+    )
+    if beyond:
+        report.add(
+            size + 1,
+            f"{len(beyond)} stored checkpoint(s) cover the log up to {beyond[-1][0]} events, "
+            f"but it has {size}: the log was cut here",
+        )
+    newest = _fetch(conn, "SELECT max(size) FROM checkpoints", ())
+    signed = int(newest[0][0] or 0) if newest else 0
+    if signed < size:
+        report.add(
+            signed + 1,
+            f"events {signed + 1}..{size} are covered by no stored checkpoint "
+            f"(every write signs one)",
+        )
+
+
+@dataclass
+class Parting:
+    """Where the log parts from a checkpoint kept elsewhere: exactly (`first` ==
+    `last`) or within a range."""
+
+    agrees: bool
+    first: int
+    last: int
+    why: str
+
+    def __str__(self) -> str:
+        if self.agrees:
+            return self.why
+        where = (
+            f"at position {self.first}"
+            if self.first == self.last
+            else f"somewhere in positions {self.first}..{self.last}"
+        )
+        return f"the log parts from the checkpoint {where}: {self.why}"
+
+
+def against(receipt: Checkpoint, report: Report) -> Parting:
+    """Compare a checkpoint kept elsewhere (opened with the trusted key) with a full
+    pass that watched its size."""
+    size = receipt.size
+    if size == 0:
+        return Parting(True, 0, 0, "the checkpoint is of the empty log")
+    root = report.roots.get(size)
+    if report.size >= size and root == receipt.root:
+        return Parting(True, 0, 0, f"the log agrees with the checkpoint of size {size}")
+    # The stored checkpoints signed by the trusted key bound where: after the last one
+    # that still agrees, by the first one that does not (or the receipt itself).
+    lo = report.trusted_agree + 1 if report.trusted_agree < size else 1
+    hi = min(report.trusted_differ or size, size)
+    # A leaf that differs from its stored hash, or a missing event, names it exactly.
+    leaf = report.first_leaf_differs
+    gaps = [f.position for f in report.findings if f.what.startswith("missing")]
+    exact = sorted(p for p in [*gaps[:1], leaf] if p is not None and lo <= p <= hi)
+    if exact:
+        at = exact[0]
+        why = (
+            "the event there is missing"
+            if at in gaps
+            else "the event there is not the one the tree's stored leaf hash records"
+        )
+        return Parting(False, at, at, why)
+    if report.size < size:
+        return Parting(
+            False,
+            report.size + 1,
+            report.size + 1,
+            f"the log has {report.size} events, the checkpoint {size}: the log was cut",
+        )
+    if lo == hi:
+        return Parting(False, lo, hi, "the stored checkpoints signed by the key bound it to here")
+    how = (
+        "bounded by the stored checkpoints signed by the trusted key"
+        if report.trusted_agree or report.trusted_differ
+        else "no stored checkpoint signed by the trusted key, and no stored hash, tells "
+        "where (the log was re-hashed throughout, or re-signed with another key)"
+    )
+    return Parting(False, lo, hi, f"only a range can be named: {how}")
+
+
+@dataclass(frozen=True)
+class State:
+    """What an incremental run keeps between runs: the tree it verified (size, root and
+    frontier) and the key it trusted."""
+
+    size: int
+    root: bytes
+    frontier: tuple[bytes, ...]
+    key: str
+
+    def text(self) -> str:
+        return json.dumps(
+            {
+                "size": self.size,
+                "root": self.root.hex(),
+                "frontier": [h.hex() for h in self.frontier],
+                "key": self.key,
+            },
+            indent=2,
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> State:
+        """A state as `text` wrote it, or ValueError saying why not."""
+        try:
+            data = json.loads(text)
+            state = cls(
+                int(data["size"]),
+                bytes.fromhex(data["root"]),
+                tuple(bytes.fromhex(h) for h in data["frontier"]),
+                str(data["key"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"not a verify state ({exc})") from None
+        if state.size < 0 or root_of(state.frontier) != state.root:
+            raise ValueError("not a verify state (its frontier does not give its root)")
+        if len(state.frontier) != state.size.bit_count():
+            raise ValueError("not a verify state (its frontier is not of its size)")
+        return state
+
+
+def still_stored(conn: sa.Connection, state: State) -> bool:
+    """Whether the stored tree of `state.size` events still has the root verified then:
+    what lets an incremental run trust the events before it without reading them."""
+    try:
+        return stored_frontier(conn, state.size) == list(state.frontier)
+    except merkle.MerkleError:
+        return False
