@@ -78,8 +78,31 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
         args = command.split()[1:]
         if args == ["simulate"]:
             args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
+        if "checkpoint-2026-11-23.txt" in args:
+            _a_kept_checkpoint(tmp_path, url)  # what the auditor kept, made as the README says
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (command, result.output)
+
+
+def _a_kept_checkpoint(here: Path, url: str) -> None:
+    """A write signed by the key `hazard key create` made here, its receipt's checkpoint
+    kept as checkpoint-2026-11-23.txt, and the public key as club.pub."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the README makes the key before it checks a checkpoint"
+    store = EventStore(db.make_engine(url), signer=signer)
+    try:
+        receipt = Club(Book(store)).create_player("ann", "setter")["receipt"]
+    finally:
+        store.close()
+        store.engine.dispose()
+    (here / "checkpoint-2026-11-23.txt").write_text(receipt["checkpoint"], encoding="utf-8")
+    (here / "club.pub").write_text(signer.verifier.text() + "\n", encoding="utf-8")
 
 
 def test_the_custom_rule_set_example_shows_the_loader_s_defaults(tmp_path: Path) -> None:

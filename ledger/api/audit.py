@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_smorest import abort
+
 from ledger.api import club, require
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
 from ledger.api.tokens import Role
-from ledger.books import queries
+from ledger.books import deep, queries
 from ledger.store import eventlog, logcheck, merkle
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
@@ -61,6 +63,12 @@ def verify(query: dict[str, Any]) -> dict[str, Any]:
     after = query["after"]
     if after > before["position"]:
         return _unchecked(before, after, verifier)
+    if query["deep"] and before["events"] > rs.DEEP_MAX:
+        abort(
+            422,
+            message=f"a deep check replays the whole log, and {before['events']} events are "
+            f"more than a request may replay ({rs.DEEP_MAX}): run `hazard verify --deep`",
+        )
     with store.engine.connect() as conn, conn.begin():
         logcheck.snapshot(conn)
         resume = None
@@ -74,8 +82,12 @@ def verify(query: dict[str, Any]) -> dict[str, Any]:
         report = logcheck.check_log(
             conn, verifier, resume=resume, limit=query["limit"], limit_findings=MAX_PROBLEMS
         )
+    differences = None
+    if query["deep"]:
+        differences = [d.view() for d in deep.differences(store)]
     return {
-        "ok": report.ok,
+        "ok": report.ok and not differences,
+        "read_models": differences,
         "events": before["events"],
         "through": before["position"],
         "problems": [str(f) for f in report.findings],

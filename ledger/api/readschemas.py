@@ -283,6 +283,11 @@ VERIFY_MAX = 500_000
 """The most it checks in one request: a few seconds, inside any worker's timeout."""
 
 
+DEEP_MAX = 20_000
+"""The most events a request's deep check replays: about 3,000 events a second
+(ledger.books.deep), so this stays well inside the worker timeout."""
+
+
 class VerifyQuerySchema(Schema):
     after = _after("Check the events after this position: the `next_after` of the check before")
     limit = QueryInteger(
@@ -290,6 +295,27 @@ class VerifyQuerySchema(Schema):
         validate=validate.Range(1, VERIFY_MAX),
         metadata={"description": f"Events to check at most, 1 to {VERIFY_MAX}"},
     )
+    deep = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "Also recompute every read model from the events and compare "
+            f"(the whole log, so only for a log of at most {DEEP_MAX} events; beyond "
+            "that, `hazard verify --deep`)"
+        },
+    )
+
+
+class DifferenceSchema(Schema):
+    table = fields.String(required=True, metadata={"description": "The read model"})
+    key = fields.Raw(required=True, metadata={"description": "The row's key in that table"})
+    row = fields.String(required=True, metadata={"description": "The row, in words"})
+    column = fields.String(allow_none=True, metadata={"description": "The column that differs"})
+    stored = fields.Raw(allow_none=True, metadata={"description": "What is stored"})
+    expected = fields.Raw(allow_none=True, metadata={"description": "What the events give"})
+    rows = fields.Integer(
+        required=True, metadata={"description": "How many rows of the table differ"}
+    )
+    message = fields.String(required=True, metadata={"description": "The difference, in words"})
 
 
 class ChainCheckSchema(Schema):
@@ -330,6 +356,14 @@ class ChainCheckSchema(Schema):
         required=True,
         allow_none=True,
         metadata={"description": "The verifier key the checkpoints were checked with"},
+    )
+    read_models = fields.List(
+        fields.Nested(DifferenceSchema),
+        allow_none=True,
+        metadata={
+            "description": "With deep: the first row that differs in each read model "
+            "(empty: every one equals the replay of the events); null without deep"
+        },
     )
 
 

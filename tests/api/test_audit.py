@@ -231,3 +231,25 @@ def test_verify_is_bounded_and_continues_from_next_after(api: Api) -> None:
     for after in (len(events) + 5, 2**63 - 1):
         beyond = bank.ok("get", "/audit/verify", query_string={"after": after})
         assert beyond["ok"] is False and beyond["next_after"] is None
+
+
+def test_a_deep_check_names_a_balance_edited_behind_the_events(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The balance a DBA edits is the one the API serves: `deep` replays the events and
+    names it; a log too long to replay in a request is refused, saying what to run."""
+    bank = play(api)
+    clean = bank.ok("get", "/audit/verify", query_string={"deep": "true"})
+    assert clean["ok"] and clean["read_models"] == []
+    assert bank.ok("get", "/audit/verify")["read_models"] is None
+    with api.book.store.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE accounts SET balance = balance + 999 WHERE account = 'setter'")
+        )
+    found = bank.ok("get", "/audit/verify", query_string={"deep": "true"})
+    assert found["ok"] is False and found["problems"] == []  # the log itself is sound
+    [difference] = found["read_models"]
+    assert difference["table"] == "accounts" and "setter" in difference["message"]
+    monkeypatch.setattr(audit.rs, "DEEP_MAX", 3)
+    refused = problem(bank.get("/audit/verify", query_string={"deep": "true"}), 422)
+    assert "hazard verify --deep" in refused["detail"]

@@ -448,3 +448,35 @@ def test_a_pass_reads_one_state_of_the_log_while_writes_go_on(log: Log, store: E
         report = logcheck.check_log(conn, VERIFIER, batch=10, progress=write)
     assert report.findings == []
     assert report.size == log.size
+
+
+def test_verify_deep_passes_a_played_log_and_accepts_a_receipt_saved_with_jq_r(log: Log) -> None:
+    path = log.tmp / "receipt-jq-r.txt"
+    path.write_text(log.receipt + "\n", encoding="utf-8")  # `jq -r` adds a newline
+    result = _verify(log, "--deep", "--checkpoint", str(path))
+    assert result.exit_code == 0, result.output
+    assert "every table equals the replay of the events" in result.output
+    assert "and every read model" in result.output
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        # The two read-model tamperings of the issue: the API served both.
+        ("UPDATE accounts SET balance = balance + 1000 WHERE account = 'player:ann'",
+         "accounts: player:ann"),
+        ("UPDATE postings SET amount = amount * 10 WHERE id = (SELECT min(id) FROM postings"
+         " WHERE account = 'player:ann')", "postings: position"),
+    ],
+)  # fmt: skip
+def test_verify_deep_names_a_read_model_edited_behind_the_events(
+    log: Log, edit: str, named: str
+) -> None:
+    with log.engine.begin() as conn:
+        conn.exec_driver_sql(edit)
+    plain = _verify(log)
+    assert plain.exit_code == 0, plain.output  # the log itself is untouched
+    deep = _verify(log, "--deep")
+    assert deep.exit_code == 1, deep.output
+    assert "differ from the replay of the events" in deep.output
+    assert named in deep.output
