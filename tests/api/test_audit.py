@@ -70,6 +70,7 @@ def test_the_log_rechecks_offline(api: Api) -> None:
         "checkpoints": stored,
         "root": root,
         "key": VERIFIER.text(),
+        "read_models": None,  # no deep check asked for
     }
     last = events[-1]
     assert bank.ok("get", "/audit/head") == {
@@ -166,6 +167,7 @@ def test_an_empty_log(api: Api) -> None:
         "checkpoints": 0,
         "root": hashlib.sha256(b"").hexdigest(),
         "key": VERIFIER.text(),
+        "read_models": None,  # no deep check asked for
     }
     assert auditor.ok("get", "/audit/head") == {
         "position": 0,
