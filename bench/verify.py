@@ -44,7 +44,6 @@ def _say(text: str) -> None:
 
 def build(path: Path, events: int) -> None:
     """A log of `events` real events at `path` (made once, then reused)."""
-    import engine as hz
     from ledger.books.accounts import account_stream
     from ledger.store import db
     from ledger.store.eventstore import EventStore
