@@ -337,6 +337,11 @@ def verify(receipt_path: str | None, vkey: str | None, state_path: str | None, d
         kept = logcheck.State(report.size, report.root, tuple(report.frontier), verifier.text())
         Path(state_path).write_text(kept.text() + "\n", encoding="utf-8")
         click.echo(f"state: {state_path} now holds the tree of {report.size} events verified")
+        if report.start:
+            click.echo(
+                f"  (the first {report.start} events were not read again: only a run "
+                f"without --state re-reads every event)"
+            )
 
 
 def _deep(store: Any) -> bool:
@@ -382,8 +387,13 @@ def _trusted_key(vkey: str | None) -> tuple[Any, str]:
             source = f"--key {vkey}"
             text = Path(vkey).read_text(encoding="utf-8")
         try:
-            return Verifier.parse(text), source
+            return Verifier.parse(text.strip()), source
         except BadKey as exc:
+            if source == "--key" and vkey.count("+") != 2:  # not a key: a path mistyped?
+                raise click.BadParameter(
+                    f"no file {vkey!r}, and not a verifier key either ({exc})",
+                    param_hint="--key",
+                ) from None
             raise click.BadParameter(str(exc), param_hint="--key") from None
     path = key_path()
     try:

@@ -480,3 +480,8 @@ def test_verify_deep_names_a_read_model_edited_behind_the_events(
     assert deep.exit_code == 1, deep.output
     assert "differ from the replay of the events" in deep.output
     assert named in deep.output
+
+
+def test_a_mistyped_key_file_is_named_as_no_file(log: Log) -> None:
+    result = _verify(log, "--key", "/nowhere/club.pub")
+    assert result.exit_code == 2 and "no file '/nowhere/club.pub'" in result.output
