@@ -169,6 +169,8 @@ tree_hashes = sa.Table(
     metadata,
     sa.Column("idx", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("hash", sa.LargeBinary(32), nullable=False),
+    # One B-tree lookup per hash on SQLite, not two (rowid table plus its key's index).
+    sqlite_with_rowid=False,
 )
 
 # A signed checkpoint of the tree for every write that appended events: the tree's size

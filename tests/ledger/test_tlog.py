@@ -249,3 +249,21 @@ def test_a_proof_reads_the_database_and_works_out_nothing_else(
         for n in (0, 17, 39):
             merkle.check_record(merkle.prove_record(40, n, read), 40, root, n, leaves[n])
         merkle.check_tree(merkle.prove_tree(40, 23, read), 40, root, 23, _memory_root(store, 23))
+
+
+def test_sqlite_keys_the_tree_hashes_on_their_index_as_migrated_and_as_declared(
+    engine: sa.Engine,
+) -> None:
+    """A proof reads its hashes by index: keyed on idx (WITHOUT ROWID) that is one B-tree
+    lookup per hash on SQLite, not two. compare_metadata does not see this option, so
+    the migrated table and the declared one are both checked here."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("WITHOUT ROWID is SQLite's")
+    declared = sa.create_engine("sqlite://")
+    tree_hashes.metadata.create_all(declared)
+    for eng in (engine, declared):
+        with eng.connect() as conn:
+            sql = conn.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'tree_hashes'"
+            ).scalar_one()
+        assert sql.rstrip().endswith("WITHOUT ROWID")
