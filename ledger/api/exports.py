@@ -115,7 +115,10 @@ def export(query: dict[str, Any]) -> Response:
     store = club().store
     try:
         if query["format"] == "csv":
-            sheets = importlib.import_module("ledger.exports.sheets")
+            try:
+                sheets = importlib.import_module("ledger.exports.sheets")
+            except ImportError:
+                abort(422, messages={"query": {"format": ["csv is not in this build"]}})
             prepared: Any = sheets.prepare(
                 store.engine, asked, query.get("sheet"), query.get("decimals", 2)
             )

@@ -121,6 +121,7 @@ HOSTILE = [
     "decimals=1e3&format=csv&table=t1",
     "decimals=%D9%A3&format=csv&table=t1",
     "format=csv&sheet=%F0%9F%8E%B2&table=t1",
+    "format=csv&table=t1&since=0200-10-02T02:15:05.5956%2B03:33",
     "table=%F0%9F%8E%B2",
     "player=setter",
     "player=..",
