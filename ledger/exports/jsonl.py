@@ -39,6 +39,9 @@ CHUNK = 64 * 1024
 """Bytes a chunk holds (about): what a response or a file write takes at once."""
 BATCH = 10_000
 """Events read per query."""
+MERGED = 16
+"""Streams a windowed export reads each on its own and merges; more are read together,
+in position order, the others' events dropped (memory stays one page either way)."""
 IN_LIST = 500
 """Values per `IN (...)` list, well within SQLite's oldest limit of 999."""
 
@@ -97,6 +100,14 @@ def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[
         return list(cursor.fetchall())
     finally:
         cursor.close()
+
+
+def _first_column(row: Any) -> int:
+    return int(row[0])
+
+
+def _within(window: tuple[int, int] | None, position: int) -> bool:
+    return window is not None and window[0] <= position <= window[1]
 
 
 def _chunks_of(values: list[Any], size: int = IN_LIST) -> Iterator[list[Any]]:
@@ -523,41 +534,51 @@ class _Body:
             self.money = _money_between(self.conn, plan.first, plan.last)
 
     def _pages(self) -> Iterator[list[Any]]:
-        plan = self.plan
+        """The events in the file, in position order, a page at a time."""
+        plan, windows = self.plan, self.plan.windows
         if plan.first > plan.last:
             return
-        if plan.windows is None:
-            after = plan.first - 1
-            while after < plan.last:
-                rows = _fetch(
-                    self.conn,
-                    f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
-                    " ORDER BY position LIMIT ?",
-                    (after, plan.last, BATCH),
-                )
-                if not rows:
-                    return
-                after = rows[-1][0]
-                yield rows
-            return
-        merged = heapq.merge(*(self._stream(w) for w in plan.windows), key=lambda row: row[0])
-        page: list[Any] = []
-        for row in merged:
-            page.append(row)
-            if len(page) >= BATCH:
+        if windows is not None and len(windows) <= MERGED:
+            # A few streams (a table, a player at a few tables): each read on its own,
+            # by its key, and merged; memory is a page shared among them.
+            share = max(BATCH // len(windows), 100)
+            merged = heapq.merge(*(self._stream(w, share) for w in windows), key=_first_column)
+            page: list[Any] = []
+            for row in merged:
+                page.append(row)
+                if len(page) >= BATCH:
+                    yield page
+                    page = []
+            if page:
                 yield page
-                page = []
-        if page:
-            yield page
+            return
+        # The whole range in position order; for many streams (a player at many tables,
+        # the bank), each page kept to the rows of a stream in the file, within its window.
+        keep = None if windows is None else {w.stream: (w.start, w.end) for w in windows}
+        after = plan.first - 1
+        while after < plan.last:
+            rows = _fetch(
+                self.conn,
+                f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
+                " ORDER BY position LIMIT ?",
+                (after, plan.last, BATCH),
+            )
+            if not rows:
+                return
+            after = rows[-1][0]
+            if keep is not None:
+                rows = [r for r in rows if _within(keep.get(r[1]), r[0])]
+            if rows:
+                yield rows
 
-    def _stream(self, window: _Window) -> Iterator[Any]:
+    def _stream(self, window: _Window, batch: int) -> Iterator[Any]:
         after = window.start_version - 1
         while after < window.end_version:
             rows = _fetch(
                 self.conn,
                 f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? AND version <= ?"
                 " ORDER BY version LIMIT ?",
-                (window.stream, after, window.end_version, BATCH),
+                (window.stream, after, window.end_version, batch),
             )
             if not rows:
                 return
