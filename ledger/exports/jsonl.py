@@ -37,7 +37,7 @@ FORMAT = "hazard-export"
 FORMAT_VERSION = 1
 CHUNK = 64 * 1024
 """Bytes a chunk holds (about): what a response or a file write takes at once."""
-BATCH = 10_000
+BATCH = 5_000
 """Events read per query."""
 MERGED = 16
 """Streams a windowed export reads each on its own and merges; more are read together,
