@@ -354,7 +354,7 @@ def _write(
                 "format_version": FORMAT_VERSION,
                 "key": plan.key.text(),
                 "last": last,
-                "origin": plan.key.name,
+                "origin": plan.checkpoint[3].split("\n", 1)[0],  # the checkpoints' first line
                 "record": "header",
                 "rule_sets": dict(sorted(rule_sets.items())),
                 "scope": plan.scope.view(),
