@@ -59,6 +59,7 @@ from engine.betting import (
     stake,
     withdraw_side_bet,
 )
+from engine.command import Drafted
 from engine.errors import HazardError, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.money import ESCROW
@@ -182,8 +183,16 @@ class Referee:
     def _settle(self) -> None:
         """The group is complete and matches: fold it onto the state, once."""
         due, before = self._due, self.state
+        # A command that folded its first events (a throw, before deciding its bets)
+        # left that state with them: fold only the rest onto it.
+        done = due.folded if isinstance(due, Drafted) else None
         try:
-            self.state = fold(due, before)
+            if done is None:
+                self.state = fold(due, before)
+            elif done[0] == len(due):
+                self.state = done[1]
+            else:
+                self.state = fold(due[done[0] :], done[1])
         except HazardError as exc:  # the engine's own events do not fold: an engine bug
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
         if due[0].__class__ in _PLACED:
