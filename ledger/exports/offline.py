@@ -889,10 +889,16 @@ class _Check:
                 number, "the checkpoint line's size and issued_at are not what they must be"
             )
         if size != self.size:
+            gap = (
+                f"position {size} is missing (a line was deleted?)"
+                if size == self.size + 1
+                else f"positions {self.size + 1}..{size} are missing (lines deleted?)"
+                if size > self.size
+                else "it must follow the event at its size"
+            )
             raise Disagreement(
                 number,
-                f"a checkpoint of size {size} where the file is at position {self.size}: "
-                "it must follow the event at its size",
+                f"a checkpoint of size {size} where the file is at position {self.size}: {gap}",
             )
         if size == self.checkpoint_seen_at:
             raise Disagreement(number, f"a second checkpoint of size {size}")
