@@ -240,20 +240,21 @@ _STRING = rb'"([^"\\]*)"'  # a JSON string with nothing escaped in it
 _NUMBER = rb"(0|[1-9][0-9]*)"
 _HEX = rb'"([0-9a-f]{64})"'
 _EVENT = re.compile(
-    rb'\{"actor":' + _STRING + rb',"hash":' + _HEX + rb',"idempotency_key":(null|"[^"\\]*"),'
-    rb'"leaf":' + _HEX + rb',"payload":(\{.*\}),"position":' + _NUMBER + rb',"prev_hash":'
-    + _HEX + rb',"record":"event","recorded_at":' + _STRING + rb',"schema_version":' + _NUMBER
-    + rb',"stream":' + _STRING + rb',"type":' + _STRING + rb',"version":' + _NUMBER + rb"\}",
+    rb'(\{"actor":' + _STRING + rb")"
+    rb',"hash":' + _HEX
+    + rb'(,"idempotency_key":(null|"[^"\\]*"))'
+    rb',"leaf":' + _HEX
+    + rb'(,"payload":(\{.*\}),"position":' + _NUMBER + rb")"
+    rb',"prev_hash":' + _HEX + rb',"record":"event"'
+    rb'(,"recorded_at":' + _STRING + rb',"schema_version":' + _NUMBER + rb',"stream":' + _STRING
+    + rb',"type":' + _STRING + rb',"version":' + _NUMBER + rb"\})",
     re.DOTALL,
 )  # fmt: skip
 """An event line in canonical form whose texts need no unescaping. The payload is
 whatever lies between its key and `,"position":` (what follows is fixed, and a string
 cannot hold an unescaped quote, so there is one way to match); it is checked to be one
-JSON object when it is decoded."""
-_HASH_CUT = len(b',"hash":"')
-_LEAF_CUT = len(b',"leaf":"')
-_PREV_CUT = len(b',"prev_hash":"')
-_RECORD_CUT = len(b'","record":"event"')
+JSON object when it is decoded. Four groups hold the event's document in pieces: the
+line but `hash`, `leaf`, `prev_hash` and `record`."""
 _EVENT_KEYS = frozenset(
     ("actor", "hash", "idempotency_key", "leaf", "payload", "position", "prev_hash", "record",
      "recorded_at", "schema_version", "stream", "type", "version")
@@ -597,18 +598,8 @@ class _Check:
     # -- event lines -----------------------------------------------------------------------
 
     def _fast_event(self, number: int, cut: bytes, m: re.Match[bytes]) -> EventLine:
-        (actor, digest, key, leaf, payload, position, prev, at, schema, stream, type_,
-         version) = m.groups()  # fmt: skip
-        # The document: the line but `hash`, `leaf`, `prev_hash` and `record`, its
-        # keys still in order (each cut starts at the comma before the key).
-        document = b"".join(
-            (
-                cut[: m.start(2) - _HASH_CUT],
-                cut[m.end(2) + 1 : m.start(4) - _LEAF_CUT],
-                cut[m.end(4) + 1 : m.start(7) - _PREV_CUT],
-                cut[m.end(7) + _RECORD_CUT :],
-            )
-        )
+        (head, actor, digest, middle, key, leaf, body, payload, position, prev, tail, at,
+         schema, stream, type_, version) = m.groups()  # fmt: skip
         try:
             row = Recorded(
                 int(position),
@@ -625,7 +616,7 @@ class _Check:
             )
         except UnicodeDecodeError:
             return self._slow_event(number, self._parse(number, cut + b"\n", cut))
-        return self._event(number, row, document, leaf.decode())
+        return self._event(number, row, head + middle + body + tail, leaf.decode())
 
     def _slow_event(self, number: int, e: dict[str, Any]) -> EventLine:
         if e.keys() != _EVENT_KEYS:
