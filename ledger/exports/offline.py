@@ -296,7 +296,7 @@ class _Table:
 
     def __init__(self, state: TableState) -> None:
         self.referee = Referee(state)
-        self.recent: deque[tuple[int, int]] = deque(maxlen=256)
+        self.recent: deque[tuple[int, int]] = deque(maxlen=64)
 
 
 def read(lines: Iterable[bytes], key: Verifier | None = None) -> Iterator[Item]:
@@ -343,7 +343,7 @@ class _Check:
         self.snapshotted: dict[str, Snapshot] = {}
         self.mid_chain: list[str] = []
         """Streams other than tables whose first event in the file is not their first."""
-        self.decode = RowDecoder()
+        self.decode = RowDecoder(seen=256)
         self.events = 0
         self.skipped = 0
         self.settlements = 0

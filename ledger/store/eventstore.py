@@ -187,8 +187,11 @@ class RowDecoder:
     each type, and the fields of up to _SEEN_PER_TYPE payload texts per type, between
     rows."""
 
-    def __init__(self) -> None:
+    def __init__(self, seen: int | None = None) -> None:
         self._kinds: dict[str, tuple[type, int, dict[str, tuple[Any, ...]], codec.Plan]] = {}
+        self._seen = _SEEN_PER_TYPE if seen is None else seen
+        """Payload texts remembered per type (a million events' worth of settlements,
+        each its own text, would otherwise fill it with texts seen once)."""
 
     def __call__(self, position: int, name: str, schema: int, version: int, payload: str) -> Event:
         """The event in a row, or CorruptEvent naming `position`, as `decode_row`."""
@@ -211,7 +214,7 @@ class RowDecoder:
         values = known.get(payload)
         if values is None:
             values = _decode_values(_scan_json, payload, plan)
-            if len(known) < _SEEN_PER_TYPE and _immutable(values):
+            if len(known) < self._seen and _immutable(values):
                 known[payload] = values
         event: Event = cls(version, *values)
         return event
