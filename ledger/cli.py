@@ -623,7 +623,7 @@ def export(
     finally:
         engine.dispose()  # no connection outlives the command
     if output is not None:
-        click.echo(f"exported {prepared.total} positions to {output}", err=True)
+        click.echo(f"exported to {output}", err=True)
 
 
 def _sheets() -> Any:
@@ -642,9 +642,9 @@ def _write_export(prepared: Any, output: str | None) -> None:
     progress bar on stderr when it is a terminal."""
     import os
 
-    show = sys.stderr.isatty()
+    show = sys.stderr.isatty() and prepared.total is not None
     out: TextIO = sys.stderr if show else cast(TextIO, _Null())
-    with click.progressbar(length=max(prepared.total, 0), label="exporting", file=out) as bar:
+    with click.progressbar(length=max(prepared.total or 0, 0), label="exporting", file=out) as bar:
         chunks = prepared.chunks(bar.update)
         if output is None:
             stdout = sys.stdout.buffer

@@ -4,7 +4,6 @@ saving, to the roles that may have it; every bad request a problem, never a 500.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,6 +93,7 @@ def test_no_such_table_or_player(api: Api) -> None:
         ("table=t1&sheet=rounds", "sheet"),
         ("table=t1&decimals=2", "decimals"),
         ("table=t1&format=xml", "format"),
+        ("table=t1&format=csv&sheet=statement", "sheet"),
         ("table=t1&colour=red", "colour"),
     ],
 )
@@ -158,12 +158,19 @@ def test_the_read_ends_with_the_response(sqlite_api: Api, monkeypatch: pytest.Mo
     assert pool.checkedout() == held  # type: ignore[attr-defined]
 
 
-@pytest.mark.skipif(  # until i12-referee's ledger.exports.sheets is merged
-    not (Path(jsonl.__file__).parent / "sheets.py").exists(), reason="no sheets.py yet"
-)
 def test_csv(api: Api) -> None:
+    from ledger.exports import sheets
+
     bank = play(api)
-    response = exported(bank, "table=t1&format=csv&sheet=rounds")
-    assert response.headers["Content-Type"].startswith("text/csv")
-    assert response.headers["Content-Disposition"].startswith('attachment; filename="hazard-')
-    assert response.data.startswith(b"\xef\xbb\xbf")
+    ann = api.client("player", "ann")
+    for client, query, scope, sheet, name in [
+        (bank, "table=t1&format=csv&sheet=rounds", {"table": "t1"}, "rounds",
+         "hazard-table-t1-rounds.csv"),
+        (ann, "player=ann&format=csv", {"player": "ann"}, None, "hazard-player-ann-statement.csv"),
+    ]:  # fmt: skip
+        response = exported(client, query)
+        assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
+        assert response.headers["Content-Disposition"] == f'attachment; filename="{name}"'
+        made = sheets.prepare(api.book.store.engine, scope_of(**scope), sheet)
+        assert response.data == b"".join(made.chunks())
+        assert response.data.startswith(b"\xef\xbb\xbf")

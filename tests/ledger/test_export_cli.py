@@ -87,6 +87,7 @@ def test_a_player_since_a_time(played: str, outdir: Path) -> None:
         (["--table", "t/1"], "--table"),
         (["--table", "t1", "--sheet", "rounds"], "--format csv"),
         (["--table", "t1", "--format", "xml"], "--format"),
+        (["--table", "t1", "--format", "csv", "--sheet", "statement"], "--sheet"),
     ],
 )
 def test_a_bad_scope_is_a_usage_error(
@@ -134,12 +135,21 @@ def test_a_failed_export_leaves_no_file(
     assert list(outdir.iterdir()) == []
 
 
-@pytest.mark.skipif(  # until i12-referee's ledger.exports.sheets is merged
-    not (Path(jsonl.__file__).parent / "sheets.py").exists(), reason="no sheets.py yet"
-)
 def test_csv_goes_to_the_sheets(played: str, outdir: Path) -> None:
-    out = outdir / "t1.csv"
-    result = hazard(played, "--table", "t1", "--format", "csv", "-o", str(out))
-    assert result.exit_code == 0, result.output
-    text = out.read_bytes().decode("utf-8-sig")
-    assert text.splitlines()[0] and "\r\n" in text
+    from ledger.exports import sheets
+
+    for args, scope, sheet, decimals in [
+        (["--table", "t1"], {"table": "t1"}, None, 2),
+        (["--player", "cat", "--decimals", "0"], {"player": "cat"}, None, 0),
+        (["--all", "--sheet", "rounds"], {"everything": True}, "rounds", 2),
+    ]:
+        out = outdir / "sheet.csv"
+        result = hazard(played, *args, "--format", "csv", "-o", str(out))
+        assert result.exit_code == 0, result.output
+        engine = sa.create_engine(played)
+        try:
+            made = sheets.prepare(engine, scope_of(**scope), sheet, decimals)
+            assert out.read_bytes() == b"".join(made.chunks())
+        finally:
+            engine.dispose()
+        assert out.read_bytes().startswith(b"\xef\xbb\xbf") and b"\r\n" in out.read_bytes()
