@@ -1,0 +1,171 @@
+"""What the offline check of an export says (ledger.exports.offline): each record it hands
+on once checked, what it verified, and where the file first disagrees."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from engine import events as ev
+from engine.rules import RuleSet
+from engine.state import TableState
+from ledger.store.eventstore import Recorded
+from ledger.store.keys import Verifier
+
+FIGURES = ("deposited", "paid", "staked", "withdrawn")
+"""What the closing record says of each account's money, in its order."""
+
+
+class Disagreement(Exception):
+    """Where the file first disagrees with itself, the engine or the signed log, and why."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+# -- What `read` hands on, each once checked ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Header:
+    line: int
+    first: int
+    last: int
+    key: Verifier
+    origin: str
+    scope: dict[str, Any]
+    rule_sets: Mapping[str, RuleSet]
+    tree_start: tuple[bytes, ...]
+    """The frontier of the tree before `first`, largest subtree first."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    line: int
+    stream: str
+    position: int
+    version: int
+    hash: str
+    state: TableState
+    document: bytes
+    """The state as snapshots.encode_state writes it (canonical JSON)."""
+
+
+class EventLine(NamedTuple):
+    line: int
+    row: Recorded
+    """The event as the store holds it, its payload the canonical text."""
+    leaf: bytes
+    event: ev.Event | Any
+    """The row decoded (engine.events or ledger.store.vocabulary), as checked."""
+
+
+class SkipLine(NamedTuple):
+    line: int
+    start: int
+    end: int
+    hashes: tuple[bytes, ...]
+
+
+class CheckpointLine(NamedTuple):
+    line: int
+    size: int
+    root: bytes
+    issued_at: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Closing:
+    line: int
+    size: int
+    root: bytes
+    checkpoint: CheckpointLine
+    """The signed checkpoint the file is proved against (`line` is the closing's)."""
+    events: int
+    skipped: int
+    types: dict[str, int]
+    money: dict[str, dict[str, int]]
+
+
+Item = Header | Snapshot | EventLine | SkipLine | CheckpointLine | Closing
+
+
+# -- What `verify` says ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Money:
+    deposited: int = 0
+    paid: int = 0
+    staked: int = 0
+    withdrawn: int = 0
+
+    @property
+    def net(self) -> int:
+        """What the account gained from the file's events."""
+        return self.deposited + self.paid - self.staked - self.withdrawn
+
+
+@dataclass
+class Verified:
+    scope: dict[str, Any]
+    first: int
+    last: int
+    events: int
+    skipped: int
+    tables: int
+    rounds: int
+    bets: int
+    settlements: int
+    checkpoints: int
+    """`checkpoint` lines checked (the closing's not counted)."""
+    checkpoint_size: int
+    root: bytes
+    key: Verifier
+    key_given: bool
+    money: dict[str, Money]
+    trusted: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What `hazard verify FILE` prints."""
+        scope = self.scope
+        what = scope.get("kind", "?")
+        named = [f"{k} {scope[k]}" for k in ("table", "player", "since", "until") if scope.get(k)]
+        span = f"positions {self.first}..{self.last}" if self.last >= self.first else "no events"
+        out = [
+            "verified",
+            f"scope: {what}{' (' + ', '.join(named) + ')' if named else ''}, {span}",
+            f"events: {self.events}"
+            + (f" ({self.skipped} positions outside the scope skipped)" if self.skipped else ""),
+            f"tables: {self.tables} replayed through the engine: {self.rounds} rounds, "
+            f"{self.bets} bets, {self.settlements} settlements",
+            f"tree: the {self.last} events' root {self.root.hex()} is in the checkpoint of "
+            f"size {self.checkpoint_size}"
+            + (
+                f" ({self.checkpoints} checkpoint lines checked on the way)"
+                if self.checkpoints
+                else ""
+            ),
+            f"key: {self.key.text()}"
+            + (" (the key you gave)" if self.key_given else " (the file's own: see below)"),
+        ]
+        if self.money:
+            width = max(len(a) for a in self.money)
+            out.append("money, in minor units:")
+            out.append(
+                f"  {'account':<{width}}  {'staked':>12}  {'paid':>12}  {'deposited':>14}  "
+                f"{'withdrawn':>12}  {'net':>14}"
+            )
+            for account, m in sorted(self.money.items()):
+                out.append(
+                    f"  {account:<{width}}  {m.staked:>12}  {m.paid:>12}  {m.deposited:>14}  "
+                    f"{m.withdrawn:>12}  {m.net:>14}"
+                )
+        if self.trusted:
+            out.append("taken on trust:")
+            out.extend(f"  - {sentence}" for sentence in self.trusted)
+        return out

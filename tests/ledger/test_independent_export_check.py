@@ -1,0 +1,431 @@
+"""An export checked by a checker written here from docs/export-format.md alone, with
+hashlib, json, the `cryptography` package and the engine: nothing from ledger/. What
+it accepts, the ledger's own export must give; what it rejects, a tampered copy.
+
+The test uses ledger/ only to make the files (a played log on SQLite and PostgreSQL,
+exported). The checker is `Checker` below, and the one place it speaks the signed-note
+and checkpoint formats (c2sp.org/signed-note, c2sp.org/tlog-checkpoint) is `open_note`.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from engine import events as ev
+from engine.money import holds
+from engine.referee import Disagreement, Referee
+from engine.rules import from_mapping
+
+# ---------------------------------------------------------------------------------------
+# The checker: hashlib, json, cryptography and engine only.
+# ---------------------------------------------------------------------------------------
+
+ZEROS = "0" * 64
+NOT_HASHED = ("record", "leaf", "hash", "prev_hash")
+FIGURES = ("deposited", "paid", "staked", "withdrawn")
+
+
+class Rejected(Exception):
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(f"line {line}: {why}")
+        self.line = line
+
+
+def sha(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def node(left: bytes, right: bytes) -> bytes:
+    return sha(b"\x01" + left + right)  # RFC 9162 2.1.1
+
+
+def canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def parse_key(text: str) -> tuple[str, bytes, bytes]:
+    """A C2SP note verifier key `name+hexid+base64(0x01 || ed25519 key)`: (name, key id,
+    public key), the id checked: SHA-256(name || 0x0A || 0x01 || key)[:4]."""
+    name, hex_id, material = text.split("+", 2)
+    raw = base64.b64decode(material)
+    assert raw[0] == 1 and len(raw) == 33, "an Ed25519 key"
+    key_id = sha(name.encode() + b"\n" + raw)[:4]
+    assert key_id.hex() == hex_id, "the key id is the key's"
+    return name, key_id, raw[1:]
+
+
+def open_note(note: str, key: tuple[str, bytes, bytes]) -> tuple[str, int, bytes]:
+    """The checkpoint in a signed note, once `key` signed it: (origin, size, root)."""
+    name, key_id, public = key
+    text, _, signatures = note.rpartition("\n\n")
+    text += "\n"
+    good = False
+    for line in signatures.rstrip("\n").split("\n"):
+        dash, signer, blob = line.split(" ")
+        assert dash == "\u2014"
+        raw = base64.b64decode(blob)
+        if signer != name or raw[:4] != key_id:
+            continue
+        try:
+            Ed25519PublicKey.from_public_bytes(public).verify(raw[4:], text.encode())
+        except InvalidSignature:
+            raise ValueError("a signature by the key does not verify") from None
+        good = True
+    if not good:
+        raise ValueError("not signed by the key")
+    origin, size, root = text.split("\n")[:3]
+    return origin, int(size), base64.b64decode(root)
+
+
+def consistent(
+    first: int, second: int, first_hash: bytes, second_hash: bytes, proof: list[bytes]
+) -> bool:
+    """RFC 9162 2.1.4.2, step by step."""
+    if first == second:
+        return not proof and first_hash == second_hash
+    if not proof:
+        return False
+    if first & (first - 1) == 0:
+        proof = [first_hash, *proof]
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = proof[0]
+    for c in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node(c, fr), node(c, sr)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    return fr == first_hash and sr == second_hash and sn == 0
+
+
+SPECIAL: dict[str, Callable[[Any], Any]] = {
+    "rules": from_mapping,
+    "limits": lambda d: ev.Limits(**d),
+    "proposition": lambda d: ev.Proposition(ev.PropositionKind(d["kind"]), frozenset(d["totals"])),
+    "transfers": lambda d: tuple(ev.Transfer(t["source"], t["target"], t["amount"]) for t in d),
+    "breakage": Fraction,
+}
+
+
+def table_event(record: dict[str, Any]) -> ev.Event:
+    """A table's event line as the engine's event."""
+    cls = getattr(ev, record["type"])
+    fields = [f.name for f in dataclasses.fields(cls)][1:]
+    payload = record["payload"]
+    assert sorted(payload) == sorted(fields), record["type"]
+    values = {f: SPECIAL[f](payload[f]) if f in SPECIAL else payload[f] for f in fields}
+    event: ev.Event = cls(record["version"], **values)
+    return event
+
+
+def ledger_account(table: str, local: str) -> str:
+    if local.startswith("escrow:"):
+        return f"escrow:{table}:{local.removeprefix('escrow:')}"
+    return local if local == "setter" else f"player:{local}"
+
+
+@dataclasses.dataclass
+class Checker:
+    key: str | None = None
+    """The key expected, as the club published it; None: the file's own."""
+
+    def check(self, data: bytes) -> dict[str, Any]:
+        assert data.endswith(b"\n"), "the file ends with its closing line's newline"
+        raw_lines = data.split(b"\n")[:-1]
+        records = []
+        for number, raw in enumerate(raw_lines, 1):
+            record = json.loads(raw)
+            if canonical(record) != raw:
+                raise Rejected(number, "not in canonical form")
+            records.append(record)
+        header = records[0]
+        if header["record"] != "header" or header["format"] != "hazard-export":
+            raise Rejected(1, "no header")
+        if self.key is not None and header["key"] != self.key:
+            raise Rejected(1, "signed by another key than the one expected")
+        key = parse_key(header["key"])
+        first, last = header["first"], header["last"]
+        size = header["tree_start"]["size"]
+        assert size == first - 1
+        stack = [bytes.fromhex(h) for h in header["tree_start"]["hashes"]]
+        assert len(stack) == bin(size).count("1")
+
+        def push(digest: bytes, width: int) -> None:
+            nonlocal size
+            n = size // width
+            while n & 1:
+                digest = node(stack.pop(), digest)
+                n >>= 1
+            stack.append(digest)
+            size += width
+
+        def root() -> bytes:
+            if not stack:
+                return sha(b"")
+            out = stack[-1]
+            for left in reversed(stack[:-1]):
+                out = node(left, out)
+            return out
+
+        heads: dict[str, tuple[int, str]] = {}
+        referees: dict[str, Referee] = {}
+        money: dict[str, dict[str, int]] = {}
+        counted = {"events": 0, "skipped": 0, "rounds": 0, "settled": 0}
+        types: dict[str, int] = {}
+        closing = None
+        for number, r in enumerate(records[1:], 2):
+            kind = r["record"]
+            if closing is not None:
+                raise Rejected(number, "after the closing line")
+            if kind == "snapshot":
+                heads[r["stream"]] = (r["version"], r["hash"])
+                raise Rejected(number, "this checker replays tables from their opening only")
+            if kind == "event":
+                if r["position"] != size + 1:
+                    raise Rejected(number, f"position {r['position']} where {size + 1} is due")
+                doc = canonical({k: v for k, v in r.items() if k not in NOT_HASHED})
+                leaf = sha(b"\x00" + doc)
+                if leaf.hex() != r["leaf"]:
+                    raise Rejected(number, "the leaf is not the event's")
+                version, prev = heads.get(r["stream"], (0, ZEROS))
+                if r["stream"] not in heads and r["version"] != 1:
+                    version, prev = r["version"] - 1, r["prev_hash"]  # starts mid-chain
+                if r["version"] != version + 1 or r["prev_hash"] != prev:
+                    raise Rejected(number, "the stream's chain is broken")
+                if hashlib.sha256(prev.encode() + b"\n" + doc).hexdigest() != r["hash"]:
+                    raise Rejected(number, "the chain hash is not the event's")
+                heads[r["stream"]] = (r["version"], r["hash"])
+                self._replay(number, r, referees, money)
+                types[r["type"]] = types.get(r["type"], 0) + 1
+                counted["events"] += 1
+                push(leaf, 1)
+            elif kind == "skip":
+                if r["from"] != size + 1:
+                    raise Rejected(number, "a skip out of place")
+                hashes = list(r["hashes"])
+                while size < r["to"]:
+                    width = size & -size if size else 1 << (r["to"].bit_length() - 1)
+                    while size + width > r["to"]:
+                        width >>= 1
+                    if not hashes:
+                        raise Rejected(number, "too few hashes")
+                    push(bytes.fromhex(hashes.pop(0)), width)
+                if hashes:
+                    raise Rejected(number, "too many hashes")
+                counted["skipped"] += r["to"] - r["from"] + 1
+            elif kind == "checkpoint":
+                origin, signed_size, signed_root = open_note(r["note"], key)
+                if (origin, signed_size) != (header["origin"], r["size"]) or r["size"] != size:
+                    raise Rejected(number, "a checkpoint out of place")
+                if signed_root != root():
+                    raise Rejected(number, "the checkpoint does not sign the events' root")
+            elif kind == "closing":
+                closing = r
+            else:
+                raise Rejected(number, f"unknown record {kind}")
+        if closing is None:
+            raise Rejected(len(records) + 1, "no closing line")
+        end = len(records)
+        if size != last or closing["size"] != last or closing["root"] != root().hex():
+            raise Rejected(end, "the closing root is not the root of the lines")
+        try:
+            origin, signed_size, signed_root = open_note(closing["checkpoint"]["note"], key)
+        except ValueError as exc:
+            raise Rejected(end, str(exc)) from None
+        proof = [bytes.fromhex(h) for h in closing["consistency"]]
+        if origin != header["origin"] or signed_size != closing["checkpoint"]["size"]:
+            raise Rejected(end, "the closing checkpoint is not the log's")
+        if last and not consistent(last, signed_size, root(), signed_root, proof):
+            raise Rejected(end, "the signed checkpoint does not prove the tree of these events")
+        for stream, referee in referees.items():
+            try:
+                referee.finish()
+            except Disagreement as exc:
+                raise Rejected(end, f"{stream}: {exc.reason}") from None
+            counted["rounds"] += referee.rounds
+        if closing["events"] != counted["events"] or closing["skipped"] != counted["skipped"]:
+            raise Rejected(end, "the counts are not the file's")
+        if closing["types"] != types:
+            raise Rejected(end, "the types are not the file's")
+        if {a: m for a, m in closing["money"].items() if any(m.values())} != money:
+            raise Rejected(end, "the money is not what the events moved")
+        return {**counted, "money": money, "size": signed_size}
+
+    @staticmethod
+    def _replay(
+        number: int,
+        r: dict[str, Any],
+        referees: dict[str, Referee],
+        money: dict[str, dict[str, int]],
+    ) -> None:
+        stream, payload = r["stream"], r["payload"]
+        if stream.startswith("table:"):
+            table = stream.removeprefix("table:")
+            event = table_event(r)
+            referee = referees.setdefault(stream, Referee())
+            try:
+                referee.check(event)
+            except Disagreement as exc:
+                raise Rejected(number, f"{stream}: {exc.reason}") from None
+            moves = [
+                (ledger_account(table, t.source), ledger_account(table, t.target), t.amount)
+                for t in holds(event)
+            ]
+        elif r["type"] == "Deposited":
+            moves = [("cash", payload["account"], payload["amount"])]
+        elif r["type"] == "Withdrawn":
+            moves = [(payload["account"], "cash", payload["amount"])]
+        else:
+            moves = []
+        for source, target, amount in moves:
+            if source == "cash":
+                account, figure = target, "deposited"
+            elif target == "cash":
+                account, figure = source, "withdrawn"
+            elif target.startswith("escrow:") and not source.startswith("escrow:"):
+                account, figure = source, "staked"
+            elif source.startswith("escrow:") and not target.startswith("escrow:"):
+                account, figure = target, "paid"
+            else:
+                continue
+            figures = money.setdefault(account, dict.fromkeys(FIGURES, 0))
+            figures[figure] += amount
+
+
+# ---------------------------------------------------------------------------------------
+# The tests: the files come from ledger/.
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+    from ledger.books.book import Book
+    from ledger.service import Club
+    from ledger.store.eventstore import EventStore
+    from tests.ledger.test_export import play, ticking
+    from tests.signing import SIGNER
+
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    play(Club(Book(store)))
+    store.close()
+    yield engine, SIGNER.verifier.text()
+
+
+def exported(engine: sa.Engine, **scope: Any) -> bytes:
+    from ledger.exports import jsonl
+    from ledger.exports.scope import scope_of
+    from tests.signing import VERIFIER
+
+    return b"".join(jsonl.prepare(engine, scope_of(**scope), key=VERIFIER).chunks())
+
+
+def test_the_whole_log_checks_out(log: tuple[sa.Engine, str]) -> None:
+    engine, key = log
+    data = exported(engine, everything=True)
+    found = Checker(key).check(data)
+    closing = json.loads(data.splitlines()[-1])
+    assert found["events"] == closing["events"] == closing["size"] and found["skipped"] == 0
+    assert found["rounds"] >= 3 and found["money"]["player:ann"]["deposited"] == 5001
+
+
+def test_a_table_checks_out(log: tuple[sa.Engine, str]) -> None:
+    engine, key = log
+    data = exported(engine, table="t1")
+    found = Checker(key).check(data)
+    assert found["skipped"] > 0 and found["size"] > json.loads(data.splitlines()[0])["last"]
+    assert found["money"]["player:cat"] == dict(zip(FIGURES, (0, 600, 300, 0), strict=True))
+
+
+def _rehashed(data: bytes, pick: Any, change: Any) -> bytes:
+    """The file with one event changed, its leaf and its stream's chain recomputed."""
+    records = [json.loads(line) for line in data.splitlines()]
+    index = next(i for i, r in enumerate(records) if r["record"] == "event" and pick(r))
+    change(records[index])
+    stream, prev = records[index]["stream"], records[index]["prev_hash"]
+    for r in records[index:]:
+        if r["record"] == "event" and r["stream"] == stream:
+            doc = canonical({k: v for k, v in r.items() if k not in NOT_HASHED})
+            r["leaf"] = sha(b"\x00" + doc).hex()
+            r["prev_hash"], r["hash"] = (
+                prev,
+                hashlib.sha256(prev.encode() + b"\n" + doc).hexdigest(),
+            )
+            prev = r["hash"]
+    return b"".join(canonical(r) + b"\n" for r in records)
+
+
+def test_tampered_copies_are_rejected(log: tuple[sa.Engine, str]) -> None:
+    engine, key = log
+    checker = Checker(key)
+    for scope in ({"everything": True}, {"table": "t1"}):
+        data = exported(engine, **scope)
+        naive = data.replace(b'"payload":{"die1":1,"die2":3}', b'"payload":{"die1":1,"die2":2}')
+        assert naive != data
+        with pytest.raises(Rejected, match="the leaf is not the event's"):
+            checker.check(naive)
+
+        def is_b9(r: dict[str, Any]) -> bool:
+            return bool(r["type"] == "BetSettled" and r["payload"]["bet_id"] == "b9")
+
+        def to_bob(r: dict[str, Any]) -> None:
+            r["payload"]["winner"] = r["payload"]["transfers"][0]["target"] = "bob"
+
+        with pytest.raises(Rejected, match="BetSettled b9 pays player bob 800"):
+            checker.check(_rehashed(data, is_b9, to_bob))
+
+        def is_throw(r: dict[str, Any]) -> bool:
+            return bool(r["type"] == "DiceThrown" and r["payload"] == {"die1": 1, "die2": 3})
+
+        with pytest.raises(Rejected, match="decides no bet"):
+            checker.check(_rehashed(data, is_throw, lambda r: r["payload"].update(die2=2)))
+        with pytest.raises(Rejected, match="no closing line"):
+            checker.check(data[: data.rindex(b"\n", 0, -1) + 1])
+    with pytest.raises(Rejected, match="another key"):
+        Checker(key.replace("+", "x", 1)).check(data)
+    records = [json.loads(line) for line in data.splitlines()]
+    skip = next(r for r in records if r["record"] == "skip")
+    skip["hashes"][0] = "cd" * 32
+    with pytest.raises(Rejected, match="closing root"):
+        checker.check(b"".join(canonical(r) + b"\n" for r in records))
+
+
+def test_the_checker_imports_nothing_from_ledger() -> None:
+    import ast
+    from pathlib import Path
+
+    source = Path(__file__).read_text(encoding="utf-8")
+    checker = source[: source.index("# The tests: the files come from ledger/.")]
+    imported = {
+        name
+        for statement in ast.walk(ast.parse(checker))
+        if isinstance(statement, ast.Import | ast.ImportFrom)
+        for name in (
+            [a.name for a in statement.names]
+            if isinstance(statement, ast.Import)
+            else [statement.module or ""]
+        )
+    }
+    assert imported, "the checker's imports are read"
+    assert not any(n.startswith(("ledger", "tests")) for n in imported), imported
+    assert {n.split(".")[0] for n in imported} <= {
+        "__future__", "base64", "collections", "dataclasses", "fractions", "hashlib", "json",
+        "typing", "pytest", "sqlalchemy", "cryptography", "engine",
+    }  # fmt: skip
