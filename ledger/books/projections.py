@@ -196,12 +196,17 @@ def rebuild(store: EventStore, batch: int = 5000) -> int:
         return replay(conn, batches(store, conn, batch))
 
 
-def replay(conn: sa.Connection, batches: Iterable[Sequence[Recorded]]) -> int:
+def replay(
+    conn: sa.Connection,
+    batches: Iterable[Sequence[Recorded]],
+    tables: tableviews.Replay | None = None,
+) -> int:
     """Write into the empty read models on `conn` what `batches` of events make: every
     event from the first, in position order. `rebuild` runs it on the store's own
-    database; ledger.books.deep on a scratch one, to compare with what is stored.
-    Returns how many events were read."""
-    tables = tableviews.Replay(conn)
+    database; ledger.books.deep on a scratch one, to compare with what is stored;
+    ledger.exports.restore on a restored log (passing its own `tables`, whose states
+    it snapshots after). Returns how many events were read."""
+    tables = tables if tables is not None else tableviews.Replay(conn)
     count = 0
     for rows in batches:
         apply(conn, rows, check=False)
