@@ -28,6 +28,7 @@ LAYERS = (
             "ledger.rulesource",
             "ledger.simulate",
             "ledger.logs",
+            "ledger.exports",  # reads the store and the books; the CLI and API serve it
         ),
     ),
     ("api and cli", ("ledger.api", "ledger.cli", "ledger.wsgi", "ledger.__main__")),

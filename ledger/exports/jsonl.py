@@ -1,0 +1,716 @@
+"""The verifiable export: a scope's history as Hazard JSON Lines (docs/export-format.md).
+
+`prepare` resolves the scope in one snapshot of the log (REPEATABLE READ on PostgreSQL,
+one read transaction on SQLite) and raises NotFound or ScopeError before a byte is
+written; `Prepared.chunks` then reads everything else in that same transaction, a page
+of events at a time, so a write committed meanwhile is not in the file and memory stays
+bounded whatever the size of the log: of the tree only its frontier is kept (at most 64
+hashes), and of the events one page.
+
+Each event line is written by hand around the stored payload text, which the store
+keeps canonical already (codec.hash_input does the same for the hashed bytes), because
+parsing and re-encoding every payload cost more than everything else together. The
+file holds nothing of the moment it was made: the same log exports to the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # what the canonical encoder uses
+from typing import Any
+
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.books.accounts import CASH, TABLE_PREFIX, account_stream, player_account, transfers_of
+from ledger.exports.scope import NotFound, Scope
+from ledger.store import codec, logcheck, merkle, snapshots, tlog
+from ledger.store.eventstore import decode_row, decode_rows
+from ledger.store.keys import Verifier
+
+MEDIA_TYPE = "application/jsonl"
+FORMAT = "hazard-export"
+FORMAT_VERSION = 1
+CHUNK = 64 * 1024
+"""Bytes a chunk holds (about): what a response or a file write takes at once."""
+BATCH = 10_000
+"""Events read per query."""
+IN_LIST = 500
+"""Values per `IN (...)` list, well within SQLite's oldest limit of 999."""
+
+Progress = Callable[[int], None]
+"""Called as the body is written with how many more positions it has covered (an
+increment, as click's progress bar takes it); the total is `Prepared.total`."""
+
+_COLUMNS = (
+    "position, stream, version, type, schema_version, payload, actor, idempotency_key,"
+    " recorded_at, prev_hash, hash"
+)
+
+
+class NoKey(LookupError):
+    """No public key to put in the header: the service has no signing key."""
+
+
+@dataclass
+class _Window:
+    """The part of one stream in a table's or a player's export."""
+
+    stream: str
+    start: int
+    """The position of its first exported event."""
+    start_version: int
+    end: int
+    end_version: int
+
+
+@dataclass
+class _Plan:
+    scope: Scope
+    first: int
+    last: int
+    windows: list[_Window] | None
+    """The streams in the file, each from its start to its end; None for a contiguous
+    export (all, range), which holds every event from first to last."""
+    checkpoint: tuple[int, str, str, str]
+    """The newest stored checkpoint: (size, root hex, issued_at, note)."""
+    key: Verifier
+    tables: dict[str, int] = field(default_factory=dict)
+    """Every table stream in the file, by the version of its first exported event."""
+
+
+def _mark(conn: sa.Connection) -> str:
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    # The driver's cursor: SQLAlchemy's rows cost as much again as fetching (bench.store).
+    if conn.dialect.paramstyle != "qmark":
+        sql = sql.replace("?", "%s")
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _chunks_of(values: list[Any], size: int = IN_LIST) -> Iterator[list[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+# -- Resolving the scope ------------------------------------------------------------------
+
+
+def prepare(engine: sa.Engine, scope: Scope, key: Verifier | None = None) -> Prepared:
+    """Resolve `scope` in a snapshot of the log and make ready to write it.
+
+    `key` is the public key that signed the log's checkpoints, for the header; by
+    default the public half of the service's signing key (HAZARD_KEY). Raises NotFound
+    (no such table or player, or nothing written yet), NoKey, or ValueError if the key
+    did not sign the newest checkpoint, before anything is written."""
+    conn = engine.connect()
+    try:
+        conn.begin()
+        logcheck.snapshot(conn)
+        plan = _plan(conn, scope, key)
+    except BaseException:
+        conn.close()
+        raise
+    return Prepared(conn, plan)
+
+
+def _default_key() -> Verifier:
+    from ledger.bootstrap import load_key
+
+    signer = load_key()
+    if signer is None:
+        raise NoKey("no signing key (HAZARD_KEY, or hazard.key): no public key for the header")
+    return signer.verifier
+
+
+def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
+    newest = _fetch(
+        conn, "SELECT size, root, issued_at, note FROM checkpoints ORDER BY size DESC LIMIT 1"
+    )
+    if not newest:
+        raise NotFound("the log is empty: nothing has been written to it yet")
+    size, root, issued_at, note = newest[0]
+    checkpoint = (int(size), str(root), str(issued_at), str(note))
+    key = key if key is not None else _default_key()
+    from ledger.store.checkpoint import NoteError, open_checkpoint
+
+    try:
+        open_checkpoint(checkpoint[3], [key])
+    except NoteError as exc:
+        raise ValueError(
+            f"the key {key.text()} did not sign the log's newest checkpoint: {exc}"
+        ) from None
+    n = checkpoint[0]
+    windows: list[_Window] | None = None
+    if scope.kind == "all":
+        first, last = 1, n
+    elif scope.kind == "range":
+        first, last = _time_span(conn, n, scope.since, scope.until)
+    elif scope.kind == "table":
+        stream = TABLE_PREFIX + str(scope.table)
+        if not _exists(conn, stream, n):
+            raise NotFound(f"there is no table {scope.table!r}")
+        windows = _windows(conn, [stream], n, scope)
+    elif scope.kind == "player":
+        account = player_account(str(scope.player))
+        own = account_stream(account)
+        if not _exists(conn, own, n):
+            raise NotFound(f"there is no player {scope.player!r}")
+        tables = [
+            str(s)
+            for (s,) in _fetch(
+                conn,
+                "SELECT DISTINCT e.stream FROM postings p JOIN events e ON e.position = p.position"
+                " WHERE p.account = ? AND p.position <= ? AND e.stream LIKE 'table:%'",
+                (account, n),
+            )
+        ]
+        windows = _windows(conn, [own, *sorted(tables)], n, scope)
+    else:
+        raise ValueError(f"no scope of kind {scope.kind!r}")
+    if windows is not None:
+        first = min((w.start for w in windows), default=n + 1)
+        last = max((w.end for w in windows), default=n)
+    if first > last:  # nothing in scope: the file still ties the (empty) range to the log
+        first, last, windows = n + 1, n, []
+    plan = _Plan(scope, first, last, windows, checkpoint, key)
+    if windows is None:
+        plan.tables = _tables_between(conn, first, last)
+    else:
+        plan.tables = {
+            w.stream: w.start_version for w in windows if w.stream.startswith(TABLE_PREFIX)
+        }
+    return plan
+
+
+def _exists(conn: sa.Connection, stream: str, n: int) -> bool:
+    return bool(
+        _fetch(
+            conn,
+            "SELECT 1 FROM events WHERE stream = ? AND version = 1 AND position <= ?",
+            (stream, n),
+        )
+    )
+
+
+def _time_span(
+    conn: sa.Connection, n: int, since: str | None, until: str | None
+) -> tuple[int, int]:
+    """The first position recorded at or after `since` and the last before `until`,
+    within the tree of `n` events: everything between them is the range's."""
+    first, last = 1, n
+    if since is not None:
+        row = _fetch(
+            conn,
+            "SELECT MIN(position) FROM events WHERE recorded_at >= ? AND position <= ?",
+            (since, n),
+        )
+        first = n + 1 if row[0][0] is None else int(row[0][0])
+    if until is not None:
+        row = _fetch(
+            conn,
+            "SELECT MAX(position) FROM events WHERE recorded_at < ? AND position <= ?",
+            (until, n),
+        )
+        last = 0 if row[0][0] is None else int(row[0][0])
+    return first, last
+
+
+def _windows(conn: sa.Connection, streams: list[str], n: int, scope: Scope) -> list[_Window]:
+    """Each stream from its first event (at or after `since`) to its last (before
+    `until`), within the tree of `n` events; streams with none left out."""
+    out = []
+    for stream in streams:
+        ends = []
+        for pick, bound, op in (("MIN", scope.since, ">="), ("MAX", scope.until, "<")):
+            sql = f"SELECT {pick}(position) FROM events WHERE stream = ? AND position <= ?"
+            params: tuple[Any, ...] = (stream, n)
+            if bound is not None:
+                sql += f" AND recorded_at {op} ?"
+                params += (bound,)
+            ends.append(_fetch(conn, sql, params)[0][0])
+        start, end = ends
+        if start is None or end is None or start > end:
+            continue
+        versions = dict(
+            _fetch(
+                conn, "SELECT position, version FROM events WHERE position IN (?, ?)", (start, end)
+            )
+        )
+        out.append(_Window(stream, int(start), int(versions[start]), int(end), int(versions[end])))
+    return out
+
+
+def _tables_between(conn: sa.Connection, first: int, last: int) -> dict[str, int]:
+    """Every table stream with events between `first` and `last`, by the version of
+    its first there."""
+    if first > last:
+        return {}
+    rows = _fetch(
+        conn,
+        "SELECT stream, MIN(version) FROM events WHERE position >= ? AND position <= ?"
+        " AND stream LIKE 'table:%' GROUP BY stream",
+        (first, last),
+    )
+    return {str(s): int(v) for s, v in rows}
+
+
+# -- Writing --------------------------------------------------------------------------------
+
+
+class Prepared:
+    """An export resolved and ready to write: `chunks()` once, then `close()` (which
+    `chunks` also does when it ends, or is closed early because the client went away)."""
+
+    media_type = MEDIA_TYPE
+
+    def __init__(self, conn: sa.Connection, plan: _Plan) -> None:
+        self._conn: sa.Connection | None = conn
+        self._plan = plan
+        self.first = plan.first
+        self.last = plan.last
+        self.total = plan.last - plan.first + 1
+        """Positions the body covers, for a progress bar."""
+        self.filename = plan.scope.filename("jsonl")
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()  # ends the read transaction (a rollback: nothing was written)
+
+    def chunks(self, progress: Progress | None = None) -> Iterator[bytes]:
+        """The file, about CHUNK bytes at a time."""
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("this export is closed")
+        try:
+            out = _Out()
+            yield from _write(conn, self._plan, out, progress)
+            yield from out.flush(force=True)
+        finally:
+            self.close()
+
+
+class _Out:
+    """Lines gathered into chunks of about CHUNK bytes."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, line: str) -> None:
+        self.parts.append(line)
+        self.size += len(line)
+
+    def flush(self, force: bool = False) -> Iterator[bytes]:
+        if self.parts and (force or self.size >= CHUNK):
+            yield "".join(self.parts).encode()
+            self.parts.clear()
+            self.size = 0
+
+
+def _line(document: dict[str, Any]) -> str:
+    return codec.canonical(document).decode() + "\n"
+
+
+def _write(
+    conn: sa.Connection, plan: _Plan, out: _Out, progress: Progress | None
+) -> Iterator[bytes]:
+    first, last = plan.first, plan.last
+    start = logcheck.stored_frontier(conn, first - 1)
+    states = _snapshots(conn, plan)
+    rule_sets: dict[str, Any] = {}
+    for _, _, state in states:
+        rule_sets[state["rules"]["name"]] = state["rules"]
+    rule_sets.update(_opened_rules(conn, [s for s, v in plan.tables.items() if v == 1]))
+    out.add(
+        _line(
+            {
+                "first": first,
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "key": plan.key.text(),
+                "last": last,
+                "origin": plan.key.name,
+                "record": "header",
+                "rule_sets": dict(sorted(rule_sets.items())),
+                "scope": plan.scope.view(),
+                "tree_start": {"hashes": [h.hex() for h in start], "size": first - 1},
+            }
+        )
+    )
+    for stream, (position, version, digest), state in states:
+        out.add(
+            _line(
+                {
+                    "hash": digest,
+                    "position": position,
+                    "record": "snapshot",
+                    "state": state,
+                    "stream": stream,
+                    "version": version,
+                }
+            )
+        )
+    body = _Body(conn, plan, start)
+    for _ in body.run(out, progress):
+        yield from out.flush()
+    size, _root, issued_at, note = plan.checkpoint
+    proof = merkle.prove_tree(size, last, tlog.reader(conn)) if 0 < last < size else []
+    out.add(
+        _line(
+            {
+                "checkpoint": {"issued_at": issued_at, "note": note, "size": size},
+                "consistency": [h.hex() for h in proof],
+                "events": body.events,
+                "money": body.money_view(),
+                "record": "closing",
+                "root": logcheck.root_of(body.stack).hex(),
+                "size": last,
+                "skipped": body.skipped,
+                "types": dict(sorted(body.types.items())),
+            }
+        )
+    )
+
+
+def _opened_rules(conn: sa.Connection, streams: list[str]) -> dict[str, Any]:
+    """The rule sets of the tables opened in the file, from their TableOpened events."""
+    found: dict[str, Any] = {}
+    for part in _chunks_of(sorted(streams)):
+        marks = ", ".join(["?"] * len(part))
+        rows = _fetch(
+            conn,
+            f"SELECT stream, type, payload FROM events WHERE version = 1 AND stream IN ({marks})"
+            " ORDER BY position",
+            tuple(part),
+        )
+        for _, type_, payload in rows:
+            if type_ == "TableOpened":
+                rules = json.loads(payload)["rules"]
+                found[rules["name"]] = rules
+    return found
+
+
+def _snapshots(
+    conn: sa.Connection, plan: _Plan
+) -> list[tuple[str, tuple[int, int, str], dict[str, Any]]]:
+    """(stream, (position, version, chain hash) of the event before the first exported,
+    the table's state there as snapshots.encode_state writes it) for every table whose
+    stream starts before the file does, in the order of those positions."""
+    out = []
+    for stream, version in sorted(plan.tables.items()):
+        if version == 1:
+            continue
+        before = version - 1
+        row = _fetch(
+            conn,
+            "SELECT position, hash FROM events WHERE stream = ? AND version = ?",
+            (stream, before),
+        )
+        position, digest = row[0]
+        state = json.loads(snapshots.encode_state(_fold(conn, stream, before)))
+        out.append((stream, (int(position), before, str(digest)), state))
+    out.sort(key=lambda item: item[1][0])
+    return out
+
+
+def _fold(conn: sa.Connection, stream: str, version: int) -> hz.TableState:
+    """The table folded to `version`, from its newest readable cached snapshot at or
+    before it (snapshots.load's way) and the events after, a page at a time."""
+    state = hz.INITIAL
+    for cached_version, blob in _fetch(
+        conn,
+        "SELECT version, state FROM snapshots WHERE stream = ? AND version <= ?"
+        " ORDER BY version DESC LIMIT 3",
+        (stream, version),
+    ):
+        cached = snapshots.decode_state(bytes(blob))
+        if cached is not None and cached.version == cached_version:
+            state = cached
+            break
+    while state.version < version:
+        rows = _fetch(
+            conn,
+            "SELECT type, schema_version, version, payload FROM events"
+            " WHERE stream = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
+            (stream, state.version, version, BATCH),
+        )
+        if not rows:
+            break
+        state = hz.fold(decode_rows(rows, lambda v: _position(conn, stream, v)), state)
+    return state
+
+
+def _position(conn: sa.Connection, stream: str, version: int) -> int:
+    rows = _fetch(
+        conn, "SELECT position FROM events WHERE stream = ? AND version = ?", (stream, version)
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+def _cover(start: int, end: int) -> list[tuple[int, int]]:
+    """The complete subtrees, as (level, number), that take a tree of `start` leaves to
+    `end`: each the largest that the size so far is a multiple of and that fits."""
+    out = []
+    size = start
+    while size < end:
+        width = size & -size if size else 1 << (end.bit_length() - 1)
+        while size + width > end:
+            width >>= 1
+        level = width.bit_length() - 1
+        out.append((level, size >> level))
+        size += width
+    return out
+
+
+class _Body:
+    """The body's lines, and what the closing record counts: events, skipped positions,
+    types, money, and the tree (its frontier) they build."""
+
+    def __init__(self, conn: sa.Connection, plan: _Plan, start: list[bytes]) -> None:
+        self.conn = conn
+        self.plan = plan
+        self.stack = list(start)
+        self.size = plan.first - 1
+        self.events = 0
+        self.skipped = 0
+        self.types: dict[str, int] = {}
+        self.money: dict[str, list[int]] = {}
+        self._moves: dict[tuple[str, str], tuple[tuple[str, int, int], ...]] = {}
+
+    def money_view(self) -> dict[str, dict[str, int]]:
+        # Never `cash`: it is the world outside, whose every move is some account's
+        # deposit or withdrawal, already counted there.
+        return {
+            account: dict(zip(("deposited", "paid", "staked", "withdrawn"), figures, strict=True))
+            for account, figures in sorted(self.money.items())
+        }
+
+    def run(self, out: _Out, progress: Progress | None) -> Iterator[None]:
+        """Add the body to `out`, yielding after each page so the caller can flush."""
+        plan = self.plan
+        contiguous = plan.windows is None
+        for page in self._pages():
+            done = self.size
+            skips = self._skips(page)
+            checks: dict[int, tuple[str, str]] = {}
+            if contiguous and page:
+                checks = {
+                    int(s): (str(i), str(n))
+                    for s, i, n in _fetch(
+                        self.conn,
+                        "SELECT size, issued_at, note FROM checkpoints"
+                        " WHERE size >= ? AND size <= ? ORDER BY size",
+                        (page[0][0], page[-1][0]),
+                    )
+                }
+            self._lines(page, skips, checks, out)
+            if progress is not None:
+                progress(self.size - done)
+            yield
+
+    def _pages(self) -> Iterator[list[Any]]:
+        plan = self.plan
+        if plan.first > plan.last:
+            return
+        if plan.windows is None:
+            after = plan.first - 1
+            while after < plan.last:
+                rows = _fetch(
+                    self.conn,
+                    f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
+                    " ORDER BY position LIMIT ?",
+                    (after, plan.last, BATCH),
+                )
+                if not rows:
+                    return
+                after = rows[-1][0]
+                yield rows
+            return
+        merged = heapq.merge(*(self._stream(w) for w in plan.windows), key=lambda row: row[0])
+        page: list[Any] = []
+        for row in merged:
+            page.append(row)
+            if len(page) >= BATCH:
+                yield page
+                page = []
+        if page:
+            yield page
+
+    def _stream(self, window: _Window) -> Iterator[Any]:
+        after = window.start_version - 1
+        while after < window.end_version:
+            rows = _fetch(
+                self.conn,
+                f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? AND version <= ?"
+                " ORDER BY version LIMIT ?",
+                (window.stream, after, window.end_version, BATCH),
+            )
+            if not rows:
+                return
+            after = rows[-1][2]
+            yield from rows
+
+    def _skips(self, page: list[Any]) -> dict[int, bytes]:
+        """The stored hashes of every subtree the page's gaps need, in a few queries."""
+        wanted: list[int] = []
+        before = self.size
+        for row in page:
+            if row[0] > before + 1:
+                wanted.extend(
+                    merkle.stored_hash_index(lv, n) for lv, n in _cover(before, row[0] - 1)
+                )
+            before = row[0]
+        found: dict[int, bytes] = {}
+        for part in _chunks_of(wanted):
+            found.update(tlog.read_hashes(self.conn, part))
+        if len(found) != len(set(wanted)):
+            raise merkle.BadRead("the stored tree is missing hashes of positions the export skips")
+        return found
+
+    def _skip(self, to: int, found: dict[int, bytes], out: _Out) -> None:
+        stack, node = self.stack, merkle.node_hash
+        hashes = []
+        for level, number in _cover(self.size, to):
+            digest = found[merkle.stored_hash_index(level, number)]
+            hashes.append(digest.hex())
+            while number & 1:
+                digest = node(stack.pop(), digest)
+                number >>= 1
+            stack.append(digest)
+        listed = ",".join('"' + h + '"' for h in hashes)
+        out.add(f'{{"from":{self.size + 1},"hashes":[{listed}],"record":"skip","to":{to}}}\n')
+        self.skipped += to - self.size
+        self.size = to
+
+    def _lines(
+        self,
+        page: list[Any],
+        skips: dict[int, bytes],
+        checks: dict[int, tuple[str, str]],
+        out: _Out,
+    ) -> None:
+        sha256 = hashlib.sha256
+        stack = self.stack
+        push, pop = stack.append, stack.pop
+        types = self.types
+        quoted: dict[Any, str] = {None: "null"}
+        quote = encode_basestring
+
+        def q(text: Any) -> str:
+            value = quoted.get(text)
+            if value is None:
+                value = quoted[text] = quote(text)
+            return value
+
+        lines = out.parts
+        chars = 0
+        size = self.size
+        for row in page:
+            position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
+            if position != size + 1:
+                self.size = size
+                out.size += chars
+                chars = 0
+                self._skip(position - 1, skips, out)
+                size = self.size
+            qa, qk, qt, qs, qy = q(actor), q(key), q(at), q(stream), q(type_)
+            # The event's document, as codec.hash_input frames it (a test holds them
+            # equal): what its leaf and chain hash cover.
+            data = (
+                f'{{"actor":{qa},"idempotency_key":{qk},"payload":{payload},'
+                f'"position":{position:d},"recorded_at":{qt},"schema_version":{schema:d},'
+                f'"stream":{qs},"type":{qy},"version":{version:d}}}'
+            ).encode()
+            made = sha256(b"\x00" + data).digest()
+            line = (
+                f'{{"actor":{qa},"hash":{quote(digest)},"idempotency_key":{qk},'
+                f'"leaf":"{made.hex()}","payload":{payload},"position":{position:d},'
+                f'"prev_hash":{quote(prev)},"record":"event","recorded_at":{qt},'
+                f'"schema_version":{schema:d},"stream":{qs},"type":{qy},"version":{version:d}}}\n'
+            )
+            lines.append(line)
+            chars += len(line)
+            number = size
+            while number & 1:
+                made = sha256(b"\x01" + pop() + made).digest()
+                number >>= 1
+            push(made)
+            size = position
+            types[type_] = types.get(type_, 0) + 1
+            self._count_money(stream, type_, schema, version, payload, position)
+            if size in checks:
+                issued_at, note = checks[size]
+                line = (
+                    f'{{"issued_at":{q(issued_at)},"note":{quote(note)},'
+                    f'"record":"checkpoint","size":{size:d}}}\n'
+                )
+                lines.append(line)
+                chars += len(line)
+        out.size += chars
+        self.events += len(page)
+        self.size = size
+
+    def _count_money(
+        self, stream: str, type_: str, schema: int, version: int, payload: str, position: int
+    ) -> None:
+        """Add what the event moved to `money`: (deposited, paid, staked, withdrawn) per
+        ledger account, from accounts.transfers_of, remembered per payload text (the
+        figures do not depend on the stream: only whether an account is an escrow)."""
+        moves = self._moves.get((type_, payload))
+        if moves is None:
+            row = _Row(position, stream, version, type_, schema, payload)
+            moves = _moves(transfers_of(stream, decode_row(row)))
+            if len(self._moves) > 50_000:
+                self._moves.clear()
+            self._moves[(type_, payload)] = moves
+        money = self.money
+        for account, index, amount in moves:
+            figures = money.get(account)
+            if figures is None:
+                figures = money[account] = [0, 0, 0, 0]
+            figures[index] += amount
+
+
+@dataclass(frozen=True)
+class _Row:
+    position: int
+    stream: str
+    version: int
+    type: str
+    schema_version: int
+    payload: str
+
+
+_DEPOSITED, _PAID, _STAKED, _WITHDRAWN = range(4)
+_ESCROW = "escrow:"
+"""How accounts.book_account names a bet's escrow in the ledger."""
+
+
+def _moves(transfers: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
+    """(account, which figure, amount) for each transfer's non-escrow, non-cash side:
+    staked into an escrow, paid out of one, deposited from cash, withdrawn to it."""
+    out = []
+    for t in transfers:
+        source, target, amount = t.source, t.target, t.amount
+        if source == CASH:
+            out.append((target, _DEPOSITED, amount))
+        elif target == CASH:
+            out.append((source, _WITHDRAWN, amount))
+        elif target.startswith(_ESCROW) and not source.startswith(_ESCROW):
+            out.append((source, _STAKED, amount))
+        elif source.startswith(_ESCROW) and not target.startswith(_ESCROW):
+            out.append((target, _PAID, amount))
+    return tuple(out)
