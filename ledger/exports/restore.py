@@ -181,7 +181,10 @@ class _Writer:
         self.conn, self.progress = conn, progress
         self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
         self.rows: list[Recorded] = []
-        self.notes: list[tuple[int, str, str, str]] = []
+        self.notes: list[tuple[int, str | None, str, str]] = []
+        """Checkpoints the file carries, held until the tree reaches their size."""
+        self.ready: list[tuple[int, str, str, str]] = []
+        """Checkpoints at sizes reached, with their roots, to write."""
         self.stored: set[int] = set()
         self.total = 0
         self.out = Restored()
@@ -242,35 +245,34 @@ class _Writer:
         self.rows.append(row)
 
     def _checkpoint(self, line: int, size: int, root: Any, issued_at: str, note: str) -> None:
-        """Store a checkpoint the file carries, once its events are in the batch; its
-        root must be the root of the tree this restore stores (the verifier held it
-        to the file's tree: this holds the database's to it too)."""
+        """Hold a checkpoint the file carries until the tree restored reaches its size."""
         if size in self.stored:
             return
         if size > self.growth.size + len(self.rows):
             raise Partial(
                 f"line {line}: a checkpoint of {size} events, past the export's last event"
             )
-        hexroot = root.hex() if isinstance(root, bytes | bytearray) else str(root)
+        given = root.hex() if isinstance(root, bytes | bytearray) else root
         self.stored.add(size)
-        self.notes.append((size, hexroot, issued_at, note))
+        self.notes.append((size, given, issued_at, note))
 
     def _closing(self, closing: Any) -> None:
         """The closing record: the whole file is verified. Its checkpoint is stored if it
         is of exactly the restored log (in an export of the whole log it is the one
         the last checkpoint line carries already)."""
         checkpoint = closing.checkpoint
-        get = checkpoint.get if isinstance(checkpoint, dict) else lambda k: getattr(checkpoint, k)
+
+        def get(name: str) -> Any:
+            if isinstance(checkpoint, dict):
+                return checkpoint[name]
+            return getattr(checkpoint, name)
+
         size = int(get("size"))
         if size == self.growth.size and size not in self.stored and size > 0:
-            root = logcheck.root_of(self._frontier_hashes())
-            self._checkpoint(0, size, root, get("issued_at"), get("note"))
+            self._checkpoint(closing.line, size, None, get("issued_at"), get("note"))
+            self._grow([])
             self._write_checkpoints()
         self.closed = True
-
-    def _frontier_hashes(self) -> list[bytes]:
-        size, frontier = self.growth.size, self.growth.hashes.frontier
-        return [frontier[k][1] for k in reversed(range(size.bit_length())) if size >> k & 1]
 
     def _flush(self) -> list[Recorded]:
         rows, self.rows = self.rows, []
@@ -289,25 +291,33 @@ class _Writer:
         return rows
 
     def _grow(self, rows: list[Recorded]) -> None:
-        """Grow the tree by `rows`, stopping at each checkpoint held to check its root."""
-        due = sorted(n for n in self.notes if self.growth.size < n[0])
+        """Grow the tree by `rows`, stopping at each checkpoint held to take its root
+        from the tree stored. The verifier held the file's tree to each signed root;
+        this holds the database's to it as well."""
+        due = sorted(n for n in self.notes if self.growth.size <= n[0])
         start = 0
-        for size, hexroot, *_ in due:
+        for size, given, issued_at, note in due:
             take = size - self.growth.size
             self.growth.add(rows[start : start + take])
             start += take
-            if logcheck.root_of(self._frontier_hashes()).hex() != hexroot:
+            root = logcheck.root_of(self._frontier_hashes()).hex()
+            if given is not None and given != root:
                 raise tlog.LogError(
                     f"the checkpoint of {size} events does not sign the tree restored"
                 )
+            self.ready.append((size, root, issued_at, note))
+        self.notes = [n for n in self.notes if n[0] > self.growth.size]
         self.growth.add(rows[start:])
 
+    def _frontier_hashes(self) -> list[bytes]:
+        size, frontier = self.growth.size, self.growth.hashes.frontier
+        return [frontier[k][1] for k in reversed(range(size.bit_length())) if size >> k & 1]
+
     def _write_checkpoints(self) -> None:
-        """Checkpoints whose events are all written, in one statement."""
-        ready = [n for n in self.notes if n[0] <= self.growth.size]
+        """The checkpoints whose events are all written, in one statement."""
+        ready, self.ready = self.ready, []
         if not ready:
             return
-        self.notes = [n for n in self.notes if n[0] > self.growth.size]
         self.conn.execute(
             checkpoints.insert(),
             [{"size": s, "root": r, "issued_at": at, "note": note} for s, r, at, note in ready],
