@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # what the canonical encoder uses
 from typing import Any
@@ -172,8 +172,8 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
             for (s,) in _fetch(
                 conn,
                 "SELECT DISTINCT e.stream FROM postings p JOIN events e ON e.position = p.position"
-                " WHERE p.account = ? AND p.position <= ? AND e.stream LIKE 'table:%'",
-                (account, n),
+                " WHERE p.account = ? AND p.position <= ? AND e.stream LIKE ?",
+                (account, n, TABLE_PREFIX + "%"),
             )
         ]
         windows = _windows(conn, [own, *sorted(tables)], n, scope)
@@ -260,8 +260,8 @@ def _tables_between(conn: sa.Connection, first: int, last: int) -> dict[str, int
     rows = _fetch(
         conn,
         "SELECT stream, MIN(version) FROM events WHERE position >= ? AND position <= ?"
-        " AND stream LIKE 'table:%' GROUP BY stream",
-        (first, last),
+        " AND stream LIKE ? GROUP BY stream",
+        (first, last, TABLE_PREFIX + "%"),
     )
     return {str(s): int(v) for s, v in rows}
 
@@ -289,8 +289,9 @@ class Prepared:
         if conn is not None:
             conn.close()  # ends the read transaction (a rollback: nothing was written)
 
-    def chunks(self, progress: Progress | None = None) -> Iterator[bytes]:
-        """The file, about CHUNK bytes at a time."""
+    def chunks(self, progress: Progress | None = None) -> Generator[bytes, None, None]:
+        """The file, about CHUNK bytes at a time. Closing the generator early (a client
+        gone) ends the read, as `close` does."""
         conn = self._conn
         if conn is None:
             raise RuntimeError("this export is closed")
