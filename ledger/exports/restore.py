@@ -185,22 +185,21 @@ class _Row(Recorded):
 
 
 def _decoded(rows: list[Recorded]) -> list[Recorded]:
-    """`rows` as _Rows, decoded in one pass by the store's fast decoder (which keeps
-    the fields of payload texts it has seen: a log repeats itself)."""
-    where = {(row.stream, row.version): row.position for row in rows}
-    # The rows are verified: a payload the decoder refused would be a fault of this
-    # code, named by its position all the same (one stream's version at a time).
-    out: list[Recorded] = []
-    for row in rows:
-        made = _Row._make(row)
-        out.append(made)
-    events = decode_rows(
-        ((r.type, r.schema_version, r.version, r.payload) for r in rows),
-        lambda version: next(p for (_s, v), p in where.items() if v == version),
-    )
-    for made, event in zip(out, events, strict=True):
-        made._event = event
-    return out
+    """`rows` as _Rows, each table's decoded in one pass by the store's fast decoder
+    (which keeps the fields of payload texts it has seen: a table repeats itself)."""
+    out = [_Row._make(row) for row in rows]
+    by_stream: dict[str, list[_Row]] = {}
+    for row in out:
+        by_stream.setdefault(row.stream, []).append(row)
+    for stream_rows in by_stream.values():
+        where = {row.version: row.position for row in stream_rows}
+        events = decode_rows(
+            ((r.type, r.schema_version, r.version, r.payload) for r in stream_rows),
+            where.__getitem__,
+        )
+        for row, event in zip(stream_rows, events, strict=True):
+            row._event = event
+    return list(out)
 
 
 class _Writer:
@@ -249,15 +248,15 @@ class _Writer:
 
     def _header(self, header: Any) -> None:
         kind = header.scope["kind"] if isinstance(header.scope, dict) else header.scope.kind
-        if header.first != 1:
-            raise Partial(
-                f"line 1: the export starts at position {header.first}, not at the log's "
-                "first event: only a whole-log export (`hazard export --all`) restores a log"
-            )
         if kind not in ("all", "range"):
             raise Partial(
                 f"line 1: a {kind}'s export holds only part of the log: only a whole-log "
                 "export (`hazard export --all`) restores a log"
+            )
+        if header.first != 1:
+            raise Partial(
+                f"line 1: the export starts at position {header.first}, not at the log's "
+                "first event: only a whole-log export (`hazard export --all`) restores a log"
             )
         self.total = header.last - header.first + 1
         key = header.key
