@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from ledger.books import tableviews
 from ledger.books.accounts import CASH, transfers_of
+from ledger.store import db
 from ledger.store.eventlog import parsed
 from ledger.store.eventstore import EventStore, Recorded, Refused
 from ledger.store.schema import accounts, events, postings
@@ -86,7 +87,7 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
             delta[t.source] -= t.amount
             delta[t.target] += t.amount
     if entries:
-        conn.execute(postings.insert(), entries)
+        db.insert_rows(conn, postings, entries)
     touched = set(delta) | set(limits)
     if not touched:
         return
@@ -117,20 +118,24 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     # One statement each, however many accounts: a replay touches thousands a batch
     # (an escrow per bet), and a statement apiece cost most of a rebuild.
     if opened:
-        conn.execute(accounts.insert(), opened)
+        db.insert_rows(conn, accounts, opened)
     if changed:
-        conn.execute(
-            _SET_BALANCE,
-            [{"key": v["account"], "balance": v["balance"], "credit_limit": v["credit_limit"]}
-             for v in changed],
-        )  # fmt: skip
+        _set_balances(conn, [(v["balance"], v["credit_limit"], v["account"]) for v in changed])
 
 
-_SET_BALANCE = (
-    accounts.update()
-    .where(accounts.c.account == sa.bindparam("key"))
-    .values(balance=sa.bindparam("balance"), credit_limit=sa.bindparam("credit_limit"))
-)
+def _set_balances(conn: sa.Connection, values: list[tuple[int, int, str]]) -> None:
+    """UPDATE each account's balance and limit, on the driver's cursor (as
+    db.insert_rows inserts)."""
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sql = f"UPDATE accounts SET balance = {mark}, credit_limit = {mark} WHERE account = {mark}"
+    cursor = conn.connection.cursor()
+    try:
+        if len(values) == 1:
+            cursor.execute(sql, values[0])
+        else:
+            cursor.executemany(sql, values)
+    finally:
+        cursor.close()
 
 
 def balances(conn: sa.Connection) -> dict[str, int]:

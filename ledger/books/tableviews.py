@@ -34,7 +34,7 @@ import sqlalchemy as sa
 import engine as hz
 from engine import events as ev
 from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
-from ledger.store import codec
+from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded, decode_row
 from ledger.store.schema import events as events_table
 from ledger.store.schema import rounds as rounds_table
@@ -148,16 +148,15 @@ class Stored:
         self, stream: str, fresh: list[dict[str, Any]], changed: list[dict[str, Any]]
     ) -> None:
         r = rounds_table
-        if fresh:
-            self.conn.execute(r.insert(), fresh)
+        db.insert_rows(self.conn, r, fresh)
         for record in changed:
             self.conn.execute(
                 r.update().where(r.c.stream == stream, r.c.round == record["round"]).values(record)
             )
 
     def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
-        self.conn.execute(settlements_table.insert(), rows)
-        self.conn.execute(settlement_parties.insert(), parties)
+        db.insert_rows(self.conn, settlements_table, rows)
+        db.insert_rows(self.conn, settlement_parties, parties)
 
     def seen(self, stream: str, steps: Sequence[Step]) -> None:
         """`apply` is done with `steps`: nothing to remember, the database has it all."""
@@ -241,7 +240,7 @@ class Held(Stored):
                     done.append(held.pop(number))
                     self.flushed[stream] = max(number, self.flushed.get(stream, 0))
         if done:
-            self.conn.execute(rounds_table.insert(), done)
+            db.insert_rows(self.conn, rounds_table, done)
         changed, self.changed = self.changed, []
         for record in changed:
             super().write_rounds(record["stream"], [], [record])
