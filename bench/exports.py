@@ -6,7 +6,8 @@ Run from the repository root:
     .venv/bin/python -m bench.exports                          # 1,000,000 events, SQLite
     .venv/bin/python -m bench.exports --events 20000 --repeat 3 --json
     .venv/bin/python -m bench.exports --cache-dir /work/bench-cache
-    .venv/bin/python -m bench.exports --postgres URL           # import into PostgreSQL too
+    .venv/bin/python -m bench.exports --postgres               # import into PostgreSQL too
+    .venv/bin/python -m bench.exports --postgres URL           # ... on that server
 
 The log is bench.seed's (the API benchmarks' database: tables played through the
 service's write path, cached in --cache-dir). Each measurement runs in a child process
@@ -34,6 +35,7 @@ of them alike; figures are medians. Reported, never asserted:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -283,6 +285,27 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _run(
+    args: argparse.Namespace, phases: list[str], source: str, key: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Every phase, --repeat times, in turn: the runs of each."""
+    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in phases}
+    with tempfile.TemporaryDirectory(prefix="bench-exports-", dir=args.cache_dir) as work:
+        out = f"{work}/all.jsonl"
+        if "export-jsonl" not in phases:  # the other phases read the file it writes
+            _child("export-jsonl", source, key, out, work, None)
+        for r in range(args.repeat):
+            for phase in phases:
+                result = _child(phase, source, key, out, work, args.postgres)
+                runs[phase].append(result)
+                said = result.get("error") or (
+                    f"{result['rate']:,.0f}/s, {result['seconds']:.1f} s, "
+                    f"{result['rss_mib']:.0f} MiB"
+                )
+                _say(f"  run {r + 1}: {phase}: {said}")
+    return runs
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.exports",
@@ -295,7 +318,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", action="append", choices=PHASES + PG_PHASES,
                         help="run only this phase (repeatable)")  # fmt: skip
     parser.add_argument(
-        "--postgres", metavar="URL", help="a PostgreSQL server's URL: import there too"
+        "--postgres",
+        metavar="URL",
+        nargs="?",
+        const="temporary",
+        help="import into PostgreSQL too: the server at URL, or without one a temporary "
+        "cluster started for the run (tests.pgcluster, durable commits as bench.store's)",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
@@ -317,20 +345,16 @@ def main(argv: list[str] | None = None) -> None:
     found = seeded(args.events, args.cache_dir)
     source, key = f"sqlite:///{found.path}", str(key_for(found.path))
     phases = list(args.only or PHASES) + ([] if args.only or not args.postgres else list(PG_PHASES))
-    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in phases}
-    with tempfile.TemporaryDirectory(prefix="bench-exports-", dir=args.cache_dir) as work:
-        out = f"{work}/all.jsonl"
-        if "export-jsonl" not in phases:  # the other phases read the file it writes
-            _child("export-jsonl", source, key, out, work, None)
-        for r in range(args.repeat):
-            for phase in phases:
-                result = _child(phase, source, key, out, work, args.postgres)
-                runs[phase].append(result)
-                said = result.get("error") or (
-                    f"{result['rate']:,.0f}/s, {result['seconds']:.1f} s, "
-                    f"{result['rss_mib']:.0f} MiB"
-                )
-                _say(f"  run {r + 1}: {phase}: {said}")
+    with contextlib.ExitStack() as stack:
+        if args.postgres == "temporary":
+            from bench.store import PG_SETTINGS
+            from tests import pgcluster
+
+            sock = stack.enter_context(
+                pgcluster.temporary_cluster(PG_SETTINGS, args.cache_dir, "bench-exports-pg-")
+            )
+            args.postgres = pgcluster.url(sock)
+        runs = _run(args, phases, source, key)
     results = {
         "events": found.meta.get("events", args.events),
         "database": str(found.path),

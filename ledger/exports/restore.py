@@ -218,11 +218,6 @@ class _Writer:
         self.total = 0
         self.out = Restored()
         self.closed = False
-        mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-        fields = Recorded._fields
-        self.insert_sql = (
-            f"INSERT INTO events ({', '.join(fields)}) VALUES ({', '.join([mark] * len(fields))})"
-        )
 
     def batches(self, items: Iterator[Any]) -> Iterator[list[Recorded]]:
         for item in items:
@@ -306,11 +301,7 @@ class _Writer:
     def _flush(self) -> list[Recorded]:
         rows = _decoded(self.rows)
         self.rows = []
-        cursor = self.conn.connection.cursor()
-        try:
-            cursor.executemany(self.insert_sql, rows)
-        finally:
-            cursor.close()
+        db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
         self.growth.insert(self.conn)
         self.growth.hashes.made.clear()
