@@ -216,6 +216,7 @@ class _Writer:
         """Checkpoints at sizes reached, with their roots, to write."""
         self.stored: set[int] = set()
         self.total = 0
+        self.last = 0
         self.out = Restored()
         self.closed = False
 
@@ -254,6 +255,7 @@ class _Writer:
                 "first event: only a whole-log export (`hazard export --all`) restores a log"
             )
         self.total = header.last - header.first + 1
+        self.last = header.last
         key = header.key
         self.out.key = key if isinstance(key, str) else key.text()
 
@@ -291,6 +293,11 @@ class _Writer:
                 return checkpoint[name]
             return getattr(checkpoint, name)
 
+        if self.growth.size != self.last:  # a skip at the end: no event line to say so
+            raise Partial(
+                f"line {closing.line}: the file's events end at position {self.growth.size}, "
+                f"its header says {self.last}: only a whole-log export restores a log"
+            )
         size = int(get("size"))
         if size == self.growth.size and size not in self.stored and size > 0:
             self._checkpoint(closing.line, size, None, get("issued_at"), get("note"))
@@ -303,8 +310,12 @@ class _Writer:
         self.rows = []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
-        self.growth.insert(self.conn)
-        self.growth.hashes.made.clear()
+        made = self.growth.hashes.made
+        if self.conn.dialect.name == "postgresql":  # COPY: arrays of bytea cost more
+            db.insert_tuples(self.conn, "tree_hashes", ("idx", "hash"), sorted(made.items()))
+        else:
+            self.growth.insert(self.conn)
+        made.clear()
         self._write_checkpoints()
         self.out.events += len(rows)
         if self.progress is not None:
