@@ -65,14 +65,17 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
 
     api.register_blueprint(players.blp)
     api.register_blueprint(tables.blp)
-    from ledger.api import audit, log, reads
+    from ledger.api import audit, exports, log, reads
 
     api.register_blueprint(reads.blp)
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
+    api.register_blueprint(exports.blp)
     problems.register(app)
 
-    protected = {blp.name for blp in (players.blp, tables.blp, reads.blp, audit.blp, log.blp)}
+    protected = {
+        blp.name for blp in (players.blp, tables.blp, reads.blp, audit.blp, log.blp, exports.blp)
+    }
 
     @app.before_request
     def _authenticate() -> None:

@@ -37,8 +37,11 @@ FORMAT = "hazard-export"
 FORMAT_VERSION = 1
 CHUNK = 64 * 1024
 """Bytes a chunk holds (about): what a response or a file write takes at once."""
-BATCH = 10_000
+BATCH = 5_000
 """Events read per query."""
+MERGED = 16
+"""Streams a windowed export reads each on its own and merges; more are read together,
+in position order, the others' events dropped (memory stays one page either way)."""
 IN_LIST = 500
 """Values per `IN (...)` list, well within SQLite's oldest limit of 999."""
 
@@ -97,6 +100,14 @@ def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[
         return list(cursor.fetchall())
     finally:
         cursor.close()
+
+
+def _first_column(row: Any) -> int:
+    return int(row[0])
+
+
+def _within(window: tuple[int, int] | None, position: int) -> bool:
+    return window is not None and window[0] <= position <= window[1]
 
 
 def _chunks_of(values: list[Any], size: int = IN_LIST) -> Iterator[list[Any]]:
@@ -365,8 +376,7 @@ def _write(
             )
         )
     body = _Body(conn, plan, start)
-    for _ in body.run(out, progress):
-        yield from out.flush()
+    yield from body.run(out, progress)
     size, _root, issued_at, note = plan.checkpoint
     proof = merkle.prove_tree(size, last, tlog.reader(conn)) if 0 < last < size else []
     out.add(
@@ -495,12 +505,12 @@ class _Body:
         # Never `cash`: it is the world outside, whose every move is some account's
         # deposit or withdrawal, already counted there.
         return {
-            account: dict(zip(("deposited", "paid", "staked", "withdrawn"), figures, strict=True))
+            account: dict(zip(FIGURES, figures, strict=True))
             for account, figures in sorted(self.money.items())
         }
 
-    def run(self, out: _Out, progress: Progress | None) -> Iterator[None]:
-        """Add the body to `out`, yielding after each page so the caller can flush."""
+    def run(self, out: _Out, progress: Progress | None) -> Iterator[bytes]:
+        """Write the body into `out`, yielding its chunks as they fill."""
         plan = self.plan
         contiguous = plan.windows is None
         for page in self._pages():
@@ -517,47 +527,58 @@ class _Body:
                         (page[0][0], page[-1][0]),
                     )
                 }
-            self._lines(page, skips, checks, out)
+            yield from self._lines(page, skips, checks, out, count_money=not contiguous)
             if progress is not None:
                 progress(self.size - done)
-            yield
+        if contiguous:
+            self.money = _money_between(self.conn, plan.first, plan.last)
 
     def _pages(self) -> Iterator[list[Any]]:
-        plan = self.plan
+        """The events in the file, in position order, a page at a time."""
+        plan, windows = self.plan, self.plan.windows
         if plan.first > plan.last:
             return
-        if plan.windows is None:
-            after = plan.first - 1
-            while after < plan.last:
-                rows = _fetch(
-                    self.conn,
-                    f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
-                    " ORDER BY position LIMIT ?",
-                    (after, plan.last, BATCH),
-                )
-                if not rows:
-                    return
-                after = rows[-1][0]
-                yield rows
-            return
-        merged = heapq.merge(*(self._stream(w) for w in plan.windows), key=lambda row: row[0])
-        page: list[Any] = []
-        for row in merged:
-            page.append(row)
-            if len(page) >= BATCH:
+        if windows is not None and len(windows) <= MERGED:
+            # A few streams (a table, a player at a few tables): each read on its own,
+            # by its key, and merged; memory is a page shared among them.
+            share = max(BATCH // len(windows), 100)
+            merged = heapq.merge(*(self._stream(w, share) for w in windows), key=_first_column)
+            page: list[Any] = []
+            for row in merged:
+                page.append(row)
+                if len(page) >= BATCH:
+                    yield page
+                    page = []
+            if page:
                 yield page
-                page = []
-        if page:
-            yield page
+            return
+        # The whole range in position order; for many streams (a player at many tables,
+        # the bank), each page kept to the rows of a stream in the file, within its window.
+        keep = None if windows is None else {w.stream: (w.start, w.end) for w in windows}
+        after = plan.first - 1
+        while after < plan.last:
+            rows = _fetch(
+                self.conn,
+                f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
+                " ORDER BY position LIMIT ?",
+                (after, plan.last, BATCH),
+            )
+            if not rows:
+                return
+            after = rows[-1][0]
+            if keep is not None:
+                rows = [r for r in rows if _within(keep.get(r[1]), r[0])]
+            if rows:
+                yield rows
 
-    def _stream(self, window: _Window) -> Iterator[Any]:
+    def _stream(self, window: _Window, batch: int) -> Iterator[Any]:
         after = window.start_version - 1
         while after < window.end_version:
             rows = _fetch(
                 self.conn,
                 f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? AND version <= ?"
                 " ORDER BY version LIMIT ?",
-                (window.stream, after, window.end_version, BATCH),
+                (window.stream, after, window.end_version, batch),
             )
             if not rows:
                 return
@@ -602,48 +623,55 @@ class _Body:
         skips: dict[int, bytes],
         checks: dict[int, tuple[str, str]],
         out: _Out,
-    ) -> None:
+        count_money: bool,
+    ) -> Iterator[bytes]:
+        """The page's lines into `out` (with the skips before its events), yielding a
+        chunk each time `out` fills: the hot loop of an export."""
         sha256 = hashlib.sha256
         stack = self.stack
         push, pop = stack.append, stack.pop
         types = self.types
-        quoted: dict[Any, str] = {None: "null"}
         quote = encode_basestring
+        quoted: dict[Any, str] = {None: "null"}  # per page: recorded_at changes each write
 
         def q(text: Any) -> str:
-            value = quoted.get(text)
-            if value is None:
-                value = quoted[text] = quote(text)
+            value = quoted[text] = quote(text)
             return value
 
         lines = out.parts
-        chars = 0
+        add = lines.append
         size = self.size
         for row in page:
             position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
             if position != size + 1:
                 self.size = size
-                out.size += chars
-                chars = 0
                 self._skip(position - 1, skips, out)
                 size = self.size
-            qa, qk, qt, qs, qy = q(actor), q(key), q(at), q(stream), q(type_)
+            qa = quoted.get(actor) or q(actor)
+            qk = quoted.get(key) or q(key)
+            qt = quoted.get(at) or q(at)
+            qs = quoted.get(stream) or q(stream)
+            qy = quoted.get(type_) or q(type_)
             # The event's document, as codec.hash_input frames it (a test holds them
             # equal): what its leaf and chain hash cover.
-            data = (
-                f'{{"actor":{qa},"idempotency_key":{qk},"payload":{payload},'
-                f'"position":{position:d},"recorded_at":{qt},"schema_version":{schema:d},'
-                f'"stream":{qs},"type":{qy},"version":{version:d}}}'
-            ).encode()
-            made = sha256(b"\x00" + data).digest()
+            made = sha256(
+                b"\x00"
+                + (
+                    f'{{"actor":{qa},"idempotency_key":{qk},"payload":{payload},'
+                    f'"position":{position:d},"recorded_at":{qt},"schema_version":{schema:d},'
+                    f'"stream":{qs},"type":{qy},"version":{version:d}}}'
+                ).encode()
+            ).digest()
             line = (
                 f'{{"actor":{qa},"hash":{quote(digest)},"idempotency_key":{qk},'
                 f'"leaf":"{made.hex()}","payload":{payload},"position":{position:d},'
                 f'"prev_hash":{quote(prev)},"record":"event","recorded_at":{qt},'
                 f'"schema_version":{schema:d},"stream":{qs},"type":{qy},"version":{version:d}}}\n'
             )
-            lines.append(line)
-            chars += len(line)
+            add(line)
+            out.size += len(line)
+            # The tree: the leaf, then each subtree it completes (as many as its
+            # record number, size, has trailing 1 bits).
             number = size
             while number & 1:
                 made = sha256(b"\x01" + pop() + made).digest()
@@ -651,16 +679,19 @@ class _Body:
             push(made)
             size = position
             types[type_] = types.get(type_, 0) + 1
-            self._count_money(stream, type_, schema, version, payload, position)
+            if count_money:
+                self._count_money(stream, type_, schema, version, payload, position)
             if size in checks:
                 issued_at, note = checks[size]
                 line = (
-                    f'{{"issued_at":{q(issued_at)},"note":{quote(note)},'
+                    f'{{"issued_at":{quote(issued_at)},"note":{quote(note)},'
                     f'"record":"checkpoint","size":{size:d}}}\n'
                 )
-                lines.append(line)
-                chars += len(line)
-        out.size += chars
+                add(line)
+                out.size += len(line)
+            if out.size >= CHUNK:
+                self.size = size
+                yield from out.flush()
         self.events += len(page)
         self.size = size
 
@@ -674,7 +705,7 @@ class _Body:
         if moves is None:
             row = _Row(position, stream, version, type_, schema, payload)
             moves = _moves(transfers_of(stream, decode_row(row)))
-            if len(self._moves) > 50_000:
+            if len(self._moves) > 4096:  # bounded: a few hundred kilobytes
                 self._moves.clear()
             self._moves[(type_, payload)] = moves
         money = self.money
@@ -696,6 +727,7 @@ class _Row:
 
 
 _DEPOSITED, _PAID, _STAKED, _WITHDRAWN = range(4)
+FIGURES = ("deposited", "paid", "staked", "withdrawn")
 _ESCROW = "escrow:"
 """How accounts.book_account names a bet's escrow in the ledger."""
 
@@ -715,3 +747,25 @@ def _moves(transfers: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
         elif source.startswith(_ESCROW) and not target.startswith(_ESCROW):
             out.append((target, _PAID, amount))
     return tuple(out)
+
+
+def _money_between(conn: sa.Connection, first: int, last: int) -> dict[str, list[int]]:
+    """What `_moves` adds up over every event from `first` to `last`, from their
+    postings (the read model written from the same transfers) in one aggregate: a
+    contiguous export need not decode a single event for it."""
+    if first > last:
+        return {}
+    rows = _fetch(
+        conn,
+        "SELECT account,"
+        " SUM(CASE WHEN counterparty = ? AND amount > 0 THEN amount ELSE 0 END),"
+        " SUM(CASE WHEN counterparty LIKE ? AND amount > 0 THEN amount ELSE 0 END),"
+        " SUM(CASE WHEN counterparty LIKE ? AND amount < 0 THEN -amount ELSE 0 END),"
+        " SUM(CASE WHEN counterparty = ? AND amount < 0 THEN -amount ELSE 0 END)"
+        " FROM postings WHERE position >= ? AND position <= ?"
+        " AND account <> ? AND account NOT LIKE ? AND (counterparty = ? OR counterparty LIKE ?)"
+        " GROUP BY account",
+        (CASH, _ESCROW + "%", _ESCROW + "%", CASH, first, last, CASH, _ESCROW + "%",
+         CASH, _ESCROW + "%"),
+    )  # fmt: skip
+    return {str(a): [int(d), int(p), int(s), int(w)] for a, d, p, s, w in rows}
