@@ -28,6 +28,11 @@ any other key: ledger.bootstrap.ensure_key).
 
 Only a whole log restores a log: an export that starts after the first event, or
 skips positions (a table's or a player's), is refused as partial.
+
+A store keeps the tree's right edge in memory only once it has written
+(EventStore.frontier, keyed by the tree's size), and a restore fills only a database
+with no events: so no store's cache can be stale after one. A store on the restored
+database reads the edge on its first write, or takes `Restored.frontier`.
 """
 
 from __future__ import annotations
