@@ -29,7 +29,7 @@ import engine as hz
 from ledger.books.accounts import CASH, TABLE_PREFIX, account_stream, player_account, transfers_of
 from ledger.exports.scope import NotFound, Scope
 from ledger.store import codec, logcheck, merkle, snapshots, tlog
-from ledger.store.eventstore import decode_row, decode_rows
+from ledger.store.eventstore import decode_rows
 from ledger.store.keys import Verifier
 
 MEDIA_TYPE = "application/jsonl"
@@ -354,7 +354,7 @@ def _write(
                 "format_version": FORMAT_VERSION,
                 "key": plan.key.text(),
                 "last": last,
-                "origin": plan.key.name,
+                "origin": plan.checkpoint[3].split("\n", 1)[0],  # the checkpoints' first line
                 "record": "header",
                 "rule_sets": dict(sorted(rule_sets.items())),
                 "scope": plan.scope.view(),
@@ -499,7 +499,6 @@ class _Body:
         self.skipped = 0
         self.types: dict[str, int] = {}
         self.money: dict[str, list[int]] = {}
-        self._moves: dict[tuple[str, str], tuple[tuple[str, int, int], ...]] = {}
 
     def money_view(self) -> dict[str, dict[str, int]]:
         # Never `cash`: it is the world outside, whose every move is some account's
@@ -527,7 +526,9 @@ class _Body:
                         (page[0][0], page[-1][0]),
                     )
                 }
-            yield from self._lines(page, skips, checks, out, count_money=not contiguous)
+            yield from self._lines(page, skips, checks, out)
+            if not contiguous:
+                self._count_money(page)
             if progress is not None:
                 progress(self.size - done)
         if contiguous:
@@ -623,7 +624,6 @@ class _Body:
         skips: dict[int, bytes],
         checks: dict[int, tuple[str, str]],
         out: _Out,
-        count_money: bool,
     ) -> Iterator[bytes]:
         """The page's lines into `out` (with the skips before its events), yielding a
         chunk each time `out` fills: the hot loop of an export."""
@@ -679,8 +679,6 @@ class _Body:
             push(made)
             size = position
             types[type_] = types.get(type_, 0) + 1
-            if count_money:
-                self._count_money(stream, type_, schema, version, payload, position)
             if size in checks:
                 issued_at, note = checks[size]
                 line = (
@@ -695,35 +693,25 @@ class _Body:
         self.events += len(page)
         self.size = size
 
-    def _count_money(
-        self, stream: str, type_: str, schema: int, version: int, payload: str, position: int
-    ) -> None:
-        """Add what the event moved to `money`: (deposited, paid, staked, withdrawn) per
-        ledger account, from accounts.transfers_of, remembered per payload text (the
-        figures do not depend on the stream: only whether an account is an escrow)."""
-        moves = self._moves.get((type_, payload))
-        if moves is None:
-            row = _Row(position, stream, version, type_, schema, payload)
-            moves = _moves(transfers_of(stream, decode_row(row)))
-            if len(self._moves) > 4096:  # bounded: a few hundred kilobytes
-                self._moves.clear()
-            self._moves[(type_, payload)] = moves
+    def _count_money(self, page: list[Any]) -> None:
+        """Add what the page's events moved to `money`: (deposited, paid, staked,
+        withdrawn) per ledger account, from accounts.transfers_of, each stream's events
+        decoded together (the store's fast path for a stream's rows)."""
+        streams: dict[str, list[Any]] = {}
+        for row in page:
+            streams.setdefault(row[1], []).append(row)
         money = self.money
-        for account, index, amount in moves:
-            figures = money.get(account)
-            if figures is None:
-                figures = money[account] = [0, 0, 0, 0]
-            figures[index] += amount
-
-
-@dataclass(frozen=True)
-class _Row:
-    position: int
-    stream: str
-    version: int
-    type: str
-    schema_version: int
-    payload: str
+        for stream, rows in streams.items():
+            where = {row[2]: row[0] for row in rows}
+            decoded = decode_rows(
+                [(row[3], row[4], row[2], row[5]) for row in rows], where.__getitem__
+            )
+            for event in decoded:
+                for account, index, amount in _moves(transfers_of(stream, event)):
+                    figures = money.get(account)
+                    if figures is None:
+                        figures = money[account] = [0, 0, 0, 0]
+                    figures[index] += amount
 
 
 _DEPOSITED, _PAID, _STAKED, _WITHDRAWN = range(4)
