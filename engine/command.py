@@ -14,12 +14,24 @@ from engine.state import SETTER, Phase, TableState
 E = TypeVar("E")
 
 
+class Drafted(list[ev.Event]):
+    """A command's events, as it returns them. `folded` is (n, the state its first n
+    events fold to) once the command has folded them for its own use: the referee
+    folds only the rest instead of all of them again."""
+
+    __slots__ = ("folded",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folded: tuple[int, TableState] | None = None
+
+
 class Draft:
     """Events a command is about to return, numbered on from the state's version."""
 
     def __init__(self, state: TableState) -> None:
         self.state = state
-        self.events: list[ev.Event] = []
+        self.events: Drafted = Drafted()
 
     def add(self, kind: Callable[..., E], **fields: Any) -> E:
         event = kind(version=self.state.version + len(self.events) + 1, **fields)
@@ -33,7 +45,9 @@ class Draft:
 
     def folded(self) -> TableState:
         """The state as the drafted events leave it."""
-        return fold(self.events, self.state)
+        state = fold(self.events, self.state)
+        self.events.folded = (len(self.events), state)
+        return state
 
 
 def open_rules(state: TableState) -> RuleSet:

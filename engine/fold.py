@@ -25,6 +25,11 @@ _CHANCE_WON, _MAIN_LOST = RoundResult.CHANCE, RoundResult.MAIN
 _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
+_new_state = object.__new__
+if len(TableState.__dataclass_fields__) != 21 or hasattr(TableState, "__post_init__"):
+    raise TypeError("_Table.freeze fills every field of TableState: update it with them")
+
+
 class _Table:
     __slots__ = (
         "abandoned",
@@ -85,7 +90,12 @@ class _Table:
         )
 
     def freeze(self) -> TableState:
-        return TableState(
+        # Every command folds its draft, and the referee folds every command's events:
+        # a frozen dataclass's __init__ sets its 21 fields one object.__setattr__ at a
+        # time, three times slower than filling the new state's __dict__ at once.
+        # TableState has no __post_init__ to skip; the result is the same state.
+        state = _new_state(TableState)
+        state.__dict__.update(
             version=self.version,
             phase=self.phase,
             rules=self.rules,
@@ -108,6 +118,7 @@ class _Table:
             last_total=self.last_total,
             bets=MappingProxyType(dict(self.bets)),
         )
+        return state
 
     def set_main(self, main: int) -> None:
         self.main = main

@@ -239,10 +239,39 @@ SHOWN_PROBLEMS = 20
     help="also recompute every read model (balances, postings, settlements, rounds, "
     "snapshots) from the events and name the first row that differs in each",
 )
-def verify(receipt_path: str | None, vkey: str | None, state_path: str | None, deep: bool) -> None:
+@click.argument("file", required=False, metavar="[FILE]")
+def verify(
+    receipt_path: str | None,
+    vkey: str | None,
+    state_path: str | None,
+    deep: bool,
+    file: str | None,
+) -> None:
     """Check the log: positions without a gap, every stream's hash chain, every leaf and
     stored hash of the Merkle tree, and every stored checkpoint's signature and root;
-    with --deep, every read model against the events too."""
+    with --deep, every read model against the events too.
+
+    With FILE (an export, `hazard export --format jsonl`; `-` for stdin), check the file
+    alone, touching no database: its hashes, its proofs up to the signed checkpoint, and
+    every table replayed through the engine. Give --key, the key your club published,
+    or the file's own key is used (and said to be)."""
+    if file is not None:
+        used = [
+            name
+            for name, value in (
+                ("--checkpoint", receipt_path),
+                ("--state", state_path),
+                ("--deep", deep or None),
+            )
+            if value is not None
+        ]
+        if used:
+            raise click.UsageError(
+                f"{', '.join(used)} check the database; with FILE, only the file is checked "
+                "(and only --key applies)"
+            )
+        _verify_file(file, vkey)
+        return
     from pathlib import Path
 
     from ledger.store import logcheck
@@ -342,6 +371,36 @@ def verify(receipt_path: str | None, vkey: str | None, state_path: str | None, d
                 f"  (the first {report.start} events were not read again: only a run "
                 f"without --state re-reads every event)"
             )
+
+
+def _verify_file(file: str, vkey: str | None) -> None:
+    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline)."""
+    from ledger.exports import offline
+
+    verifier = _trusted_key(vkey)[0] if vkey is not None else None
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        click.echo(f"\rverifying: {done} of {total} positions", err=True, nl=False)
+
+    try:
+        stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        verified = offline.verify(stream, verifier, progress if show else None)
+    except offline.Disagreement as exc:
+        if show:
+            click.echo("", err=True)
+        click.echo(str(exc))
+        raise SystemExit(1) from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    if show:
+        click.echo("", err=True)
+    for line in verified.lines():
+        click.echo(line)
 
 
 def _deep(store: Any) -> bool:
