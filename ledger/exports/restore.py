@@ -38,7 +38,7 @@ database reads the edge on its first write, or takes `Restored.frontier`.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +49,7 @@ from engine.events import Event
 from ledger.books import projections, tableviews
 from ledger.exports import offline
 from ledger.store import db, logcheck, snapshots, tlog
-from ledger.store.eventstore import APPEND_LOCK, Recorded, decode_rows
+from ledger.store.eventstore import APPEND_LOCK, Recorded
 from ledger.store.keys import Verifier
 from ledger.store.schema import (
     accounts,
@@ -180,31 +180,13 @@ def _no_collector() -> Iterator[None]:
 
 
 class _Row(Recorded):
-    """A row with its event decoded once, for the read models' replay, which asks
-    for it twice (postings and the tables' views)."""
+    """A row with its event as the verifier decoded it: the read models' replay asks
+    for it twice (postings and the tables' views), and it need not be decoded again."""
 
     _event: Event
 
     def event(self) -> Event:
         return self._event
-
-
-def _decoded(rows: list[Recorded]) -> list[Recorded]:
-    """`rows` as _Rows, each table's decoded in one pass by the store's fast decoder
-    (which keeps the fields of payload texts it has seen: a table repeats itself)."""
-    out = [_Row._make(row) for row in rows]
-    by_stream: dict[str, list[_Row]] = {}
-    for row in out:
-        by_stream.setdefault(row.stream, []).append(row)
-    for stream_rows in by_stream.values():
-        where = {row.version: row.position for row in stream_rows}
-        events = decode_rows(
-            ((r.type, r.schema_version, r.version, r.payload) for r in stream_rows),
-            where.__getitem__,
-        )
-        for row, event in zip(stream_rows, events, strict=True):
-            row._event = event
-    return list(out)
 
 
 class _Writer:
@@ -214,7 +196,7 @@ class _Writer:
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
         self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
-        self.rows: list[Recorded] = []
+        self.rows: list[_Row] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
         self.ready: list[tuple[int, str, str, str]] = []
@@ -225,7 +207,7 @@ class _Writer:
         self.out = Restored()
         self.closed = False
 
-    def batches(self, items: Iterator[Any]) -> Iterator[list[Recorded]]:
+    def batches(self, items: Iterator[Any]) -> Iterator[list[_Row]]:
         for item in items:
             if isinstance(item, offline.EventLine):
                 self._event(item)
@@ -235,6 +217,11 @@ class _Writer:
                 self._checkpoint(item.line, item.size, item.root, item.issued_at, item.note)
             elif isinstance(item, offline.Header):
                 self._header(item)
+            elif isinstance(item, offline.SkipLine):
+                raise Partial(
+                    f"line {item.line}: positions {item.start} to {item.end} are skipped (a "
+                    "part of the log): only a whole-log export restores a log"
+                )
             elif isinstance(item, offline.Snapshot):
                 raise Partial(
                     f"line {item.line}: the export starts inside a table's stream (a "
@@ -265,7 +252,8 @@ class _Writer:
         self.out.key = key if isinstance(key, str) else key.text()
 
     def _event(self, item: Any) -> None:
-        row: Recorded = item.row
+        row = _Row._make(item.row)
+        row._event = item.event
         expected = self.growth.size + len(self.rows) + 1
         if row.position != expected:
             raise Partial(
@@ -310,9 +298,8 @@ class _Writer:
             self._write_checkpoints()
         self.closed = True
 
-    def _flush(self) -> list[Recorded]:
-        rows = _decoded(self.rows)
-        self.rows = []
+    def _flush(self) -> list[_Row]:
+        rows, self.rows = self.rows, []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
         made = self.growth.hashes.made
@@ -327,7 +314,7 @@ class _Writer:
             self.progress(self.out.events, self.total)
         return rows
 
-    def _grow(self, rows: list[Recorded]) -> None:
+    def _grow(self, rows: Sequence[Recorded]) -> None:
         """Grow the tree by `rows`, stopping at each checkpoint held to take its root
         from the tree stored. The verifier held the file's tree to each signed root;
         this holds the database's to it as well."""
