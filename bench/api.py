@@ -66,7 +66,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bench.fold import _machine, _say
-from bench.seed import SEED, Seeded, key_for, seeded
+from bench.seed import SEED, Seeded, key_for, restored_at, seeded
 
 DEFAULT_EVENTS = (10_000, 1_000_000)
 WORKERS = 2
@@ -165,7 +165,8 @@ def serve(
         os.close(fd)
     log = workdir / "gunicorn.log"
     port = _free_port()
-    env = dict(os.environ, DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key_for(database)))
+    # The key that signed the log, beside the database copied (not the copy's name).
+    env = dict(os.environ, DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key_for(source)))
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     cmd = [
         sys.executable, "-m", "gunicorn",
@@ -729,6 +730,7 @@ def render(report: dict[str, Any]) -> str:
             f" {len(d['players'])} players ({len(d['query_players'])} with settlements),"
             f" {d['bytes'] / 2**20:,.0f} MiB;"
             f" seeded in {d['seconds']:,.0f} s{' (cached)' if d['cached'] else ''}"
+            + (f", imported in {d['imported_seconds']:,.0f} s" if "imported_seconds" in d else "")
         )
     lines += [
         "",
@@ -874,6 +876,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
+        "--seed-by-import",
+        action="store_true",
+        help="serve databases made by import of the cached whole-log export "
+        "(bench.seed.restored_at), not the cached databases themselves",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help=f"a smoke run: the defaults become {QUICK['events']} events, "
@@ -899,10 +907,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     dbs = {n: seeded(n, args.cache_dir, args.seed) for n in sizes}
-    for d in dbs.values():
-        d.meta["query_players"] = players_with_settlements(d.path)
     spec = app_spec(args.app)
     workdir = Path(tempfile.mkdtemp(prefix="hazard-bench-api-", dir=args.dir))
+    if args.seed_by_import:
+        dbs = {n: _imported(n, args, workdir) for n in sizes}
+    for d in dbs.values():
+        d.meta["query_players"] = players_with_settlements(d.path)
     try:
         results, notes = measure(args, dbs, workdir, spec)
     except BaseException:
@@ -950,6 +960,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(render(report))
     return 0
+
+
+def _imported(events: int, args: argparse.Namespace, workdir: Path) -> Seeded:
+    """A database of `events` events made in `workdir` by import of the cached export."""
+    path = workdir / f"imported-{events}.sqlite3"
+    meta = restored_at(f"sqlite:///{path}", events, args.cache_dir, args.seed)
+    shutil.copy2(key_for(seeded(events, args.cache_dir, args.seed).path), key_for(path))
+    meta["bytes"] = path.stat().st_size
+    return Seeded(path, meta)
 
 
 if __name__ == "__main__":

@@ -31,12 +31,23 @@ The file is cached under the cache directory, keyed by the size asked for, the s
 and `SEED_VERSION`, with a JSON file of what is in it (tables, players, a setter token
 for the API, the schema revision). A cached file behind the code's migrations is
 upgraded in place, as a deployment would be. A half-written file is never cached.
+
+Beside it goes a whole-log export of it (`<name>.jsonl`, ledger.exports.jsonl), and
+with it a database is seeded by import (ledger.exports.restore: every line verified,
+the read models replayed) rather than through the write path, minutes rather than
+half an hour at a million events: `seeded` imports it when the database is not cached
+but the export is (and its key and JSON file: copy those three to seed a new
+machine), and `restored_at` makes a fresh database anywhere from it, PostgreSQL too:
+
+    .venv/bin/python -m bench.seed --events 1000000 --to postgresql+psycopg://...
+    .venv/bin/python -m bench.seed --events 1000000 --to sqlite:///fresh.sqlite3
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import random
@@ -266,11 +277,25 @@ class Seeded:
     meta: dict[str, Any]
 
 
-def seeded(events: int, cache_dir: Path, seed: int = SEED) -> Seeded:
-    """The cached database of `events` events (seeding it first if it is not there)."""
+def seeded(events: int, cache_dir: Path, seed: int = SEED, export: bool = True) -> Seeded:
+    """The cached database of `events` events: seeded first if it is not there, by
+    import of its cached export if that is there, else through the write path (and
+    then exported, with `export`, for the next time)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     stem = f"api-v{SEED_VERSION}-seed{seed}-{events}"
     path, meta_path = cache_dir / f"{stem}.sqlite3", cache_dir / f"{stem}.json"
+    if not path.exists() and all(p.exists() for p in (meta_path, key_for(path), export_for(path))):
+        _say(f"seeding {path} by import of {export_for(path).name}...")
+        partial = cache_dir / f"{stem}.partial.sqlite3"
+        for leftover in cache_dir.glob(f"{stem}.partial.sqlite3*"):
+            leftover.unlink()
+        meta = json.loads(meta_path.read_text())
+        seconds = _import(f"sqlite:///{partial}", path, meta)
+        _checkpoint(partial)
+        os.replace(partial, path)
+        _say(f"  imported {meta['events']:,} events in {seconds:.1f} s")
+        meta["imported_seconds"] = round(seconds, 1)
+        meta_path.write_text(json.dumps(meta, indent=2))
     if path.exists() and meta_path.exists():
         meta = json.loads(meta_path.read_text())
         head, current = db.code_head(), _revision_of(path)
@@ -295,8 +320,83 @@ def seeded(events: int, cache_dir: Path, seed: int = SEED) -> Seeded:
     os.replace(key_for(partial), key_for(path))
     os.replace(partial, path)
     meta_path.write_text(json.dumps(meta, indent=2))
+    if export:
+        exported(path)
     meta["cached"] = False
     return Seeded(path, meta)
+
+
+def export_for(database: Path) -> Path:
+    """The whole-log export of a seeded database: beside it, `<name>.jsonl`."""
+    return database.with_suffix(".jsonl")
+
+
+def exported(database: Path) -> Path:
+    """The cached whole-log export of the seeded `database`, made first if it is not
+    there (signed by its key, key_for)."""
+    from ledger.exports import jsonl
+    from ledger.exports.scope import scope_of
+
+    out = export_for(database)
+    if out.exists():
+        return out
+    _say(f"exporting {database.name} to {out.name} (cached beside it)...")
+    started = time.perf_counter()
+    partial = out.with_suffix(".partial.jsonl")
+    engine = db.make_engine(f"sqlite:///{database}")
+    verifier = load_signer(key_for(database)).verifier
+    prepared = jsonl.prepare(engine, scope_of(everything=True), key=verifier)
+    with open(partial, "wb") as f:
+        for chunk in prepared.chunks():
+            f.write(chunk)
+    engine.dispose()
+    os.replace(partial, out)
+    _say(f"  exported in {time.perf_counter() - started:.1f} s")
+    return out
+
+
+def restored_at(url: str, events: int, cache_dir: Path, seed: int = SEED) -> dict[str, Any]:
+    """A new database at `url` (an SQLite file that is not there yet, or an empty
+    PostgreSQL database) holding the seeded log of `events` events, by import of its
+    cached export; returns the seeded database's meta, with how long the import took.
+    The log's signing key is key_for(the cached database)."""
+    found = seeded(events, cache_dir, seed)
+    exported(found.path)
+    meta = dict(found.meta)
+    meta["imported_seconds"] = round(_import(url, found.path, meta), 1)
+    return meta
+
+
+def _import(url: str, database: Path, meta: dict[str, Any]) -> float:
+    """Restore the export of the seeded `database` into the new database at `url`, with
+    the bench's setter token (meta["token"]); returns the seconds the restore took."""
+    from ledger.api import tokens as api_tokens
+    from ledger.exports import restore
+    from ledger.store.schema import tokens
+
+    engine = db.make_engine(url)
+    db.upgrade(engine)
+    verifier = load_signer(key_for(database)).verifier
+    started = time.perf_counter()
+    with open(export_for(database), "rb") as f:
+        restore.restore(engine, f, key=verifier)
+    seconds = time.perf_counter() - started
+    # Tokens are not in an export: the bench's is stored again, as tokens stores any
+    # (a SHA-256 of the secret), so that the meta's token still opens the API.
+    with engine.begin() as conn:
+        conn.execute(
+            tokens.insert().values(
+                id="bench",
+                name="bench",
+                role=api_tokens.Role.SETTER.value,
+                token_hash=hashlib.sha256(meta["token"].encode()).hexdigest(),
+                created_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            )
+        )
+    holder = api_tokens.holder(engine, meta["token"])
+    engine.dispose()
+    assert holder is not None, "the bench's token is not stored as ledger.api.tokens reads it"
+    return seconds
 
 
 def _revision_of(path: Path) -> str | None:
@@ -409,7 +509,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--cache-dir", type=Path, default=Path(".bench-cache"))
+    parser.add_argument(
+        "--to",
+        metavar="URL",
+        help="also make a new database at URL (an SQLite file not there yet, or an empty "
+        "PostgreSQL database) by import of the cached export",
+    )
     args = parser.parse_args(argv)
+    if args.to:
+        meta = restored_at(args.to, args.events, args.cache_dir, args.seed)
+        shown = {k: v for k, v in meta.items() if k not in ("tables", "players", "token")}
+        print(json.dumps({"url": args.to, **shown}, indent=2))
+        return 0
     found = seeded(args.events, args.cache_dir, args.seed)
     shown = {k: v for k, v in found.meta.items() if k not in ("tables", "players", "token")}
     print(json.dumps({"path": str(found.path), **shown}, indent=2))

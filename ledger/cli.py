@@ -535,6 +535,86 @@ def projections_rebuild() -> None:
 DATABASE_URL_HELP = "default: DATABASE_URL, or sqlite:///hazard.sqlite3 here"
 
 
+@main.command("import")
+@click.argument("file", type=click.File("rb"))
+@click.option(
+    "--key",
+    "vkey",
+    metavar="VKEY",
+    help="the public key (a verifier key, or a file holding one) the file's checkpoints "
+    "must be signed by; default: the key the file names, which is then taken on trust",
+)
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def import_(file: Any, vkey: str | None, database_url: str | None) -> None:
+    """Restore a whole-log export (`hazard export --all`) into an empty database,
+    checking every line as `hazard verify FILE` does: a file that does not verify, or
+    a database that is not empty, is refused and nothing is written.
+
+    The export holds only the public key: to go on writing to the restored log, the
+    service needs the signing key that signed it (HAZARD_KEY), so keep the key file
+    with the export. API tokens are not exported: make new ones (`hazard token create`)."""
+    from ledger.exports import offline, restore
+    from ledger.store import db as database
+
+    verifier = _trusted_key(vkey)[0] if vkey is not None else None
+    url = database_url or database.database_url()
+    engine = database.make_engine(url)
+    try:
+        with _opening():
+            try:
+                restore.require_empty_database(engine)
+            except restore.NotEmpty as exc:
+                raise click.ClickException(f"{exc}; nothing was written") from None
+            database.upgrade(engine)  # a new database is made and migrated, as `db upgrade` does
+        bar: list[Any] = []
+
+        def progress(done: int, total: int) -> None:
+            if not sys.stderr.isatty():
+                return
+            if not bar:
+                bar.append(click.progressbar(length=total, label="importing", file=sys.stderr))
+                bar[0].__enter__()
+            bar[0].update(done - bar[0].pos)
+
+        try:
+            restored = restore.restore(engine, file, key=verifier, progress=progress)
+        except (offline.Disagreement, restore.RestoreError) as exc:
+            raise click.ClickException(f"{file.name}: {exc}; nothing was written") from None
+        finally:
+            if bar:
+                bar[0].__exit__(None, None, None)
+    finally:
+        engine.dispose()
+    click.echo(
+        f"restored {restored.events} events ({restored.tables} tables), "
+        f"{restored.checkpoints} checkpoints, {restored.accounts} accounts, "
+        f"{restored.snapshots} snapshots"
+    )
+    if restored.size:
+        click.echo(f"checkpoint: size {restored.size}, root {restored.root}")
+    click.echo(f"key: {restored.key}" + ("" if verifier else " (the file's own, taken on trust)"))
+    _says_signing_key(restored.key)
+
+
+def _says_signing_key(public: str) -> None:
+    """Warn when the signing key here is not the one that signed the restored log: the
+    service would refuse to write with it (ledger.bootstrap.ensure_key)."""
+    from ledger.bootstrap import KEY_ENV, key_path, load_key
+    from ledger.store.keys import BadKey
+
+    path = key_path()
+    try:
+        signer = load_key(path)
+    except BadKey:
+        signer = None
+    if signer is None or signer.verifier.text() != public:
+        click.echo(
+            f"note: to go on writing to this log, point {KEY_ENV} at the key that signed "
+            f"it ({public}); the signing key at {path} is not that key",
+            err=True,
+        )
+
+
 def _engine(database_url: str | None) -> Any:
     """The engine of `_book(database_url)`."""
     return _book(database_url).store.engine

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 import engine as hz
 from engine import events as ev
 from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
-from ledger.store import codec
+from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded, decode_row
 from ledger.store.schema import events as events_table
 from ledger.store.schema import rounds as rounds_table
@@ -84,18 +84,170 @@ class Step(NamedTuple):
 
 
 def apply(
-    conn: sa.Connection, stream: str, before: hz.TableState, rows: Sequence[Recorded]
+    conn: sa.Connection,
+    stream: str,
+    before: hz.TableState,
+    rows: Sequence[Recorded],
+    views: Stored | None = None,
 ) -> hz.TableState:
     """Write the settlements and rounds that `rows`, just appended to the table
-    `stream` in this transaction, make; return the table's state after them."""
+    `stream` in this transaction, make; return the table's state after them. `views`
+    says where what earlier rows made is read and where this is written: the
+    database, straight away (an append), or held for a batch (`Replay`)."""
     if not rows:
         return before
+    views = views if views is not None else Stored(conn)
     steps = list(_fold(before, rows))
     deciders = [_decider(steps, i) for i in range(len(steps))]
     members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
-    _write_rounds(conn, stream, steps, members)
-    _write_settlements(conn, stream, steps, deciders)
+    _write_rounds(views, stream, steps, members)
+    _write_settlements(views, stream, steps, deciders)
+    views.seen(stream, steps)
     return steps[-1].after
+
+
+class Stored:
+    """The read models as stored: `apply` reads the rounds and bets that earlier
+    appends wrote from the database, and writes to it, in the append's transaction."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        self.conn = conn
+
+    def rounds(self, stream: str, numbers: list[int]) -> dict[int, dict[str, Any]]:
+        """The stored rows of the table's rounds `numbers` (those there are)."""
+        r = rounds_table
+        query = sa.select(r).where(r.c.stream == stream, r.c.round.in_(numbers))
+        return {row.round: dict(row._mapping) for row in self.conn.execute(query)}
+
+    def bets_taken(
+        self, stream: str, oldest: int, first: int, bet_ids: set[str]
+    ) -> dict[str, list[int]]:
+        """The positions of the events of versions `oldest` to `first - 1` of the table
+        that placed each of `bet_ids` or took its other side.
+
+        One range of the (stream, version) key: a bet lives no longer than a round, so
+        that range is at most about a round long."""
+        found: dict[str, list[int]] = {}
+        earlier = self.conn.execute(
+            sa.select(events_table.c.position, events_table.c.payload)
+            .where(
+                events_table.c.stream == stream,
+                events_table.c.version >= oldest,
+                events_table.c.version < first,
+                events_table.c.type.in_(_BET_TAKEN_TYPES),
+            )
+            .order_by(events_table.c.version)
+        )
+        for position, payload in earlier:
+            bet_id = json.loads(payload)["bet_id"]
+            if bet_id in bet_ids:
+                found.setdefault(bet_id, []).append(position)
+        return found
+
+    def write_rounds(
+        self, stream: str, fresh: list[dict[str, Any]], changed: list[dict[str, Any]]
+    ) -> None:
+        r = rounds_table
+        db.insert_rows(self.conn, r, fresh)
+        for record in changed:
+            self.conn.execute(
+                r.update().where(r.c.stream == stream, r.c.round == record["round"]).values(record)
+            )
+
+    def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
+        db.insert_rows(self.conn, settlements_table, rows)
+        db.insert_rows(self.conn, settlement_parties, parties)
+
+    def seen(self, stream: str, steps: Sequence[Step]) -> None:
+        """`apply` is done with `steps`: nothing to remember, the database has it all."""
+
+
+class Held(Stored):
+    """The read models of a replay from the first event, a batch at a time: what
+    earlier batches made is held in memory as far as later events may need it (each
+    table's latest round, which its next events may extend, and the events that took
+    each bet still open), and a batch's rows are written together by `flush`, a few
+    statements for the lot rather than a few for each table's share of it.
+
+    Held rounds are written once, when the table has begun a newer one (or at the
+    end), so that a round is inserted once and never updated."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        super().__init__(conn)
+        self.held: dict[str, dict[int, dict[str, Any]]] = {}
+        """Per table, its rounds not yet written (its latest among them)."""
+        self.flushed: dict[str, int] = {}
+        """Per table, the newest round written: every round up to it not held is
+        stored (the replay began on empty read models), every one after it is new."""
+        self.written: dict[str, set[int]] = {}
+        """Rounds written already that an event came back to (never, as the engine
+        goes: a round's events follow one another), to be updated."""
+        self.changed: list[dict[str, Any]] = []
+        self.settlements: list[dict[str, Any]] = []
+        self.parties: list[dict[str, Any]] = []
+        self.taken: dict[str, dict[str, list[int]]] = {}
+        """Per table, the positions that placed or took each bet still open."""
+
+    def rounds(self, stream: str, numbers: list[int]) -> dict[int, dict[str, Any]]:
+        held = self.held.get(stream, {})
+        found = {n: held[n] for n in numbers if n in held}
+        flushed = self.flushed.get(stream, 0)
+        missing = [n for n in numbers if n not in held and n <= flushed]
+        if missing:
+            stored = super().rounds(stream, missing)
+            self.written.setdefault(stream, set()).update(stored)
+            found.update(stored)
+        return found
+
+    def bets_taken(
+        self, stream: str, oldest: int, first: int, bet_ids: set[str]
+    ) -> dict[str, list[int]]:
+        taken = self.taken.get(stream, {})
+        return {b: list(taken[b]) for b in bet_ids if b in taken}
+
+    def write_rounds(
+        self, stream: str, fresh: list[dict[str, Any]], changed: list[dict[str, Any]]
+    ) -> None:
+        held = self.held.setdefault(stream, {})
+        written = self.written.get(stream, set())
+        for record in [*fresh, *changed]:
+            if record["round"] in written:
+                self.changed.append(record)
+            else:
+                held[record["round"]] = record
+
+    def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
+        self.settlements += rows
+        self.parties += parties
+
+    def seen(self, stream: str, steps: Sequence[Step]) -> None:
+        taken = self.taken.setdefault(stream, {})
+        for step in steps:
+            event = step.event
+            if isinstance(event, BET_TAKEN):
+                taken.setdefault(event.bet_id, []).append(step.row.position)
+            elif isinstance(event, Closing):
+                taken.pop(event.bet_id, None)
+
+    def flush(self, everything: bool = False) -> None:
+        """Write what the batch made: every held round but each table's latest (all of
+        them, with `everything`), the settlements and their parties."""
+        done: list[dict[str, Any]] = []
+        for stream, held in self.held.items():
+            latest = max(held, default=0)
+            for number in sorted(held):
+                if everything or number != latest:
+                    done.append(held.pop(number))
+                    self.flushed[stream] = max(number, self.flushed.get(stream, 0))
+        if done:
+            db.insert_rows(self.conn, rounds_table, done)
+        changed, self.changed = self.changed, []
+        for record in changed:
+            super().write_rounds(record["stream"], [], [record])
+        rows, self.settlements = self.settlements, []
+        parties, self.parties = self.parties, []
+        if rows:
+            super().write_settlements(rows, parties)
 
 
 def clear(conn: sa.Connection) -> None:
@@ -119,23 +271,30 @@ class Replay:
         self.conn = conn
         self.states: dict[str, hz.TableState] = {}
         self.held: list[Recorded] = []
+        self.views = Held(conn)
 
     def feed(self, rows: Iterable[Recorded]) -> None:
         pending = [*self.held, *rows]
         cut = _last_safe_cut(pending)
         self.held = pending[cut:]
         self._apply(pending[:cut])
+        self.views.flush()
 
     def finish(self) -> None:
         held, self.held = self.held, []
         self._apply(held)
+        self.views.flush(everything=True)
 
     def _apply(self, rows: list[Recorded]) -> None:
-        for run in _runs_by_stream(rows):
-            stream = run[0].stream
-            if stream.startswith(TABLE_PREFIX):
-                state = self.states.get(stream, hz.INITIAL)
-                self.states[stream] = apply(self.conn, stream, state, run)
+        # A table's rows of the batch in one `apply`: its appends, whole, in order,
+        # which is all `apply` asks (the other tables' events between change nothing).
+        by_table: dict[str, list[Recorded]] = {}
+        for row in rows:
+            if row.stream.startswith(TABLE_PREFIX):
+                by_table.setdefault(row.stream, []).append(row)
+        for stream, run in by_table.items():
+            state = self.states.get(stream, hz.INITIAL)
+            self.states[stream] = apply(self.conn, stream, state, run, self.views)
 
 
 def _last_safe_cut(rows: Sequence[Recorded]) -> int:
@@ -208,27 +367,18 @@ def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
 
 
 def _write_rounds(
-    conn: sa.Connection, stream: str, steps: Sequence[Step], members: Sequence[int]
+    views: Stored, stream: str, steps: Sequence[Step], members: Sequence[int]
 ) -> None:
     touched = sorted({r for r in members if r})
     if not touched:
         return
-    r = rounds_table
-    records = {
-        row.round: dict(row._mapping)
-        for row in conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round.in_(touched)))
-    }
+    records = views.rounds(stream, touched)
     stored = set(records)  # the round still open when these rows were appended, if any
     for step, number in zip(steps, members, strict=True):
         if number:
             records[number] = _extend(records.get(number), stream, number, step)
     fresh = [records[n] for n in touched if n not in stored]
-    if fresh:
-        conn.execute(r.insert(), fresh)
-    for number in sorted(stored):
-        conn.execute(
-            r.update().where(r.c.stream == stream, r.c.round == number).values(records[number])
-        )
+    views.write_rounds(stream, fresh, [records[n] for n in sorted(stored)])
 
 
 def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step) -> dict[str, Any]:
@@ -269,12 +419,12 @@ def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step)
 
 
 def _write_settlements(
-    conn: sa.Connection, stream: str, steps: Sequence[Step], deciders: Sequence[int | None]
+    views: Stored, stream: str, steps: Sequence[Step], deciders: Sequence[int | None]
 ) -> None:
     closed = [i for i, step in enumerate(steps) if isinstance(step.event, Closing)]
     if not closed:
         return
-    taken = _bet_positions(conn, stream, steps, {_bet_id(steps[i]) for i in closed})
+    taken = _bet_positions(views, stream, steps, {_bet_id(steps[i]) for i in closed})
     rows, parties = [], []
     for i in closed:
         step, decider = steps[i], deciders[i]
@@ -302,8 +452,7 @@ def _write_settlements(
             {"position": step.row.position, "party": account}
             for account in sorted({book_account(stream, p) for p in bet.parties})
         ]
-    conn.execute(settlements_table.insert(), rows)
-    conn.execute(settlement_parties.insert(), parties)
+    views.write_settlements(rows, parties)
 
 
 def _bet_id(step: Step) -> str:
@@ -318,32 +467,16 @@ def _placed_at(bet_id: str) -> int:
 
 
 def _bet_positions(
-    conn: sa.Connection, stream: str, steps: Sequence[Step], bet_ids: set[str]
+    views: Stored, stream: str, steps: Sequence[Step], bet_ids: set[str]
 ) -> dict[str, list[int]]:
-    """The positions of the events that placed each bet and took its other side.
-
-    Those in `steps` are at hand; the rest come from the stream's events between the
-    oldest bet's placing and the first step, one range of the (stream, version) key.
-    A bet lives no longer than a round, so that range is at most about a round long.
-    """
+    """The positions of the events that placed each bet and took its other side:
+    those before the first step from `views` (`Stored.bets_taken`), the rest in
+    `steps`."""
     found: dict[str, list[int]] = {}
     first = steps[0].row.version
     oldest = min(_placed_at(b) for b in bet_ids)
     if oldest < first:
-        earlier = conn.execute(
-            sa.select(events_table.c.position, events_table.c.payload)
-            .where(
-                events_table.c.stream == stream,
-                events_table.c.version >= oldest,
-                events_table.c.version < first,
-                events_table.c.type.in_(_BET_TAKEN_TYPES),
-            )
-            .order_by(events_table.c.version)
-        )
-        for position, payload in earlier:
-            bet_id = json.loads(payload)["bet_id"]
-            if bet_id in bet_ids:
-                found.setdefault(bet_id, []).append(position)
+        found = views.bets_taken(stream, oldest, first, bet_ids)
     for step in steps:
         if isinstance(step.event, BET_TAKEN) and step.event.bet_id in bet_ids:
             found.setdefault(step.event.bet_id, []).append(step.row.position)

@@ -1,0 +1,369 @@
+"""Import as a verified restore: a whole-log export, checked line by line as it is read,
+written into an empty database in one transaction.
+
+    restored = restore(engine, open("hazard-all.jsonl", "rb"), key=verifier)
+
+The file is read through `offline.read`, which hands over each line only once it is
+checked (the chain, the leaf, the replay of the table's commands) and the closing
+record only once the whole file ties to its signed checkpoint. Everything is written
+as it comes, a batch at a time, in the one transaction, which commits only after the
+closing record: a file that disagrees anywhere, on its last line as on its first,
+rolls back and leaves the database as empty as it was (`offline.Disagreement` names
+the line).
+
+What is written is what the service itself would have written, by the same code:
+the events exactly as in the file (positions, versions, payload text, recorded_at,
+both hashes), the Merkle tree's stored hashes (`tlog.Growth`, as every append grows
+it), every checkpoint the file carries (the signed notes as they were handed out),
+and every read model through `projections.replay`, which `hazard projections
+rebuild` runs: accounts and balances, postings, settlements and their parties,
+rounds. Snapshots are a cache: one is written per table, of its state after its last
+event, so that the next command at a long table need not fold it from the start.
+
+Not in an export, so not restored: API tokens (make new ones with `hazard token
+create`), the idempotency keys' stored answers (`commands`), and the signing key. The
+export holds only the public key; for the service to go on appending to the restored
+log, the key file that signed it must travel with the export (`hazard serve` refuses
+any other key: ledger.bootstrap.ensure_key).
+
+Only a whole log restores a log: an export that starts after the first event, or
+skips positions (a table's or a player's), is refused as partial.
+
+A store keeps the tree's right edge in memory only once it has written
+(EventStore.frontier, keyed by the tree's size), and a restore fills only a database
+with no events: so no store's cache can be stale after one. A store on the restored
+database reads the edge on its first write, or takes `Restored.frontier`.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from engine.events import Event
+from ledger.books import projections, tableviews
+from ledger.exports import offline
+from ledger.store import db, logcheck, snapshots, tlog
+from ledger.store.eventstore import APPEND_LOCK, Recorded
+from ledger.store.keys import Verifier
+from ledger.store.schema import (
+    accounts,
+    checkpoints,
+    events,
+    postings,
+    rounds,
+    settlement_parties,
+    settlements,
+    tree_hashes,
+)
+from ledger.store.schema import snapshots as snapshots_table
+
+BATCH = 5000
+"""Events written (and replayed into the read models) at a time."""
+
+Progress = Callable[[int, int], None]
+"""Called after each batch: (events written, events the file holds)."""
+
+
+class RestoreError(Exception):
+    """Why a file cannot be restored into this database; nothing was written."""
+
+
+class NotEmpty(RestoreError):
+    """The database already holds a log (or read models): a restore only fills an empty one."""
+
+
+class Partial(RestoreError):
+    """An export of part of the log (a table's, a player's, a range after the start)."""
+
+
+@dataclass
+class Restored:
+    """What a restore wrote."""
+
+    events: int = 0
+    checkpoints: int = 0
+    accounts: int = 0
+    tables: int = 0
+    snapshots: int = 0
+    size: int = 0
+    root: str = ""
+    """The tree's root (hex) at `size`, as the newest checkpoint signs it."""
+    note: str | None = None
+    """The newest checkpoint restored (a signed note)."""
+    key: str = ""
+    """The public key that signed the checkpoints (the header's)."""
+    frontier: tlog.Frontier = field(default_factory=dict)
+    """The tree's right edge at `size`: EventStore.frontier may start from it."""
+
+
+def restore(
+    engine: sa.Engine,
+    lines: Iterable[bytes],
+    key: Verifier | None = None,
+    progress: Progress | None = None,
+) -> Restored:
+    """Restore the whole-log export `lines` into the empty database behind `engine`
+    (migrated to the code's head), trusting `key` (default: the file's own key, as
+    `offline.read` takes it). Raises offline.Disagreement, Partial or NotEmpty having
+    written nothing."""
+    db.require_current(engine)
+    with engine.connect().execution_options(writes=True) as conn, conn.begin(), _no_collector():
+        if conn.dialect.name == "postgresql":  # no append may slip in beside the restore
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK})
+        _require_empty(conn)
+        writer = _Writer(conn, progress)
+        tables = tableviews.Replay(conn)
+        projections.replay(conn, writer.batches(offline.read(lines, key)), tables)
+        return writer.finish(tables.states)
+
+
+_HELD = (
+    events,
+    tree_hashes,
+    checkpoints,
+    accounts,
+    postings,
+    settlements,
+    settlement_parties,
+    rounds,
+    snapshots_table,
+)
+
+
+def require_empty_database(engine: sa.Engine) -> None:
+    """Refuse a database that holds events, before it is migrated (it may be new, or
+    at any revision): `hazard import` upgrades only a database it may fill."""
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table("events"):
+            return
+        count = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one()
+    if count:
+        raise NotEmpty(_holds(count))
+
+
+def _holds(count: int) -> str:
+    return (
+        f"the database already holds a log of {count} events: a restore fills only an "
+        "empty database (a new SQLite file, or a new PostgreSQL database)"
+    )
+
+
+def _require_empty(conn: sa.Connection) -> None:
+    count = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one()
+    if count:
+        raise NotEmpty(_holds(count))
+    for table in _HELD[1:]:
+        if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first():
+            raise NotEmpty(
+                f"the database holds no events but its {table.name} table is not empty: "
+                "a restore fills only an empty database"
+            )
+
+
+@contextmanager
+def _no_collector() -> Iterator[None]:
+    """The cyclic collector held off: a restore allocates millions of rows and events,
+    none in a cycle, and the collector's passes over them cost time for nothing."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class _Row(Recorded):
+    """A row with its event as the verifier decoded it: the read models' replay asks
+    for it twice (postings and the tables' views), and it need not be decoded again."""
+
+    _event: Event
+
+    def event(self) -> Event:
+        return self._event
+
+
+class _Writer:
+    """The file's checked items, written a batch at a time, and handed on as batches of
+    rows for `projections.replay` to make the read models from."""
+
+    def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
+        self.conn, self.progress = conn, progress
+        self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
+        self.rows: list[_Row] = []
+        self.notes: list[tuple[int, str | None, str, str]] = []
+        """Checkpoints the file carries, held until the tree reaches their size."""
+        self.ready: list[tuple[int, str, str, str]] = []
+        """Checkpoints at sizes reached, with their roots, to write."""
+        self.stored: set[int] = set()
+        self.total = 0
+        self.last = 0
+        self.out = Restored()
+        self.closed = False
+
+    def batches(self, items: Iterator[Any]) -> Iterator[list[_Row]]:
+        for item in items:
+            if isinstance(item, offline.EventLine):
+                self._event(item)
+                if len(self.rows) >= BATCH:
+                    yield self._flush()
+            elif isinstance(item, offline.CheckpointLine):
+                self._checkpoint(item.line, item.size, item.root, item.issued_at, item.note)
+            elif isinstance(item, offline.Header):
+                self._header(item)
+            elif isinstance(item, offline.SkipLine):
+                raise Partial(
+                    f"line {item.line}: positions {item.start} to {item.end} are skipped (a "
+                    "part of the log): only a whole-log export restores a log"
+                )
+            elif isinstance(item, offline.Snapshot):
+                raise Partial(
+                    f"line {item.line}: the export starts inside a table's stream (a "
+                    "snapshot): only a whole-log export restores a log"
+                )
+            elif isinstance(item, offline.Closing):
+                if self.rows:
+                    yield self._flush()
+                self._closing(item)
+        if self.rows:
+            yield self._flush()
+
+    def _header(self, header: Any) -> None:
+        kind = header.scope["kind"] if isinstance(header.scope, dict) else header.scope.kind
+        if kind not in ("all", "range"):
+            raise Partial(
+                f"line 1: a {kind}'s export holds only part of the log: only a whole-log "
+                "export (`hazard export --all`) restores a log"
+            )
+        if header.first != 1:
+            raise Partial(
+                f"line 1: the export starts at position {header.first}, not at the log's "
+                "first event: only a whole-log export (`hazard export --all`) restores a log"
+            )
+        self.total = header.last - header.first + 1
+        self.last = header.last
+        key = header.key
+        self.out.key = key if isinstance(key, str) else key.text()
+
+    def _event(self, item: Any) -> None:
+        row = _Row._make(item.row)
+        row._event = item.event
+        expected = self.growth.size + len(self.rows) + 1
+        if row.position != expected:
+            raise Partial(
+                f"line {item.line}: position {row.position} follows {expected - 1}: the "
+                "positions between are skipped (a part of the log): only a whole-log "
+                "export restores a log"
+            )
+        self.rows.append(row)
+
+    def _checkpoint(self, line: int, size: int, root: Any, issued_at: str, note: str) -> None:
+        """Hold a checkpoint the file carries until the tree restored reaches its size."""
+        if size in self.stored:
+            return
+        if size > self.growth.size + len(self.rows):
+            raise Partial(
+                f"line {line}: a checkpoint of {size} events, past the export's last event"
+            )
+        given = root.hex() if isinstance(root, bytes | bytearray) else root
+        self.stored.add(size)
+        self.notes.append((size, given, issued_at, note))
+
+    def _closing(self, closing: Any) -> None:
+        """The closing record: the whole file is verified. Its checkpoint is stored if it
+        is of exactly the restored log (in an export of the whole log it is the one
+        the last checkpoint line carries already)."""
+        checkpoint = closing.checkpoint
+
+        def get(name: str) -> Any:
+            if isinstance(checkpoint, dict):
+                return checkpoint[name]
+            return getattr(checkpoint, name)
+
+        if self.growth.size != self.last:  # a skip at the end: no event line to say so
+            raise Partial(
+                f"line {closing.line}: the file's events end at position {self.growth.size}, "
+                f"its header says {self.last}: only a whole-log export restores a log"
+            )
+        size = int(get("size"))
+        if size == self.growth.size and size not in self.stored and size > 0:
+            self._checkpoint(closing.line, size, None, get("issued_at"), get("note"))
+            self._grow([])
+            self._write_checkpoints()
+        self.closed = True
+
+    def _flush(self) -> list[_Row]:
+        rows, self.rows = self.rows, []
+        db.insert_tuples(self.conn, "events", Recorded._fields, rows)
+        self._grow(rows)
+        made = self.growth.hashes.made
+        if self.conn.dialect.name == "postgresql":  # COPY: arrays of bytea cost more
+            db.insert_tuples(self.conn, "tree_hashes", ("idx", "hash"), sorted(made.items()))
+        else:
+            self.growth.insert(self.conn)
+        made.clear()
+        self._write_checkpoints()
+        self.out.events += len(rows)
+        if self.progress is not None:
+            self.progress(self.out.events, self.total)
+        return rows
+
+    def _grow(self, rows: Sequence[Recorded]) -> None:
+        """Grow the tree by `rows`, stopping at each checkpoint held to take its root
+        from the tree stored. The verifier held the file's tree to each signed root;
+        this holds the database's to it as well."""
+        due = sorted(n for n in self.notes if self.growth.size <= n[0])
+        start = 0
+        for size, given, issued_at, note in due:
+            take = size - self.growth.size
+            self.growth.add(rows[start : start + take])
+            start += take
+            root = logcheck.root_of(self._frontier_hashes()).hex()
+            if given is not None and given != root:
+                raise tlog.LogError(
+                    f"the checkpoint of {size} events does not sign the tree restored"
+                )
+            self.ready.append((size, root, issued_at, note))
+        self.notes = [n for n in self.notes if n[0] > self.growth.size]
+        self.growth.add(rows[start:])
+
+    def _frontier_hashes(self) -> list[bytes]:
+        size, frontier = self.growth.size, self.growth.hashes.frontier
+        return [frontier[k][1] for k in reversed(range(size.bit_length())) if size >> k & 1]
+
+    def _write_checkpoints(self) -> None:
+        """The checkpoints whose events are all written, in one statement."""
+        ready, self.ready = self.ready, []
+        if not ready:
+            return
+        self.conn.execute(
+            checkpoints.insert(),
+            [{"size": s, "root": r, "issued_at": at, "note": note} for s, r, at, note in ready],
+        )
+        self.out.checkpoints += len(ready)
+        newest = max(ready)
+        if newest[0] >= self.out.size:
+            self.out.size, self.out.root, self.out.note = newest[0], newest[1], newest[3]
+
+    def finish(self, states: dict[str, Any]) -> Restored:
+        """After the replay: a snapshot of every table's last state, and the counts."""
+        if not self.closed:  # offline.read raises first; this is the belt to its braces
+            raise RestoreError("the file ended without its closing record: nothing was restored")
+        for stream, state in sorted(states.items()):
+            if state.rules is not None:
+                snapshots.save_in(self.conn, stream, state)
+                self.out.snapshots += 1
+        self.out.accounts = self.conn.execute(
+            sa.select(sa.func.count())
+            .select_from(accounts)
+            .where(~accounts.c.account.startswith("escrow:"))
+        ).scalar_one()
+        self.out.tables = len(states)
+        self.out.frontier = dict(self.growth.hashes.frontier)
+        return self.out
