@@ -74,12 +74,15 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
             )
         )  # fmt: skip
     engine.dispose()
+    played: list[None] = []
     for command in commands:
         args = command.split()[1:]
         if args == ["simulate"]:
             args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
         if "checkpoint-2026-11-23.txt" in args:
             _a_kept_checkpoint(tmp_path, url)  # what the auditor kept, made as the README says
+        if args[0] == "export" and not played:
+            played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (command, result.output)
 
@@ -97,7 +100,7 @@ def _a_kept_checkpoint(here: Path, url: str) -> None:
     assert signer is not None, "the README makes the key before it checks a checkpoint"
     store = EventStore(db.make_engine(url), signer=signer)
     try:
-        receipt = Club(Book(store)).create_player("ann", "setter")["receipt"]
+        receipt = Club(Book(store)).create_player("kept", "setter")["receipt"]
     finally:
         store.close()
         store.engine.dispose()
@@ -128,3 +131,21 @@ def test_the_custom_rule_set_example_shows_the_loader_s_defaults(tmp_path: Path)
         else:
             assert shown[key] == defaults[key], f"{key}: README {shown[key]!r}"
     assert as_given == bare
+
+
+def _tables_played(here: Path, url: str) -> None:
+    """Tables t1 and t2 played, with ann at t1, signed by the key made here: what the
+    README's exports name."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+    from tests.ledger.test_export import play, ticking
+
+    store = EventStore(db.make_engine(url), ticking(), signer=load_key(here / "hazard.key"))
+    try:
+        play(Club(Book(store)))
+    finally:
+        store.close()
+        store.engine.dispose()
