@@ -28,7 +28,7 @@ import sqlalchemy as sa
 import engine as hz
 from ledger.books.accounts import CASH, TABLE_PREFIX, account_stream, player_account, transfers_of
 from ledger.exports.scope import NotFound, Scope
-from ledger.store import codec, logcheck, merkle, snapshots, tlog
+from ledger.store import codec, db, logcheck, merkle, snapshots, tlog
 from ledger.store.eventstore import decode_rows
 from ledger.store.keys import Verifier
 
@@ -90,16 +90,6 @@ def _mark(conn: sa.Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
-def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    # The driver's cursor: SQLAlchemy's rows cost as much again as fetching (bench.store).
-    if conn.dialect.paramstyle != "qmark":
-        sql = sql.replace("?", "%s")
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-    finally:
-        cursor.close()
 
 
 def _first_column(row: Any) -> int:
@@ -146,7 +136,7 @@ def _default_key() -> Verifier:
 
 
 def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
-    newest = _fetch(
+    newest = db.fetch(
         conn, "SELECT size, root, issued_at, note FROM checkpoints ORDER BY size DESC LIMIT 1"
     )
     if not newest:
@@ -180,7 +170,7 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
             raise NotFound(f"there is no player {scope.player!r}")
         tables = [
             str(s)
-            for (s,) in _fetch(
+            for (s,) in db.fetch(
                 conn,
                 "SELECT DISTINCT e.stream FROM postings p JOIN events e ON e.position = p.position"
                 " WHERE p.account = ? AND p.position <= ? AND e.stream LIKE ?",
@@ -207,7 +197,7 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
 
 def _exists(conn: sa.Connection, stream: str, n: int) -> bool:
     return bool(
-        _fetch(
+        db.fetch(
             conn,
             "SELECT 1 FROM events WHERE stream = ? AND version = 1 AND position <= ?",
             (stream, n),
@@ -222,14 +212,14 @@ def _time_span(
     within the tree of `n` events: everything between them is the range's."""
     first, last = 1, n
     if since is not None:
-        row = _fetch(
+        row = db.fetch(
             conn,
             "SELECT MIN(position) FROM events WHERE recorded_at >= ? AND position <= ?",
             (since, n),
         )
         first = n + 1 if row[0][0] is None else int(row[0][0])
     if until is not None:
-        row = _fetch(
+        row = db.fetch(
             conn,
             "SELECT MAX(position) FROM events WHERE recorded_at < ? AND position <= ?",
             (until, n),
@@ -250,12 +240,12 @@ def _windows(conn: sa.Connection, streams: list[str], n: int, scope: Scope) -> l
             if bound is not None:
                 sql += f" AND recorded_at {op} ?"
                 params += (bound,)
-            ends.append(_fetch(conn, sql, params)[0][0])
+            ends.append(db.fetch(conn, sql, params)[0][0])
         start, end = ends
         if start is None or end is None or start > end:
             continue
         versions = dict(
-            _fetch(
+            db.fetch(
                 conn, "SELECT position, version FROM events WHERE position IN (?, ?)", (start, end)
             )
         )
@@ -268,7 +258,7 @@ def _tables_between(conn: sa.Connection, first: int, last: int) -> dict[str, int
     its first there."""
     if first > last:
         return {}
-    rows = _fetch(
+    rows = db.fetch(
         conn,
         "SELECT stream, MIN(version) FROM events WHERE position >= ? AND position <= ?"
         " AND stream LIKE ? GROUP BY stream",
@@ -401,7 +391,7 @@ def _opened_rules(conn: sa.Connection, streams: list[str]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for part in _chunks_of(sorted(streams)):
         marks = ", ".join(["?"] * len(part))
-        rows = _fetch(
+        rows = db.fetch(
             conn,
             f"SELECT stream, type, payload FROM events WHERE version = 1 AND stream IN ({marks})"
             " ORDER BY position",
@@ -425,7 +415,7 @@ def _snapshots(
         if version == 1:
             continue
         before = version - 1
-        row = _fetch(
+        row = db.fetch(
             conn,
             "SELECT position, hash FROM events WHERE stream = ? AND version = ?",
             (stream, before),
@@ -441,7 +431,7 @@ def _fold(conn: sa.Connection, stream: str, version: int) -> hz.TableState:
     """The table folded to `version`, from its newest readable cached snapshot at or
     before it (snapshots.load's way) and the events after, a page at a time."""
     state = hz.INITIAL
-    for cached_version, blob in _fetch(
+    for cached_version, blob in db.fetch(
         conn,
         "SELECT version, state FROM snapshots WHERE stream = ? AND version <= ?"
         " ORDER BY version DESC LIMIT 3",
@@ -452,7 +442,7 @@ def _fold(conn: sa.Connection, stream: str, version: int) -> hz.TableState:
             state = cached
             break
     while state.version < version:
-        rows = _fetch(
+        rows = db.fetch(
             conn,
             "SELECT type, schema_version, version, payload FROM events"
             " WHERE stream = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
@@ -465,7 +455,7 @@ def _fold(conn: sa.Connection, stream: str, version: int) -> hz.TableState:
 
 
 def _position(conn: sa.Connection, stream: str, version: int) -> int:
-    rows = _fetch(
+    rows = db.fetch(
         conn, "SELECT position FROM events WHERE stream = ? AND version = ?", (stream, version)
     )
     return int(rows[0][0]) if rows else 0
@@ -519,7 +509,7 @@ class _Body:
             if contiguous and page:
                 checks = {
                     int(s): (str(i), str(n))
-                    for s, i, n in _fetch(
+                    for s, i, n in db.fetch(
                         self.conn,
                         "SELECT size, issued_at, note FROM checkpoints"
                         " WHERE size >= ? AND size <= ? ORDER BY size",
@@ -558,7 +548,7 @@ class _Body:
         keep = None if windows is None else {w.stream: (w.start, w.end) for w in windows}
         after = plan.first - 1
         while after < plan.last:
-            rows = _fetch(
+            rows = db.fetch(
                 self.conn,
                 f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
                 " ORDER BY position LIMIT ?",
@@ -575,7 +565,7 @@ class _Body:
     def _stream(self, window: _Window, batch: int) -> Iterator[Any]:
         after = window.start_version - 1
         while after < window.end_version:
-            rows = _fetch(
+            rows = db.fetch(
                 self.conn,
                 f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? AND version <= ?"
                 " ORDER BY version LIMIT ?",
@@ -743,7 +733,7 @@ def _money_between(conn: sa.Connection, first: int, last: int) -> dict[str, list
     contiguous export need not decode a single event for it."""
     if first > last:
         return {}
-    rows = _fetch(
+    rows = db.fetch(
         conn,
         "SELECT account,"
         " SUM(CASE WHEN counterparty = ? AND amount > 0 THEN amount ELSE 0 END),"

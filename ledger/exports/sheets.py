@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from engine import SETTER
 from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account
 from ledger.exports.scope import NotFound, Scope, ScopeError
-from ledger.store import logcheck
+from ledger.store import db, logcheck
 
 SHEETS = ("rounds", "settlements", "statement")
 MEDIA_TYPE = "text/csv; charset=utf-8"
@@ -199,16 +199,6 @@ def _times(where: list[str], params: list[Any], scope: Scope, column: str) -> No
 _QUERIES = {"rounds": _rounds, "settlements": _settlements, "statement": _statement}
 
 
-def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...]) -> list[Any]:
-    # The driver's cursor, as jsonl and logcheck do: SQLAlchemy's rows cost as much again.
-    if conn.dialect.paramstyle != "qmark":
-        sql = sql.replace("?", "%s")
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-    finally:
-        cursor.close()
 
 
 def _pages(conn: sa.Connection, q: _Query) -> Iterator[list[Any]]:
@@ -225,7 +215,7 @@ def _pages(conn: sa.Connection, q: _Query) -> Iterator[list[Any]]:
             where.append(_after(q.keys))
             params = params + _after_params(after)
         sql = base + (" WHERE " + " AND ".join(where) if where else "")
-        rows = _fetch(conn, f"{sql} ORDER BY {order} LIMIT {BATCH}", params)
+        rows = db.fetch(conn, f"{sql} ORDER BY {order} LIMIT {BATCH}", params)
         if not rows:
             return
         yield [row[:-n] for row in rows]
@@ -290,7 +280,7 @@ def _require(conn: sa.Connection, scope: Scope) -> None:
         what = f"there is no player {scope.player!r}"
     else:
         return
-    if not _fetch(conn, "SELECT 1 FROM events WHERE stream = ? AND version = 1", (stream,)):
+    if not db.fetch(conn, "SELECT 1 FROM events WHERE stream = ? AND version = 1", (stream,)):
         raise NotFound(what)
 
 
@@ -298,14 +288,14 @@ def _count(conn: sa.Connection, q: _Query) -> int:
     sql = f"SELECT COUNT(*) FROM {q.source}"
     if q.where:
         sql += " WHERE " + " AND ".join(q.where)
-    return int(_fetch(conn, sql, q.params)[0][0])
+    return int(db.fetch(conn, sql, q.params)[0][0])
 
 
 def _opening(conn: sa.Connection, scope: Scope) -> int:
     """The player's balance before the statement's first posting: 0 from the start."""
     if scope.since is None:
         return 0
-    rows = _fetch(
+    rows = db.fetch(
         conn,
         "SELECT COALESCE(SUM(p.amount), 0) FROM postings p JOIN events e"
         " ON e.position = p.position WHERE p.account = ? AND e.recorded_at < ?",

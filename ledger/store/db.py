@@ -238,3 +238,17 @@ def insert_tuples(
             cursor.executemany(sql, rows)
     finally:
         cursor.close()
+
+
+def fetch(conn: sa.Connection, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    """Every row of `sql` (written with `?` marks) through the driver's own cursor, in
+    `conn`'s transaction: for the long reads (the log check, exports), where
+    SQLAlchemy's rows cost as much again as fetching them (bench.store)."""
+    if conn.dialect.paramstyle != "qmark":
+        sql = sql.replace("?", "%s")
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql, tuple(params))
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()

@@ -30,7 +30,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import merkle
+from ledger.store import db, merkle
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS
 from ledger.store.keys import Verifier
@@ -155,7 +155,7 @@ def _hashes_in(conn: sa.Connection, indexes: list[int]) -> dict[int, bytes]:
     if not indexes:
         return {}
     mark = _mark(conn)
-    rows = _fetch(
+    rows = db.fetch(
         conn,
         f"SELECT idx, hash FROM tree_hashes WHERE idx IN ({', '.join([mark] * len(indexes))})",
         tuple(indexes),
@@ -176,14 +176,6 @@ def _mark(conn: sa.Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
-def _fetch(conn: sa.Connection, sql: str, params: tuple[Any, ...]) -> list[Any]:
-    # The driver's cursor: SQLAlchemy's rows cost as much again as fetching (bench.store).
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-    finally:
-        cursor.close()
 
 
 def _trailing_ones(n: int) -> int:
@@ -251,13 +243,13 @@ def check_log(
     done = 0
     while limit is None or done < limit:
         want = batch if limit is None else min(batch, limit - done)
-        rows = _fetch(conn, event_sql, (after, want))
+        rows = db.fetch(conn, event_sql, (after, want))
         if not rows:
             break
         after = rows[-1][0]
         first_record = size
         last_record = size + len(rows)
-        stored = _fetch(
+        stored = db.fetch(
             conn,
             hash_sql,
             (merkle.stored_hash_count(first_record), merkle.stored_hash_count(last_record)),
@@ -269,7 +261,7 @@ def check_log(
         else:  # some missing: an empty hash where one is, so that none is equal
             by_index = {int(i): bytes(h) for i, h in stored}
             have = [by_index.get(i, b"") for i in range(base, base + expected)]
-        checks = _fetch(conn, checkpoint_sql, (first_record, last_record))
+        checks = db.fetch(conn, checkpoint_sql, (first_record, last_record))
         check_at = {int(s): (r, n) for s, r, n in checks}
         at_hash = 0
         _unknown_heads(conn, rows, heads, start)
@@ -349,7 +341,7 @@ def check_log(
     report.size = size
     report.frontier = list(stack)
     report.root = root_of(stack)
-    more = _fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
+    more = db.fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
     report.complete = not more
     if report.complete:
         _check_beyond(conn, report, verifiers, mark)
@@ -358,7 +350,7 @@ def check_log(
 
 
 def _count_after(conn: sa.Connection, start: int) -> int:
-    rows = _fetch(conn, f"SELECT count(*) FROM events WHERE position > {_mark(conn)}", (start,))
+    rows = db.fetch(conn, f"SELECT count(*) FROM events WHERE position > {_mark(conn)}", (start,))
     return int(rows[0][0])
 
 
@@ -378,7 +370,7 @@ def _unknown_heads(
         seen.add(stream)  # its first event in this batch says where it stood
         if version <= 1:
             continue
-        found = _fetch(
+        found = db.fetch(
             conn,
             f"SELECT version, hash FROM events WHERE stream = {mark} AND version = {mark}",
             (stream, version - 1),
@@ -451,7 +443,7 @@ def _check_beyond(
     """After the last event: no stored hash, no checkpoint beyond it, and the newest
     events covered by a signed checkpoint (every write signs one)."""
     size = report.size
-    extra = _fetch(
+    extra = db.fetch(
         conn,
         f"SELECT min(idx) FROM tree_hashes WHERE idx >= {mark}",
         (merkle.stored_hash_count(size),),
@@ -462,7 +454,7 @@ def _check_beyond(
             f"the tree stores hash {extra[0][0]} beyond the {size} events of the log "
             f"(events cut from the end?)",
         )
-    beyond = _fetch(
+    beyond = db.fetch(
         conn, f"SELECT size FROM checkpoints WHERE size > {mark} ORDER BY size", (size,)
     )
     if beyond:
@@ -471,7 +463,7 @@ def _check_beyond(
             f"{len(beyond)} stored checkpoint(s) cover the log up to {beyond[-1][0]} events, "
             f"but it has {size}: the log was cut here",
         )
-    newest = _fetch(conn, "SELECT max(size) FROM checkpoints", ())
+    newest = db.fetch(conn, "SELECT max(size) FROM checkpoints", ())
     signed = int(newest[0][0] or 0) if newest else 0
     if signed < size:
         report.add(
