@@ -734,7 +734,11 @@ def _write_export(prepared: Any, output: str | None) -> None:
             return
         part = output + ".part"
         try:
-            with open(part, "wb") as file:
+            file = open(part, "wb")  # noqa: SIM115 (closed by the with below)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {output}: {exc.strerror}") from None
+        try:
+            with file:
                 for chunk in chunks:
                     file.write(chunk)
             os.replace(part, output)

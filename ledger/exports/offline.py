@@ -54,7 +54,14 @@ from engine.referee import Disagreement as Differs
 from engine.referee import Referee
 from engine.rules import RuleSet, from_mapping
 from engine.state import TableState
-from ledger.books.accounts import CASH, TABLE_PREFIX, book_account, transfers_of
+from ledger.books.accounts import (
+    CASH,
+    TABLE_PREFIX,
+    account_stream,
+    book_account,
+    player_account,
+    transfers_of,
+)
 from ledger.exports.verdict import (
     FIGURES,
     CheckpointLine,
@@ -239,7 +246,11 @@ class _Check:
         for raw in it:
             number += 1
             self.last_line = number
-            cut = raw[:-1] if raw.endswith(b"\n") else raw
+            # A copy that went through Windows (CRLF) or an editor (a byte order mark)
+            # says the same: the line's content is what is checked.
+            cut = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
+            if number == 1 and cut.startswith(b"\xef\xbb\xbf"):
+                cut = cut[3:]
             if self.closing is not None:
                 raise Disagreement(
                     number, "a line follows the closing record, which must be the file's last"
@@ -325,6 +336,8 @@ class _Check:
     def _parse(self, number: int, raw: bytes, cut: bytes) -> dict[str, Any]:
         try:
             record = json.loads(cut)
+        except RecursionError:
+            raise Disagreement(number, "the line is not JSON (nested too deeply)") from None
         except (ValueError, UnicodeDecodeError) as exc:
             if not raw.endswith(b"\n"):
                 raise Disagreement(
@@ -335,6 +348,20 @@ class _Check:
             raise Disagreement(number, f"the line is not JSON ({exc})") from None
         if not isinstance(record, dict):
             raise Disagreement(number, "the line is not a JSON object")
+        try:
+            canonical = codec.canonical(record) == cut
+        except ValueError:  # a float that JSON cannot hold (NaN, Infinity)
+            canonical = False
+        if not canonical:
+            # Every line is written canonically (docs/export-format.md), so one that is
+            # not was rewritten; and a key given twice would let a reader who keeps the
+            # first value and one who keeps the last see two different files.
+            raise Disagreement(
+                number,
+                "the line is not in the canonical form every export line is written in (keys "
+                "sorted and each given once, no spaces, whole numbers): it was rewritten "
+                "after export",
+            )
         return record
 
     # -- header and snapshots ------------------------------------------------------------
@@ -342,7 +369,7 @@ class _Check:
     def _header(self, number: int, h: dict[str, Any]) -> Header:
         if h.get("format") != FORMAT:
             raise Disagreement(number, f"not a Hazard export: format {h.get('format')!r}")
-        if h.get("format_version") != FORMAT_VERSION:
+        if not _is_int(h.get("format_version")) or h.get("format_version") != FORMAT_VERSION:
             raise Disagreement(
                 number,
                 f"format version {h.get('format_version')!r}: this verifier reads version "
@@ -368,8 +395,10 @@ class _Check:
         if not isinstance(origin, str) or not origin:
             raise Disagreement(number, "the header has no origin (the log's name)")
         scope = h.get("scope")
-        if not isinstance(scope, dict) or not isinstance(scope.get("kind"), str):
-            raise Disagreement(number, "the header's scope is not an object with a kind")
+        if not isinstance(scope, dict) or scope.get("kind") not in _SCOPES:
+            raise Disagreement(
+                number, f"the header's scope is not an object with a kind of {', '.join(_SCOPES)}"
+            )
         rule_sets: dict[str, RuleSet] = {}
         given = h.get("rule_sets")
         if not isinstance(given, dict):
@@ -800,11 +829,37 @@ class _Check:
                 f"the signed checkpoint of size {size} has root {checkpoint.root.hex()}, but the "
                 f"events up to here give {root.hex()}: an event before it was changed or forged",
             )
+        _issued_as_signed(number, checkpoint, issued_at, f"the checkpoint of size {size}")
         self.checkpoints += 1
         self.checkpoint_seen_at = size
         return CheckpointLine(number, size, root, issued_at, c["note"])
 
     # -- the closing record ------------------------------------------------------------
+
+    def _scope_holds(self, number: int, header: Header) -> None:
+        """The header's scope is what the file holds: what verify reports as checked."""
+        scope, streams = header.scope, set(self.heads) | set(self.snapshotted)
+        kind = scope["kind"]
+        whole = f"the header says the file is {kind}, but it "
+        if kind in ("all", "range") and self.skipped:
+            raise Disagreement(number, whole + f"skips {self.skipped} positions")
+        if kind == "all" and (header.first != 1 or self.snapshotted):
+            raise Disagreement(number, whole + f"starts at position {header.first}")
+        if kind == "table":
+            own = TABLE_PREFIX + str(scope.get("table"))
+            other = sorted(streams - {own})
+            if other:
+                raise Disagreement(
+                    number, f"the header says the file is {own}'s, but it holds {other[0]}"
+                )
+        if kind == "player":
+            account = account_stream(player_account(str(scope.get("player"))))
+            other = sorted(s for s in streams if s != account and not s.startswith(TABLE_PREFIX))
+            if other:
+                raise Disagreement(
+                    number,
+                    f"the header says the file is {account}'s statement, but it holds {other[0]}",
+                )
 
     def _closing(self, number: int, c: dict[str, Any]) -> Closing:
         header = self.header
@@ -817,6 +872,7 @@ class _Check:
                 f"covers up to {header.last}: positions {self.size + 1}..{header.last} are "
                 "missing (lines deleted at the end?)",
             )
+        self._scope_holds(number, header)
         size, root_hex, cp = c.get("size"), c.get("root"), c.get("checkpoint")
         if size != header.last:
             raise Disagreement(
@@ -836,6 +892,7 @@ class _Check:
         ):
             raise Disagreement(number, f"the {where} has no checkpoint of size and time")
         signed = self._open(number, cp.get("note"), f"the {where}'s checkpoint")
+        _issued_as_signed(number, signed, cp["issued_at"], f"the {where}'s checkpoint")
         if signed.size != cp["size"] or signed.size < header.last:
             raise Disagreement(
                 number,
@@ -1023,3 +1080,18 @@ def _kind(kind: Any) -> str:
 
 def _at(stream: str, exc: Differs) -> str:
     return f"at table {stream.removeprefix(TABLE_PREFIX)}, {exc.reason}"
+
+
+_SCOPES = ("table", "player", "range", "all")
+
+
+def _issued_as_signed(number: int, checkpoint: Checkpoint, issued_at: str, what: str) -> None:
+    """`issued_at` is not signed, but the note's `time` line is: the two must agree to
+    the second, or a restore would keep a time the service never signed."""
+    for line in checkpoint.extensions:
+        if line.startswith("time ") and not (
+            issued_at[:19] == line[5:24] and issued_at.endswith("Z")
+        ):
+            raise Disagreement(
+                number, f"{what} says it was issued at {issued_at}, its signed note at {line[5:]}"
+            )

@@ -153,3 +153,10 @@ def test_csv_goes_to_the_sheets(played: str, outdir: Path) -> None:
         finally:
             engine.dispose()
         assert out.read_bytes().startswith(b"\xef\xbb\xbf") and b"\r\n" in out.read_bytes()
+
+
+def test_an_output_in_no_directory_is_a_clear_error(played: str, outdir: Path) -> None:
+    result = hazard(played, "--table", "t1", "-o", str(outdir / "missing" / "x.jsonl"))
+    assert result.exit_code == 1
+    assert "cannot write" in result.output and "No such file or directory" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

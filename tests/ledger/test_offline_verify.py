@@ -503,12 +503,65 @@ def test_a_line_that_is_not_json(files: dict[str, bytes]) -> None:
     assert caught.line == 4 and "not JSON" in caught.reason
 
 
-def test_a_line_out_of_canonical_form_is_read_for_what_it_says(files: dict[str, bytes]) -> None:
+def test_a_line_out_of_canonical_form_is_refused(files: dict[str, bytes]) -> None:
     recs = records(files["t1"])
     lines = encoded(recs)
     lines[5] = json.dumps(recs[5], indent=None).encode() + b"\n"  # spaces, same content
-    verified = offline.verify(lines, VERIFIER)
-    assert verified.events == sum(r["record"] == "event" for r in recs)
+    with pytest.raises(offline.Disagreement, match="canonical form") as caught:
+        offline.verify(lines, VERIFIER)
+    assert caught.value.line == 6
+
+
+def test_a_key_given_twice_is_refused(files: dict[str, bytes]) -> None:
+    """A reader keeping the first value and one keeping the last would see two files."""
+    recs = records(files["t1"])
+    lines = encoded(recs)
+    n = next(i for i, r in enumerate(recs) if r.get("type") == "DiceThrown")
+    lines[n] = b'{"payload":{"die1":6,"die2":6},' + lines[n][1:]
+    with pytest.raises(offline.Disagreement, match="each given once") as caught:
+        offline.verify(lines, VERIFIER)
+    assert caught.value.line == n + 1
+
+
+def test_crlf_and_a_byte_order_mark_say_the_same(files: dict[str, bytes]) -> None:
+    lines = [line[:-1] + b"\r\n" for line in lines_of(files["t1"])]
+    lines[0] = b"\xef\xbb\xbf" + lines[0]
+    assert offline.verify(lines, VERIFIER).events
+
+
+@pytest.mark.parametrize(
+    ("scope", "reason"),
+    [
+        ({"kind": "all"}, "starts at position|skips"),
+        ({"kind": "table", "table": "t2"}, "holds table:t1"),
+        ({"kind": "range"}, "skips"),
+        ({"kind": "bogus"}, "kind of"),
+    ],
+)
+def test_a_relabelled_scope_is_refused(
+    files: dict[str, bytes], scope: dict[str, Any], reason: str
+) -> None:
+    recs = records(files["t1"])
+    full = {"player": None, "since": None, "table": None, "until": None} | scope
+    recs[0] = recs[0] | {"scope": full}
+    with pytest.raises(offline.Disagreement, match=reason):
+        offline.verify(encoded(recs), VERIFIER)
+
+
+def test_a_checkpoint_s_time_must_be_the_signed_one(files: dict[str, bytes]) -> None:
+    recs = records(files["all"])
+    n = next(i for i, r in enumerate(recs) if r["record"] == "checkpoint")
+    recs[n] = recs[n] | {"issued_at": "2020-01-01T00:00:00.000000Z"}
+    with pytest.raises(offline.Disagreement, match="its signed note") as caught:
+        offline.verify(encoded(recs), VERIFIER)
+    assert caught.value.line == n + 1
+
+
+def test_json_nested_too_deeply_is_a_disagreement(files: dict[str, bytes]) -> None:
+    lines = lines_of(files["t1"])
+    lines[0] = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    with pytest.raises(offline.Disagreement, match="not JSON"):
+        offline.verify(lines, VERIFIER)
 
 
 def test_read_hands_on_each_event_as_the_store_holds_it(
