@@ -645,7 +645,7 @@ def _engine(database_url: str | None) -> Any:
     "--output",
     type=click.Path(dir_okay=False, writable=True),
     metavar="FILE",
-    help="write to FILE (made whole or not at all) instead of stdout",
+    help="write to FILE (made whole or not at all) instead of stdout ('-': stdout)",
 )
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def export(
@@ -726,7 +726,7 @@ def _write_export(prepared: Any, output: str | None) -> None:
     out: TextIO = sys.stderr if show else cast(TextIO, _Null())
     with click.progressbar(length=max(prepared.total or 0, 0), label="exporting", file=out) as bar:
         chunks = prepared.chunks(bar.update)
-        if output is None:
+        if output is None or output == "-":  # "-" as `hazard verify -` reads it
             stdout = sys.stdout.buffer
             for chunk in chunks:
                 stdout.write(chunk)

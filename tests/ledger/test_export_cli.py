@@ -160,3 +160,11 @@ def test_an_output_in_no_directory_is_a_clear_error(played: str, outdir: Path) -
     assert result.exit_code == 1
     assert "cannot write" in result.output and "No such file or directory" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_dash_is_stdout(played: str, outdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(outdir)
+    result = hazard(played, "--table", "t1", "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == exported(played, table="t1")
+    assert list(outdir.iterdir()) == []
