@@ -62,6 +62,7 @@ from ledger.books.accounts import (
     player_account,
     transfers_of,
 )
+from ledger.exports.scope import KINDS
 from ledger.exports.verdict import (
     FIGURES,
     CheckpointLine,
@@ -395,9 +396,9 @@ class _Check:
         if not isinstance(origin, str) or not origin:
             raise Disagreement(number, "the header has no origin (the log's name)")
         scope = h.get("scope")
-        if not isinstance(scope, dict) or scope.get("kind") not in _SCOPES:
+        if not isinstance(scope, dict) or scope.get("kind") not in KINDS:
             raise Disagreement(
-                number, f"the header's scope is not an object with a kind of {', '.join(_SCOPES)}"
+                number, f"the header's scope is not an object with a kind of {', '.join(KINDS)}"
             )
         rule_sets: dict[str, RuleSet] = {}
         given = h.get("rule_sets")
@@ -1080,9 +1081,6 @@ def _kind(kind: Any) -> str:
 
 def _at(stream: str, exc: Differs) -> str:
     return f"at table {stream.removeprefix(TABLE_PREFIX)}, {exc.reason}"
-
-
-_SCOPES = ("table", "player", "range", "all")
 
 
 def _issued_as_signed(number: int, checkpoint: Checkpoint, issued_at: str, what: str) -> None:
