@@ -488,14 +488,18 @@ class EventStore:
             )
             return [Recorded(**row._mapping) for row in result]
 
-    def load(self, stream: str, after_version: int = 0) -> list[Event]:
-        """The stream's events, decoded; bad stored data fails loudly."""
+    def load(
+        self, stream: str, after_version: int = 0, through_version: int | None = None
+    ) -> list[Event]:
+        """The stream's events after `after_version` (through `through_version`, when
+        given), decoded; bad stored data fails loudly."""
+        last = LAST_VERSION if through_version is None else through_version
         with self.engine.connect() as conn:
             # The driver's rows as they come: SQLAlchemy's result rows cost as much
             # again as fetching them (bench.store).
             cursor = conn.connection.cursor()
             try:
-                cursor.execute(self._load_sql, (stream, after_version))
+                cursor.execute(self._load_sql, (stream, after_version, last))
                 rows = _fetched(cursor)
                 with _collector_paused():
                     return decode_rows(rows, lambda v: self._position(conn, stream, v))
@@ -577,9 +581,11 @@ _HEAD_SQL = (
     " (SELECT version, hash FROM events WHERE stream = {0} ORDER BY version DESC LIMIT 1)"
     " AS head ON 1 = 1"
 )
+LAST_VERSION = 2**31 - 1
+"""The largest version a stream's `version` column holds (a 32-bit integer)."""
 _LOAD_SQL = (
     "SELECT type, schema_version, version, payload FROM events"
-    " WHERE stream = {0} AND version > {0} ORDER BY version"
+    " WHERE stream = {0} AND version > {0} AND version <= {0} ORDER BY version"
 )
 _COLUMNS = Recorded._fields
 _INSERT_SQL = (

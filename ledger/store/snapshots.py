@@ -143,22 +143,22 @@ def save_in(conn: sa.Connection, stream: str, state: hz.TableState) -> None:
         )
 
 
-def load(store: EventStore, stream: str) -> hz.TableState:
-    """The table's current state: the newest readable snapshot plus the tail."""
+def load(store: EventStore, stream: str, at_version: int | None = None) -> hz.TableState:
+    """The table's state: the newest readable snapshot plus the tail. With `at_version`,
+    the state as of that version (the newest snapshot at or before it, plus the events
+    after it through that version): what replays and disputes read the past with."""
     state = hz.INITIAL
+    query = sa.select(snapshots.c.version, snapshots.c.state).where(snapshots.c.stream == stream)
+    if at_version is not None:
+        query = query.where(snapshots.c.version <= at_version)
     with store.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(snapshots.c.version, snapshots.c.state)
-            .where(snapshots.c.stream == stream)
-            .order_by(snapshots.c.version.desc())
-            .limit(3)
-        ).all()
+        rows = conn.execute(query.order_by(snapshots.c.version.desc()).limit(3)).all()
     for row in rows:
         cached = decode_state(row.state)
         if cached is not None:
             state = cached
             break
-    return hz.fold(store.load(stream, after_version=state.version), state)
+    return hz.fold(store.load(stream, state.version, at_version), state)
 
 
 def due(before: int, after: int, every: int = EVERY) -> bool:

@@ -52,6 +52,10 @@ def test_snapshot_plus_tail_equals_full_replay(store: EventStore, engine: sa.Eng
         _store_history(store, stream, h.events, cut)
         full = hz.fold(store.load(stream))
         assert snapshots.load(store, stream) == full == h.state
+        # The past too: any version, from the snapshot at or before it (or none).
+        at = data.draw(st.integers(1, len(h.events)))
+        assert snapshots.load(store, stream, at_version=at) == hz.fold(h.events[:at])
+        assert store.load(stream, at - 1, at) == h.events[at - 1 : at]
 
     check()
 
