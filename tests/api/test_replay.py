@@ -98,8 +98,9 @@ def test_pages_of_a_replay_join_up_to_the_whole_and_players_see_their_own_balanc
     whole = night.auditor.ok("get", "/tables/t1/replay?limit=500")
     assert whole["next_after"] is None and whole["round"] is None
     assert _steps(night.auditor, "/tables/t1/replay", limit=2) == whole["steps"]
-    assert _steps(night.auditor, "/tables/t1/rounds/1/replay", limit=1) == (
-        night.auditor.ok("get", "/tables/t1/rounds/1/replay")["steps"]
+    assert (
+        _steps(night.auditor, "/tables/t1/rounds/1/replay", limit=1)
+        == (night.auditor.ok("get", "/tables/t1/rounds/1/replay")["steps"])
     )
     versions = [s["version"] for s in whole["steps"]]
     assert versions == list(range(1, len(versions) + 1))
