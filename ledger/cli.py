@@ -874,3 +874,187 @@ def openapi(path: str | None) -> None:
         return
     with open(path, "w", encoding="utf-8") as out:
         out.write(text)
+
+
+@main.command()
+@click.argument("file", required=False, metavar="[FILE]")
+@click.option("--table", "table", required=True, metavar="T", help="the table")
+@click.option("--round", "round_", type=click.IntRange(min=1), metavar="N", help="one round")
+@click.option(
+    "--key", "vkey", metavar="VKEY", help="with FILE: the key its checkpoints must be signed by"
+)
+@click.option("--json", "as_json", is_flag=True, help="one JSON object a line, an event each")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def replay(
+    file: str | None,
+    table: str,
+    round_: int | None,
+    vkey: str | None,
+    as_json: bool,
+    database_url: str | None,
+) -> None:
+    """Replay a table's round (--round N) or whole session, event by event: each event
+    with the table after it, the money it moved, its settlements and the balances of
+    the parties it moved.
+
+    From the database; or, with FILE (an export, `hazard export`; `-` for stdin), from
+    the file alone, offline, checked as `hazard verify FILE` checks it. A table's export
+    holds no deposits: offline, a balance is the party's net over the file's events."""
+    from ledger.api.replays import step_view
+    from ledger.audit import replay as replays
+    from ledger.exports.offline import Disagreement
+    from ledger.service import is_name
+
+    if not is_name(table):
+        raise click.BadParameter(f"{table!r} is not a table's name", param_hint="--table")
+    source: Any = None
+    if file is None:
+        if vkey is not None:
+            raise click.UsageError("--key is for FILE: the database's log is `hazard verify`'s")
+        steps = _replayed(table, round_, database_url)
+        basis = replays.BASIS["ledger"]
+    else:
+        if database_url is not None:
+            raise click.UsageError("with FILE, only the file is read: no --database-url")
+        verifier = _trusted_key(vkey)[0] if vkey is not None else None
+        try:
+            source = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+        except OSError as exc:
+            raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
+        steps = replays.from_file(source, table, round_, verifier)
+        basis = replays.BASIS["file"]
+    if not as_json:
+        what = f"round {round_} of table {table}" if round_ else f"table {table}'s session"
+        click.echo(f"{what}; balances: {basis}")
+    try:
+        for step in steps:
+            view = step_view(table, step)
+            if as_json:
+                click.echo(json.dumps(view, sort_keys=True))
+            else:
+                _echo_step(view)
+    except (replays.NotInFile, _NoRound) as exc:
+        raise click.ClickException(str(exc)) from None
+    except Disagreement as exc:
+        raise click.ClickException(f"{file} does not verify: {exc}") from None
+    finally:
+        if source is not None and source is not sys.stdin.buffer:
+            source.close()
+
+
+class _NoRound(LookupError):
+    """No such table or round in the database."""
+
+
+def _replayed(table: str, round_: int | None, database_url: str | None) -> Iterator[Any]:
+    """Every step of the table's round or session from the database, a page at a time."""
+    from ledger.audit import replay as replays
+    from ledger.books import tableviews
+    from ledger.service import table_stream
+
+    store = _book(database_url).store
+    stream = table_stream(table)
+    try:
+        with store.engine.connect() as conn:
+            if not store.stream_version(conn, stream):
+                raise _NoRound(f"there is no table {table!r}")
+            first, last = 1, None
+            if round_ is not None:
+                row = tableviews.round_row(conn, stream, round_)
+                if row is None:
+                    raise _NoRound(f"table {table!r} has no round {round_}")
+                first, last = row.first_version, row.last_version
+        after: int | None = 0
+        while after is not None:
+            with store.engine.connect() as conn:
+                steps, after = replays.page(conn, store, stream, first, last, after, 500)
+            yield from steps
+    finally:
+        store.engine.dispose()
+
+
+def _echo_step(view: dict[str, Any]) -> None:
+    state = view["state"]
+    click.echo(
+        f"{view['position']:>8}  v{view['version']:<6} {view['type']:<16} {view['actor']}  "
+        f"{view['recorded_at']}"
+    )
+    click.echo(f"          payload {json.dumps(view['payload'], sort_keys=True)}")
+    click.echo(
+        f"          table: {state['phase']}, round {state['round']}, caster "
+        f"{state['caster'] or '-'}, main {state['main'] or '-'}, chance "
+        f"{state['chance'] or '-'}, losses in a row {state['consecutive_losses']}, "
+        f"open bets {len(state['open_bets'])}"
+    )
+    for t in view["transfers"]:
+        click.echo(f"          moves {t['amount']} from {t['source']} to {t['target']}")
+    for s in view["settlements"]:
+        how = (
+            f"settled to {s['winner']}" if s["outcome"] == "settled" else f"voided ({s['reason']})"
+        )
+        click.echo(f"          settlement {s['bet_id']} ({s['kind']}) {how} at {s['position']}")
+    for b in view["balances"]:
+        click.echo(f"          {b['account']}: {b['before']} -> {b['after']}")
+
+
+@main.command()
+@click.option("--player", metavar="P", help="the last ten rounds P had a bet in")
+@click.option("--table", metavar="T", help="the table's last ten rounds")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def recall(player: str | None, table: str | None, as_json: bool, database_url: str | None) -> None:
+    """A regulator's game recall: the last ten rounds of a player or a table, newest
+    first, each with its start and end, the balances before and after, the bets, the
+    throws and what was won or lost."""
+    from ledger.audit import recall as recalls
+    from ledger.books.accounts import account_stream, player_account
+    from ledger.service import is_name, table_stream
+
+    if (player is None) == (table is None):
+        raise click.UsageError("give one of --player P or --table T")
+    name = player if player is not None else table
+    assert name is not None
+    if not is_name(name):
+        raise click.BadParameter(f"{name!r} is not a name", param_hint="--player/--table")
+    store = _book(database_url).store
+    try:
+        with store.engine.connect() as conn:
+            if player is not None:
+                account = player_account(player)
+                if player != "setter" and not store.stream_version(conn, account_stream(account)):
+                    raise click.ClickException(f"there is no player {player!r}")
+                found: dict[str, Any] = {
+                    "player": player,
+                    "rounds": recalls.of_player(conn, account),
+                }
+            else:
+                assert table is not None
+                stream = table_stream(table)
+                if not store.stream_version(conn, stream):
+                    raise click.ClickException(f"there is no table {table!r}")
+                found = {"table": table, "rounds": recalls.of_table(conn, stream)}
+    finally:
+        store.engine.dispose()
+    if as_json:
+        click.echo(json.dumps(found, indent=2, sort_keys=True))
+        return
+    whose = f"player {player}" if player is not None else f"table {table}"
+    click.echo(f"recall of {whose}: the last {len(found['rounds'])} rounds, newest first")
+    for r in found["rounds"]:
+        click.echo(
+            f"table {r['table']} round {r['round']}: caster {r['caster']}, main "
+            f"{r['main'] or '-'}, chance {r['chance'] or '-'}, {r['result'] or 'in play'}; "
+            f"{r['started_at']} to {r['ended_at'] or '-'} (positions {r['first_position']}.."
+            f"{r['last_position']})"
+        )
+        throws = ", ".join(f"{t['die1']}+{t['die2']}" for t in r["throws"])
+        click.echo(f"  throws: {throws or 'none'}")
+        for bet in r["bets"]:
+            how = bet["winner"] or f"voided ({bet['reason']})"
+            nets = ", ".join(f"{a} {n:+d}" for a, n in bet["net"].items())
+            click.echo(f"  bet {bet['bet_id']} ({bet['kind']}): {how}; {nets}")
+        for b, w in zip(r["balances"], r["won"], strict=True):
+            click.echo(
+                f"  {b['account']}: {b['before']} before, {b['after']} after; "
+                f"won {w['amount']:+d} in the round"
+            )

@@ -31,9 +31,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds"
-            ),
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -92,7 +90,11 @@ GUNICORN_LOGCONFIG: dict[str, Any] = {
     },
     "formatters": {"json": {"()": JsonFormatter}},
     "handlers": {
-        "json": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+        "json": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "stream": "ext://sys.stderr",
+        }
     },
 }
 """gunicorn's own lines (starting, booting a worker, a worker timing out) as JSON too."""

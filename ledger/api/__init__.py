@@ -1,7 +1,7 @@
 """The REST API: an application factory, the one place the service is wired together.
 
-    create_app()                      # DATABASE_URL, or the embedded SQLite default
-    create_app(book=Book(...))        # tests: an explicit store
+create_app()                      # DATABASE_URL, or the embedded SQLite default
+create_app(book=Book(...))        # tests: an explicit store
 """
 
 from __future__ import annotations
@@ -65,16 +65,26 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
 
     api.register_blueprint(players.blp)
     api.register_blueprint(tables.blp)
-    from ledger.api import audit, exports, log, reads
+    from ledger.api import audit, exports, log, reads, replays
 
     api.register_blueprint(reads.blp)
+    api.register_blueprint(replays.blp)
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
     api.register_blueprint(exports.blp)
     problems.register(app)
 
     protected = {
-        blp.name for blp in (players.blp, tables.blp, reads.blp, audit.blp, log.blp, exports.blp)
+        blp.name
+        for blp in (
+            players.blp,
+            tables.blp,
+            reads.blp,
+            replays.blp,
+            audit.blp,
+            log.blp,
+            exports.blp,
+        )
     }
 
     @app.before_request

@@ -34,9 +34,7 @@ LABELS = ("method", "route", "status")
 # The service's own registry, not prometheus_client's global one: nothing else in the
 # process can register a clashing name, and an app made twice (tests) shares these.
 REGISTRY = CollectorRegistry()
-REQUESTS = Counter(
-    "hazard_http_requests", "HTTP requests answered.", LABELS, registry=REGISTRY
-)
+REQUESTS = Counter("hazard_http_requests", "HTTP requests answered.", LABELS, registry=REGISTRY)
 LATENCY = Histogram(
     "hazard_http_request_duration_seconds",
     "Time from a request's arrival to its response, in seconds.",

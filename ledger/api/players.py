@@ -9,9 +9,9 @@ from flask_smorest import abort
 
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api.bodies import Blueprint
+from ledger.api.replayschemas import AsOfQuerySchema, BalanceAtSchema
 from ledger.api.schemas import (
     AmountSchema,
-    BalanceSchema,
     CreditLimitSchema,
     PlayerSchema,
     ProblemSchema,
@@ -36,9 +36,7 @@ class Players(MethodView):
         return club().create_player(body["name"], who.actor, scoped_key(who, headers))
 
 
-def _account_write(
-    kind: type, name: str, amount: int, headers: dict[str, Any]
-) -> dict[str, Any]:
+def _account_write(kind: type, name: str, amount: int, headers: dict[str, Any]) -> dict[str, Any]:
     who = require()  # the setter alone moves money in and out, and grants credit
     return club().account_command(name, kind, amount, who.actor, scoped_key(who, headers))
 
@@ -75,14 +73,21 @@ def credit_limit(headers: dict[str, Any], body: dict[str, Any], name: str) -> di
 
 
 @blp.route("/<name>/balance", methods=["GET"])
-@blp.response(200, BalanceSchema)
+@blp.arguments(AsOfQuerySchema, location="query", unknown=None)
+@blp.response(200, BalanceAtSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such player")
-def balance(name: str) -> dict[str, Any]:
-    """A player's balance and credit limit (the player, setter, auditor)."""
+@blp.alt_response(422, schema=ProblemSchema, description="A bad `as_of`")
+def balance(query: dict[str, Any], name: str) -> dict[str, Any]:
+    """A player's balance and credit limit (the player, setter, auditor); with `as_of`,
+    as they stood then."""
     who = require(Role.AUDITOR, Role.PLAYER)
     require_self(who, name)
     if not club().player_exists(name):
         abort(404, message=f"there is no player {name!r}")
+    if query.get("as_of") is not None:
+        from ledger.api.replays import balance_as_of
+
+        return balance_as_of(name, query["as_of"])
     with club().store.engine.connect() as conn:
         balance, credit_limit = club().standing(conn, name)
     return {"player": name, "balance": balance, "credit_limit": credit_limit}

@@ -91,9 +91,7 @@ def hazard_command() -> str:
         return str(here)
 
 
-def banner(
-    url: str, token: str | None, workers: int, database: str, key: str | None = None
-) -> str:
+def banner(url: str, token: str | None, workers: int, database: str, key: str | None = None) -> str:
     more = f"`{hazard_command()} token create --role ROLE --name NAME`"
     lines = [
         f"Hazard ledger serving at {url} ({workers} worker{'s' * (workers != 1)}, {database})",

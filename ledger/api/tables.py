@@ -10,6 +10,7 @@ from engine.rules import from_mapping
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
 from ledger.api.bodies import Blueprint
+from ledger.api.replayschemas import TableStateAtSchema, TableStateQuerySchema
 from ledger.api.tokens import Holder, Role
 from ledger.service import Decide, Forbidden
 
@@ -136,10 +137,10 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/<table>", methods=["GET"])
-@blp.arguments(s.OpenBetsQuerySchema, location="query", unknown=None)
+@blp.arguments(TableStateQuerySchema, location="query", unknown=None)
 @blp.response(
     200,
-    s.TableStateSchema,
+    TableStateAtSchema,
     headers={
         "ETag": {
             "description": "The table's version, quoted: send it back as If-Match",
@@ -151,8 +152,12 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(422, schema=s.ProblemSchema, description="A bad parameter, named")
 def table_state(query: dict[str, Any], table: str) -> tuple[dict[str, Any], int, dict[str, str]]:
     """The table's derived state: phase, caster, main, chance, version, and its open
-    bets a page at a time."""
+    bets a page at a time; with `as_of`, as it stood then (no ETag: it is not now)."""
     require(Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
+    if query.get("as_of") is not None:
+        from ledger.api.replays import table_as_of  # which builds on state_view here
+
+        return table_as_of(table, query["as_of"], query["after"], query["limit"]), 200, {}
     state = club().state(table)
     view = state_view(table, state, query["after"], query["limit"])
     return view, 200, {"ETag": f'"{state.version}"'}
@@ -227,9 +232,7 @@ def _throw(who: Holder, body: dict[str, Any]) -> Any:
 
 @_write("void-throws", s.VoidThrowSchema, "Record a cocked or wild throw, which does not count.")
 def _void(who: Holder, body: dict[str, Any]) -> Any:
-    return (
-        lambda st, _: hz.void_throw(st, body["reason"], body["off"], body["standing"])
-    ), []
+    return (lambda st, _: hz.void_throw(st, body["reason"], body["off"], body["standing"])), []
 
 
 @_write("pass", None, "The caster passes the dice (where the rule set allows).", BET)

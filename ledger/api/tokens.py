@@ -61,9 +61,7 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
     # A player's token names the player it acts for, so it must be a name a player can
     # have: above all not the bank's, or it would read the setter's own account.
     if role is Role.PLAYER and (name == SETTER or not re.fullmatch(NAME, name)):
-        raise ValueError(
-            f"a player's token is named for the player: {NAME_RULE}, and not 'setter'"
-        )
+        raise ValueError(f"a player's token is named for the player: {NAME_RULE}, and not 'setter'")
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
         return _insert(conn, role, name)

@@ -90,8 +90,6 @@ def _mark(conn: sa.Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
-
-
 def _first_column(row: Any) -> int:
     return int(row[0])
 

@@ -199,8 +199,6 @@ def _times(where: list[str], params: list[Any], scope: Scope, column: str) -> No
 _QUERIES = {"rounds": _rounds, "settlements": _settlements, "statement": _statement}
 
 
-
-
 def _pages(conn: sa.Connection, q: _Query) -> Iterator[list[Any]]:
     """The query's rows, BATCH at a time, each page after the last row of the one before:
     the keys are its last columns, then dropped. A range scan per page, never an OFFSET."""

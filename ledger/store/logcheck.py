@@ -176,8 +176,6 @@ def _mark(conn: sa.Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
-
-
 def _trailing_ones(n: int) -> int:
     return ((n + 1) & -(n + 1)).bit_length() - 1
 

@@ -54,6 +54,9 @@ def _everyone(*roles: str) -> frozenset[str]:
 MONEY = _everyone("setter")
 RUN = _everyone("setter", "croupier")
 BET = _everyone("setter", "croupier", "self")
+READ_TABLE = _everyone("setter", "croupier", "auditor", "self", "other")
+RECALL_TABLE = _everyone("setter", "croupier", "auditor")
+RECALL_PLAYER = _everyone("setter", "auditor", "self")
 
 OPS = [
     Op("create player", "post", "/players", lambda c: {"name": f"dan{c['n']}"}, RUN),
@@ -77,6 +80,10 @@ OPS = [
         _everyone("setter", "croupier", "auditor", "self", "other"),
         expect=200,
     ),
+    Op("session replay", "get", "/tables/{t}/replay", None, READ_TABLE, expect=200),
+    Op("round replay", "get", "/tables/{t}/rounds/1/replay", None, READ_TABLE, expect=200),
+    Op("table recall", "get", "/tables/{t}/recall", None, RECALL_TABLE, expect=200),
+    Op("player recall", "get", "/players/ann/recall", None, RECALL_PLAYER, expect=200),
     Op("seat", "post", "/tables/{t}/seats", lambda c: {"player": "dan"}, RUN),
     Op("leave", "post", "/tables/{t}/leave", lambda c: {"player": "cat"}, BET, "cat", "bob"),
     Op("close", "post", "/tables/{t}/close", None, RUN),
@@ -270,7 +277,8 @@ def test_the_matrix_covers_every_operation(api: Api) -> None:
         and rule.rule.startswith(("/players", "/tables"))
     }
     elsewhere = {("GET", "/tables/<table>/rounds"), ("GET", "/tables/<table>/rounds/<int:round>"),
-                 ("GET", "/players/<name>/statement")}
+                 ("GET", "/players/<name>/statement"),
+                 ("GET", "/tables/<table>/rounds/<int:round>/replay")}  # fmt: skip
     assert routes - covered - elsewhere == set()
 
 

@@ -1,0 +1,168 @@
+"""Game recall, as a regulator asks for it: the last ten rounds of a table, or of a
+player, each with its start and end, the balances either side of it, the bets, the
+throws and what each party won or lost.
+
+A player's rounds are those they had money in: the rounds of the bets they were party
+to (the settlement_parties key, read newest first), so a round still in play shows once
+one of their bets in it has closed. A bet belongs to the round it was placed in
+(tableviews); what a party won or lost on it is the sum of its postings against the
+bet's escrow, from the events that placed it, took it and closed it (the settlement's
+sources). The balances are the ledger's, as of the round's first and last events
+(ledger.audit.asof): between them, a party's deposits and play at other tables count
+too, so `before` + `won` need not be `after`; `won` is the round's own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+
+from engine import events as ev
+from engine.money import escrow
+from ledger.audit import asof
+from ledger.audit.replay import ESCROW
+from ledger.books import tableviews
+from ledger.books.accounts import TABLE_PREFIX, book_account
+from ledger.store.schema import events as events_table
+from ledger.store.schema import postings, settlement_parties
+from ledger.store.schema import rounds as rounds_table
+from ledger.store.schema import settlements as settlements_table
+
+ROUNDS = 10
+"""How many rounds a recall shows."""
+THROW = ev.DiceThrown.__name__
+
+
+def of_table(conn: sa.Connection, stream: str, count: int = ROUNDS) -> list[dict[str, Any]]:
+    """The table's last `count` rounds, newest first, every party's money in each."""
+    r = rounds_table
+    rows = conn.execute(
+        sa.select(r).where(r.c.stream == stream).order_by(r.c.round.desc()).limit(count)
+    ).all()
+    return [_round(conn, row, None) for row in rows]
+
+
+def of_player(conn: sa.Connection, account: str, count: int = ROUNDS) -> list[dict[str, Any]]:
+    """The last `count` rounds `account` had a bet in, newest first, their money in each."""
+    p, s = settlement_parties, settlements_table
+    found: list[tuple[str, int]] = []
+    before: int | None = None
+    while len(found) < count:
+        query = (
+            sa.select(p.c.position, s.c.stream, s.c.round)
+            .join(s, s.c.position == p.c.position)
+            .where(p.c.party == account)
+            .order_by(p.c.position.desc())
+            .limit(200)
+        )
+        if before is not None:
+            query = query.where(p.c.position < before)
+        rows = conn.execute(query).all()
+        for row in rows:
+            if (row.stream, row.round) not in found:
+                found.append((row.stream, row.round))
+        if len(rows) < 200:
+            break
+        before = rows[-1].position
+    r = rounds_table
+    recalled = []
+    for stream, number in found[:count]:
+        stored = conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round == number)).first()
+        if stored is not None:
+            recalled.append(_round(conn, stored, account))
+    return recalled
+
+
+def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]:
+    """One round: `account`'s view of it, or every party's when None."""
+    bets = [_bet(conn, s) for s in _settlements(conn, row.stream, row.round)]
+    if account is not None:
+        bets = [b for b in bets if account in b["net"]]
+    won: dict[str, int] = {}
+    for bet in bets:
+        for party, amount in bet["net"].items():
+            won[party] = won.get(party, 0) + amount
+    if account is not None:
+        won = {account: won.get(account, 0)}
+    return {
+        **tableviews.round_view(row),
+        "balances": [
+            {
+                "account": party,
+                "before": asof.balance_at(conn, party, row.first_position - 1),
+                "after": asof.balance_at(conn, party, row.last_position),
+            }
+            for party in sorted(won)
+        ],
+        "won": [{"account": party, "amount": won[party]} for party in sorted(won)],
+        "bets": bets,
+        "throws": _throws(conn, row),
+    }
+
+
+def _settlements(conn: sa.Connection, stream: str, number: int) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        page = tableviews.settlements(
+            conn, stream=stream, round=number, after_position=after, limit=500
+        )
+        found += page
+        if len(page) < 500:
+            return found
+        after = page[-1]["position"]
+
+
+def _bet(conn: sa.Connection, settlement: dict[str, Any]) -> dict[str, Any]:
+    """A bet of the round, closed, and each party's net on it: what its escrow paid
+    them less what they put into it."""
+    stream = TABLE_PREFIX + settlement["table"]
+    pot = book_account(stream, escrow(settlement["bet_id"]))
+    p = postings.c
+    net = {
+        account: int(amount)
+        for account, amount in conn.execute(
+            sa.select(p.account, sa.func.sum(p.amount))
+            .where(p.position.in_(settlement["sources"]), p.counterparty == pot)
+            .group_by(p.account)
+        )
+        if not account.startswith(ESCROW)
+    }
+    return {
+        "bet_id": settlement["bet_id"],
+        "kind": settlement["kind"],
+        "outcome": settlement["outcome"],
+        "winner": settlement["winner"],
+        "reason": settlement["reason"],
+        "position": settlement["position"],
+        "recorded_at": settlement["recorded_at"],
+        "net": dict(sorted(net.items())),
+    }
+
+
+def _throws(conn: sa.Connection, row: Any) -> list[dict[str, Any]]:
+    e = events_table
+    found = conn.execute(
+        sa.select(e.c.position, e.c.version, e.c.payload, e.c.recorded_at)
+        .where(
+            e.c.stream == row.stream,
+            e.c.version.between(row.first_version, row.last_version),
+            e.c.type == THROW,
+        )
+        .order_by(e.c.version)
+    )
+    throws = []
+    for position, version, payload, recorded_at in found:
+        dice = json.loads(payload)
+        throws.append(
+            {
+                "position": position,
+                "version": version,
+                "die1": dice["die1"],
+                "die2": dice["die2"],
+                "recorded_at": recorded_at,
+            }
+        )
+    return throws

@@ -1,0 +1,385 @@
+"""A table replayed event by event: what each event was, the table after it, the money
+it moved, the settlements it made and the balances of the parties it moved.
+
+Nothing here knows one event type from another. Each event is decoded by the store's
+codec, folded by the engine (`engine.fold`) into the state after it, and its money is
+what the books post for it (`accounts.transfers_of`); its settlements are the
+settlements read model's rows (ledger.books.tableviews) that name it among their
+sources as the closing itself or the act that decided it, not as an event that placed
+or took the bet. So an event type added to the engine replays as soon as the codec
+knows it.
+
+From the database, a page at a time (`page`): the state before the page's first event
+is the newest snapshot at or before it plus the events after it (snapshots.load), and
+a party's balance is the ledger's, as of each event (ledger.audit.asof). From an export
+file, offline (`from_file`): the file is checked as `hazard verify FILE` checks it
+(ledger.exports.offline.read) and the table's events are run through the same code that
+writes the read models, held in memory; a table's export holds no deposits, so a
+balance there is the party's net over the file's events (BASIS).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import sqlalchemy as sa
+
+import engine as hz
+from ledger.audit import asof
+from ledger.books import tableviews
+from ledger.books.accounts import TABLE_PREFIX, transfers_of
+from ledger.exports import offline
+from ledger.store import snapshots
+from ledger.store.eventstore import EventStore, decode_row
+from ledger.store.schema import events as events_table
+from ledger.store.schema import postings
+from ledger.store.schema import settlements as settlements_table
+
+ESCROW = "escrow:"
+"""A bet's escrow in the ledger's names (accounts.book_account): money in passage, not a
+party's, so its balance is not shown."""
+
+BASIS = {
+    "ledger": "each party's balance in the ledger, before and after the event",
+    "file": "each party's net over the export file's events before and after this one: a "
+    "table's export holds no deposits, so this is what the party won or lost at the "
+    "table from the file's first event (a whole-log export holds every deposit: there "
+    "it is the balance)",
+}
+"""What `balances` means, by where the replay reads from."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One event of a replay, and what it did."""
+
+    position: int
+    version: int
+    type: str
+    payload: dict[str, Any]
+    actor: str
+    recorded_at: str
+    state: hz.TableState
+    """The table after the event."""
+    transfers: list[dict[str, Any]]
+    """The money the event moved, in ledger accounts."""
+    settlements: list[dict[str, Any]] = field(default_factory=list)
+    """The settlements it made: its own, if it closed a bet; those it decided, if it is
+    the throw, the departure, the pass or the closing that settled or voided them."""
+    balances: list[dict[str, Any]] = field(default_factory=list)
+    """Each party it moved money for (every account but an escrow): before and after."""
+
+
+def parties(transfers: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The accounts money moved for, escrows aside, in order of name."""
+    return sorted(
+        {a for t in transfers for a in (t["source"], t["target"]) if not a.startswith(ESCROW)}
+    )
+
+
+# -- from the database --------------------------------------------------------------
+
+
+def page(
+    conn: sa.Connection,
+    store: EventStore,
+    stream: str,
+    first_version: int,
+    last_version: int | None,
+    after: int,
+    limit: int,
+) -> tuple[list[Step], int | None]:
+    """The steps of the table's events of versions `first_version` to `last_version`
+    (to its head when None), at most `limit` after position `after`, and the `after`
+    of the next page (None on the last)."""
+    rows = _events(conn, stream, first_version, last_version, after, limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if not rows:
+        return [], None
+    state = snapshots.load(store, stream, at_version=rows[0].version - 1)
+    steps = []
+    for row in rows:
+        event = decode_row(row)
+        state = hz.fold([event], state)
+        steps.append(_step(row, stream, event, state))
+    steps = _with_settlements(steps, _settlements_near(conn, stream, steps))
+    steps = _with_ledger_balances(conn, steps)
+    return steps, steps[-1].position if more else None
+
+
+def _events(
+    conn: sa.Connection,
+    stream: str,
+    first_version: int,
+    last_version: int | None,
+    after: int,
+    limit: int,
+) -> list[Any]:
+    e = events_table
+    # A stream's versions rise with its positions: the version of a page's last event
+    # starts the next page's range of the (stream, version) key (tableviews.round_events).
+    since = (
+        conn.execute(
+            sa.select(e.c.version).where(e.c.position == after, e.c.stream == stream)
+        ).scalar()
+        if after
+        else None
+    )
+    query = sa.select(
+        e.c.position,
+        e.c.version,
+        e.c.type,
+        e.c.schema_version,
+        e.c.payload,
+        e.c.actor,
+        e.c.recorded_at,
+    ).where(
+        e.c.stream == stream,
+        e.c.version >= max(first_version, (since or 0) + 1),
+        e.c.position > after,
+    )
+    if last_version is not None:
+        query = query.where(e.c.version <= last_version)
+    return list(conn.execute(query.order_by(e.c.version).limit(limit)))
+
+
+def _step(row: Any, stream: str, event: Any, state: hz.TableState) -> Step:
+    return Step(
+        position=row.position,
+        version=row.version,
+        type=row.type,
+        payload=json.loads(row.payload),
+        actor=row.actor,
+        recorded_at=row.recorded_at,
+        state=state,
+        transfers=[
+            {"source": t.source, "target": t.target, "amount": t.amount}
+            for t in transfers_of(stream, event)
+        ],
+    )
+
+
+CHUNK = 100
+
+
+def _settlements_near(conn: sa.Connection, stream: str, steps: list[Step]) -> list[dict[str, Any]]:
+    """The settlements that may name a step of the page as their closing or their act:
+    those closed on the page, and the unbroken runs of them just before and just after
+    it (a command writes its closings next to the act that decides them: a throw before
+    them, a departure or a pass after)."""
+    s = settlements_table
+    lo, hi = steps[0].position, steps[-1].position
+    found: list[dict[str, Any]] = []
+    for forward in (True, False):
+        expected = hi + 1 if forward else lo - 1  # the next position of an unbroken run
+        edge = lo if forward else lo - 1  # where the next chunk starts
+        while True:
+            query = sa.select(s).where(s.c.stream == stream)
+            query = (
+                query.where(s.c.position >= edge).order_by(s.c.position)
+                if forward
+                else query.where(s.c.position <= edge).order_by(s.c.position.desc())
+            )
+            rows = [dict(r._mapping) for r in conn.execute(query.limit(CHUNK))]
+            for row in rows:
+                if forward and row["position"] <= hi:
+                    found.append(row)
+                elif row["position"] == expected:
+                    found.append(row)
+                    expected += 1 if forward else -1
+                else:
+                    break
+            else:
+                if len(rows) == CHUNK:
+                    edge = rows[-1]["position"] + (1 if forward else -1)
+                    continue
+            break
+    return sorted(found, key=lambda r: r["position"])
+
+
+def _with_settlements(steps: list[Step], rows: Sequence[Mapping[str, Any]]) -> list[Step]:
+    views = [settlement_view(r) for r in rows]
+    return [
+        _replace(
+            step,
+            settlements=[
+                v
+                for v in views
+                if step.position in v["sources"]
+                and (v["position"] == step.position or step.payload.get("bet_id") != v["bet_id"])
+            ],
+        )
+        for step in steps
+    ]
+
+
+def settlement_view(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A settlements row, stored or held, as the API shows one (tableviews.settlements)."""
+    return {
+        "position": row["position"],
+        "table": row["stream"].removeprefix(TABLE_PREFIX),
+        "round": row["round"],
+        "bet_id": row["bet_id"],
+        "kind": row["kind"],
+        "outcome": row["outcome"],
+        "winner": row["winner"],
+        "reason": row["reason"],
+        "recorded_at": row["recorded_at"],
+        "transfers": json.loads(row["transfers"]),
+        "sources": json.loads(row["sources"]),
+    }
+
+
+def _with_ledger_balances(conn: sa.Connection, steps: list[Step]) -> list[Step]:
+    """Each step with its parties' ledger balances either side of it: each party's
+    balance before the page (asof.balance_at), then its postings on the page, whatever
+    stream made them (a deposit between two throws counts)."""
+    lo, hi = steps[0].position, steps[-1].position
+    p = postings.c
+    balance: dict[str, int] = {}
+    moves: dict[str, dict[int, int]] = {}
+    for account in parties(t for step in steps for t in step.transfers):
+        balance[account] = asof.balance_at(conn, account, lo - 1)
+        moves[account] = {}
+        for position, amount in conn.execute(
+            sa.select(p.position, p.amount).where(p.account == account, p.position.between(lo, hi))
+        ):
+            moves[account][position] = moves[account].get(position, 0) + amount
+    done: list[Step] = []
+    last = lo - 1
+    for step in steps:
+        for account, at in moves.items():  # what moved between the last step and this one
+            balance[account] += sum(a for pos, a in at.items() if last < pos < step.position)
+        lines = []
+        for account in parties(step.transfers):
+            before = balance[account]
+            balance[account] += moves[account].get(step.position, 0)
+            lines.append({"account": account, "before": before, "after": balance[account]})
+        last = step.position
+        done.append(_replace(step, balances=lines))
+    return done
+
+
+def _replace(step: Step, **changes: Any) -> Step:
+    return dataclasses.replace(step, **changes)
+
+
+# -- from an export file --------------------------------------------------------------
+
+
+class NotInFile(LookupError):
+    """The file has no such table, or not that round of it."""
+
+
+def from_file(
+    lines: Iterable[bytes],
+    table: str,
+    round: int | None = None,
+    key: Any = None,
+) -> Iterator[Step]:
+    """The steps of `table`'s events in the export `lines` (of its round `round` only,
+    when given), checked as `hazard verify FILE` checks the whole file: a file that
+    does not verify raises offline.Disagreement, from the line it first disagrees at
+    (after any steps of earlier lines). NotInFile if the table or round is not there."""
+    stream = TABLE_PREFIX + table
+    net: dict[str, int] = {}
+    balances: dict[int, list[dict[str, Any]]] = {}
+    kept = _Kept()
+    replay = tableviews.Replay(cast(sa.Connection, None))
+    replay.views = kept
+    seen_table = False
+    shown = False
+    for item in offline.read(lines, key):
+        if isinstance(item, offline.Snapshot) and item.stream == stream:
+            replay.states[stream] = item.state
+            continue
+        if not isinstance(item, offline.EventLine):
+            continue
+        moved = [
+            {"source": t.source, "target": t.target, "amount": t.amount}
+            for t in transfers_of(item.row.stream, item.event)
+        ]
+        lines_ = []
+        for account in parties(moved):
+            before = net.get(account, 0)
+            after = before + _net(moved, account)
+            net[account] = after
+            lines_.append({"account": account, "before": before, "after": after})
+        if item.row.stream != stream:
+            continue
+        seen_table = True
+        balances[item.row.position] = lines_
+        replay.feed([item.row])
+        for step in kept.ready(round, done=False):
+            shown = True
+            yield _replace(step, balances=balances.pop(step.position, []))
+    replay.finish()
+    for step in kept.ready(round, done=True):
+        shown = True
+        yield _replace(step, balances=balances.pop(step.position, []))
+    if not seen_table:
+        raise NotInFile(f"the file holds no event of table {table!r}")
+    if round is not None and not shown:
+        raise NotInFile(f"the file holds no round {round} of table {table!r}")
+
+
+def _net(transfers: list[dict[str, Any]], account: str) -> int:
+    """What `transfers` move into `account`, less what they move out of it."""
+    gained = sum(t["amount"] for t in transfers if t["target"] == account)
+    return int(gained - sum(t["amount"] for t in transfers if t["source"] == account))
+
+
+class _Kept(tableviews.Held):
+    """The read models of a file's table, held in memory and never written: the steps
+    `apply` folded, the rounds it finished and the settlements it made, until `ready`
+    hands them on."""
+
+    def __init__(self) -> None:
+        super().__init__(cast(sa.Connection, None))
+        self.steps: list[tableviews.Step] = []
+        self.finished: list[dict[str, Any]] = []
+        self.closed: list[dict[str, Any]] = []
+
+    def seen(self, stream: str, steps: Any) -> None:
+        super().seen(stream, steps)
+        self.steps += steps
+
+    def flush(self, everything: bool = False) -> None:
+        # Every round but each table's latest is finished (Held.flush), and kept here.
+        for held in self.held.values():
+            latest = max(held, default=0)
+            for number in sorted(held):
+                if everything or number != latest:
+                    self.finished.append(held.pop(number))
+        self.closed += self.settlements
+        self.settlements, self.parties = [], []
+
+    def ready(self, round: int | None, done: bool) -> Iterator[Step]:
+        """The steps that can be handed on now: with `round`, once that round has
+        finished (or the file ended), its events; without, every step folded."""
+        out: list[tableviews.Step] = []
+        if round is None:
+            out, self.steps = self.steps, []
+        else:
+            for record in self.finished:
+                last = record["last_version"]
+                if record["round"] == round:
+                    out += [s for s in self.steps if record["first_version"] <= s.row.version]
+                    out = [s for s in out if s.row.version <= last]
+                self.steps = [s for s in self.steps if s.row.version > last]
+            self.finished = []
+            if done:
+                self.steps = []
+        made = _with_settlements(
+            [_step(s.row, s.row.stream, s.event, s.after) for s in out], self.closed
+        )
+        # An act and the closings it decides are applied together (Replay cuts between
+        # them never), so a settlement older than every step still held names none.
+        oldest = min((s.row.position for s in self.steps), default=None)
+        self.closed = [] if oldest is None else [r for r in self.closed if r["position"] >= oldest]
+        yield from made
