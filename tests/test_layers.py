@@ -29,6 +29,7 @@ LAYERS = (
             "ledger.simulate",
             "ledger.logs",
             "ledger.exports",  # reads the store and the books; the CLI and API serve it
+            "ledger.audit",
         ),
     ),
     ("api and cli", ("ledger.api", "ledger.cli", "ledger.wsgi", "ledger.__main__")),

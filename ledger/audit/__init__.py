@@ -1,0 +1,1 @@
+"""Audit: replay, disputes, recall and the dice-fairness report."""
