@@ -71,10 +71,22 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
     api.register_blueprint(exports.blp)
+    from ledger.api import reports
+
+    api.register_blueprint(reports.blp)
     problems.register(app)
 
     protected = {
-        blp.name for blp in (players.blp, tables.blp, reads.blp, audit.blp, log.blp, exports.blp)
+        blp.name
+        for blp in (
+            players.blp,
+            tables.blp,
+            reads.blp,
+            audit.blp,
+            log.blp,
+            exports.blp,
+            reports.blp,
+        )
     }
 
     @app.before_request
