@@ -156,9 +156,7 @@ class RuleSetMainsSchema(Schema):
     tables = fields.List(
         fields.String(), required=True, metadata={"description": "The tables that play it"}
     )
-    test = fields.String(
-        required=True, metadata={"description": "`exact binomial, two-sided`"}
-    )
+    test = fields.String(required=True, metadata={"description": "`exact binomial, two-sided`"})
     mains = fields.List(fields.Nested(MainTestSchema), required=True)
 
 

@@ -308,3 +308,82 @@ def _exists(conn: sa.Connection, stream: str) -> bool:
 def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+# -- in words -----------------------------------------------------------------------
+
+
+def lines(report: dict[str, Any]) -> list[str]:
+    """The report as `hazard fairness` prints it: a table for people to read."""
+    scope, alpha = report["scope"], report["alpha"]
+    out = [
+        "Dice-fairness report: "
+        + ", ".join(
+            [
+                f"table {scope['table']}" if scope["table"] else "every table",
+                f"croupier {scope['croupier']}" if scope["croupier"] else "every croupier",
+                f"from {scope['since'] or 'the first event'}",
+                f"until {scope['until'] or 'now'}",
+            ]
+        ),
+        f"{report['throws']} throws (void throws do not count); flagged below p = {alpha}",
+        "",
+    ]
+    if not report["throws"]:
+        out += ["No throws in this range: nothing to test.", ""]
+    else:
+        totals, pairs = report["totals"], report["pairs"]
+        out.append(f"{'total':>5}  {'observed':>8}  {'expected':>8}  exact")
+        out += [
+            f"{c['total']:>5}  {c['observed']:>8}  {c['expected']:>8.2f}  {c['p']}"
+            for c in totals["cells"]
+        ]
+        out += [_verdict("totals", totals, alpha), ""]
+        each = pairs["cells"][0]["expected"]
+        out.append(f"Ordered pairs, die 1 down and die 2 across ({each:.2f} expected in each):")
+        out.append("     " + "".join(f"{b:>6}" for b in range(1, 7)))
+        for a in range(1, 7):
+            row = [c["observed"] for c in pairs["cells"] if c["die1"] == a]
+            out.append(f"{a:>5}" + "".join(f"{n:>6}" for n in row))
+        out += [_verdict("pairs", pairs, alpha), ""]
+    if not report["rulesets"]:
+        out += ["No rounds decided after a main in this range.", ""]
+    for entry in report["rulesets"]:
+        out.append(
+            f"Rule set {entry['ruleset']} (tables {', '.join(entry['tables'])}): the caster's "
+            f"wins per main against the exact odds ({entry['test']})"
+        )
+        out.append(
+            f"{'main':>4}  {'rounds':>6}  {'wins':>6}  {'losses':>6}  {'P(caster wins)':<24}"
+            f"  {'expected':>8}  {'p-value':>8}"
+        )
+        for m in entry["mains"]:
+            exact = f"{m['p_win']} = {_fraction_value(m['p_win']):.4f}"
+            p_value = "-" if m["p_value"] is None else f"{m['p_value']:.3g}"
+            out.append(
+                f"{m['main']:>4}  {m['rounds']:>6}  {m['wins']:>6}  {m['losses']:>6}  "
+                f"{exact:<24}  {m['expected_wins']:>8.2f}  {p_value:>8}"
+                + ("  FLAGGED" if m["flagged"] else "")
+            )
+        out.append("")
+    flags = report["flags"]
+    out.append(f"Flags: {len(flags)}" if flags else "Flags: none")
+    out += [f"  {flag}" for flag in flags]
+    return out
+
+
+def _verdict(what: str, test: dict[str, Any], alpha: float) -> str:
+    said = (
+        f"{what}: chi-square {test['statistic']:.2f} on {test['df']} df, p = {test['p_value']:.3g}"
+    )
+    if not test["enough"]:
+        return (
+            f"{said}; too few throws to trust it (a cell expects {test['least_expected']:.2f}, "
+            f"fewer than {MIN_EXPECTED:g}): not flagged"
+        )
+    return f"{said}  FLAGGED (below {alpha})" if test["flagged"] else f"{said}  ok"
+
+
+def _fraction_value(text: str) -> float:
+    numerator, _, denominator = text.partition("/")
+    return int(numerator) / int(denominator)

@@ -109,9 +109,7 @@ def test_exact_counts_and_statistics(api: Api) -> None:
     assert report["totals"]["statistic"] == pytest.approx(float(statistic))
     assert report["totals"]["df"] == 10
     assert report["totals"]["p_value"] == pytest.approx(oracle.chi2.sf(float(statistic), 10))
-    pair_stat = _chi_square(
-        [Counter(thrown)[p] for p in ALL_PAIRS], [Fraction(1, 36)] * 36
-    )
+    pair_stat = _chi_square([Counter(thrown)[p] for p in ALL_PAIRS], [Fraction(1, 36)] * 36)
     assert report["pairs"]["statistic"] == pytest.approx(float(pair_stat))
     assert report["pairs"]["df"] == 35
     assert report["pairs"]["p_value"] == pytest.approx(oracle.chi2.sf(float(pair_stat), 35))

@@ -59,9 +59,7 @@ def test_chi_square_is_pearsons_statistic() -> None:
         chi_square([1, 2], [1.0])
 
 
-@pytest.mark.parametrize(
-    "p", [0.5, 244 / 495, 1396 / 2835, 6961 / 14256, 0.1, 0.9, 0.01, 1 / 36]
-)
+@pytest.mark.parametrize("p", [0.5, 244 / 495, 1396 / 2835, 6961 / 14256, 0.1, 0.9, 0.01, 1 / 36])
 def test_binomial_p_matches_scipy_over_a_grid(p: float) -> None:
     for n in (1, 2, 5, 10, 37, 100, 1000, 20_000):
         for k in sorted({0, 1, n // 3, round(n * p), round(n * p) + 1, n // 2, n - 1, n}):
