@@ -218,12 +218,22 @@ def round_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[str, int, b
     if scope.table is not None:
         query = query.where(r.c.stream == table_stream(scope.table))
     if scope.croupier is not None:
-        # The round's last event is the throw that decided it or a settlement that
-        # throw made: one command's, so one actor's.
+        # Who recorded the throw that decided the round: its last throw. Not whoever
+        # recorded its last event, which may come later (a settlement of that throw's,
+        # but also whatever a round's history gains after it, such as a dispute).
         e = events_table
-        query = query.join(e, e.c.position == r.c.last_position).where(
-            e.c.actor == CROUPIER + scope.croupier
+        decider = (
+            sa.select(e.c.actor)
+            .where(
+                e.c.stream == r.c.stream,
+                e.c.version.between(r.c.first_version, r.c.last_version),
+                e.c.type == "DiceThrown",
+            )
+            .order_by(e.c.version.desc())
+            .limit(1)
+            .scalar_subquery()
         )
+        query = query.where(decider == CROUPIER + scope.croupier)
     query = _within(query, r.c.ended_at, scope)
     counts: Counter[tuple[str, int, bool]] = Counter()
     for stream, main, result, n in conn.execute(query):
