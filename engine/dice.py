@@ -17,5 +17,14 @@ def p_total(total: int) -> Fraction:
     return Fraction(WAYS[total], 36)
 
 
+#: The 36 ordered pairs (die 1, die 2), each thrown with probability 1/36.
+PAIRS: tuple[tuple[int, int], ...] = tuple((a, b) for a in FACES for b in FACES)
+
+
+def p_pair(die1: int, die2: int) -> Fraction:
+    """The probability that one throw shows `die1` on die 1 and `die2` on die 2."""
+    return Fraction(1, 36) if is_die(die1) and is_die(die2) else Fraction(0)
+
+
 def is_die(value: object) -> bool:
     return type(value) is int and 1 <= value <= 6

@@ -535,6 +535,64 @@ def projections_rebuild() -> None:
 DATABASE_URL_HELP = "default: DATABASE_URL, or sqlite:///hazard.sqlite3 here"
 
 
+@main.command()
+@click.option("--table", metavar="T", help="only this table's throws and rounds")
+@click.option(
+    "--croupier", metavar="C", help="only what this croupier recorded (their token's name)"
+)
+@click.option("--since", metavar="ISO", help="from this time on (ISO 8601; UTC unless it says)")
+@click.option("--until", metavar="ISO", help="up to (not including) this time")
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.01,
+    show_default=True,
+    help="flag every test whose p-value is below this",
+)
+@click.option("--json", "as_json", is_flag=True, help="print the report as GET /reports/dice does")
+@click.option("--database-url", help=DATABASE_URL_HELP)
+def fairness(
+    table: str | None,
+    croupier: str | None,
+    since: str | None,
+    until: str | None,
+    alpha: float,
+    as_json: bool,
+    database_url: str | None,
+) -> None:
+    """The dice-fairness report: every total and ordered pair thrown against the exact
+    2d6 odds (chi-square), and the caster's wins per main against the exact P(caster
+    wins) of each rule set (exact binomial), for a table, a croupier or the whole club
+    over a time range; a test whose p-value is below --alpha is flagged."""
+    from ledger.audit import fairness as report
+    from ledger.exports.scope import ScopeError, moment
+    from ledger.service import NotFound
+    from ledger.store import logcheck
+
+    try:
+        start = moment(since, "since") if since is not None else None
+        end = moment(until, "until") if until is not None else None
+    except ScopeError as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.field}") from None
+    if start is not None and end is not None and not start < end:
+        raise click.BadParameter(f"{end} is not after --since {start}", param_hint="--until")
+    scope = report.Scope(table=table, croupier=croupier, since=start, until=end)
+    engine = _engine(database_url)
+    try:
+        with engine.connect() as conn, conn.begin():
+            logcheck.snapshot(conn)
+            found = report.report(conn, scope, alpha)
+    except NotFound as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+        return
+    for line in report.lines(found):
+        click.echo(line)
+
+
 @main.command("import")
 @click.argument("file", type=click.File("rb"))
 @click.option(

@@ -72,6 +72,9 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
     api.register_blueprint(exports.blp)
+    from ledger.api import reports
+
+    api.register_blueprint(reports.blp)
     problems.register(app)
 
     protected = {
@@ -84,6 +87,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             audit.blp,
             log.blp,
             exports.blp,
+            reports.blp,
         )
     }
 

@@ -166,6 +166,17 @@ OPS = [
         "bob",
         setup="offer",
     ),
+    # The dice-fairness report can point at a croupier: the setter and the auditor read
+    # it; croupiers, its subject, and players do not.
+    Op(
+        "dice report",
+        "get",
+        "/reports/dice?table={t}",
+        None,
+        _everyone("setter", "auditor"),
+        expect=200,
+        setup="main",
+    ),
 ]
 
 
@@ -292,6 +303,7 @@ ELSEWHERE = {
     "/log/checkpoints/<int:size>": "tests/api/test_log.py",
     "/log/proofs/inclusion": "tests/api/test_log.py",
     "/log/proofs/consistency": "tests/api/test_log.py",
+    "/reports/dice": "tests/api/test_roles.py (OPS)",
 }
 """The operations outside /players and /tables, and the suite whose role tests try them."""
 
@@ -299,9 +311,9 @@ ELSEWHERE = {
 def test_every_operation_that_needs_a_token_is_tried_somewhere(api: Api) -> None:
     """Every route of the token-protected blueprints is in the matrix above or named in
     ELSEWHERE: a new one, such as the signed log's, cannot go untried by the roles."""
-    from ledger.api import audit, log, reads
+    from ledger.api import audit, log, reads, reports
 
-    others = {blp.name for blp in (audit.blp, log.blp, reads.blp)}
+    others = {blp.name for blp in (audit.blp, log.blp, reads.blp, reports.blp)}
     routes = {
         rule.rule
         for rule in api.app.url_map.iter_rules()

@@ -1,0 +1,218 @@
+"""Reports for the club: the dice-fairness report (ledger.audit.fairness).
+
+GET /reports/dice tells a club when its dice, or a croupier recording them, need a
+look: each table's throws and rounds against the exact odds, with a flag on every test
+whose p-value falls below `alpha`. For the setter and the auditor: the report can
+point at a croupier, so croupiers (its subject) and players do not read it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from ledger.api import club, require
+from ledger.api.bodies import Blueprint
+from ledger.api.readschemas import StoredTime
+from ledger.api.schemas import NAME, ProblemSchema
+from ledger.api.tokens import Role
+from ledger.audit import fairness
+from ledger.store import logcheck
+
+blp = Blueprint("reports", __name__, description="Reports for the club: dice fairness")
+
+READERS = (Role.AUDITOR,)
+"""Who reads the reports (besides the setter)."""
+
+
+class QueryProbability(fields.Float):
+    """A probability in a query, written in ASCII as a URL writes a number (`0.01`,
+    `1e-3`): Python's float() would read any script's digits, spaces and `_` too."""
+
+    FORM = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+    def _validated(self, value: Any) -> float:
+        if isinstance(value, str) and not self.FORM.fullmatch(value):
+            raise self.make_error("invalid")
+        return float(super()._validated(value))
+
+
+class DiceQuerySchema(Schema):
+    table = fields.String(validate=NAME, metadata={"description": "Only this table's"})
+    croupier = fields.String(
+        validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
+        metadata={
+            "description": "Only what this croupier recorded: the name on their token "
+            "(the events' actor `croupier:<name>`)"
+        },
+    )
+    since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
+    until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
+    alpha = QueryProbability(
+        load_default=fairness.ALPHA,
+        validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False),
+        metadata={
+            "description": "Flag every test whose p-value is below this (0 < alpha < 1; "
+            f"default {fairness.ALPHA})"
+        },
+    )
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        if "since" in data and "until" in data and data["since"] >= data["until"]:
+            raise ValidationError("Must be later than `since`.", "until")
+
+
+def _observed() -> fields.Integer:
+    return fields.Integer(required=True, metadata={"description": "Throws that showed it"})
+
+
+def _expected() -> fields.Float:
+    return fields.Float(
+        required=True, metadata={"description": "Throws expected: throws times `p`"}
+    )
+
+
+def _p() -> fields.String:
+    return fields.String(
+        required=True, metadata={"description": "Its exact probability, `n/d` (engine.dice)"}
+    )
+
+
+class TotalCellSchema(Schema):
+    total = fields.Integer(required=True)
+    observed = _observed()
+    expected = _expected()
+    p = _p()
+
+
+class PairCellSchema(Schema):
+    die1 = fields.Integer(required=True)
+    die2 = fields.Integer(required=True)
+    observed = _observed()
+    expected = _expected()
+    p = _p()
+
+
+def _chi_square_fields(cell: type[Schema]) -> dict[str, fields.Field[Any]]:
+    return {
+        "test": fields.String(required=True, metadata={"description": "`chi-square`"}),
+        "cells": fields.List(fields.Nested(cell), required=True),
+        "statistic": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "Pearson's chi-square; null with no throws"},
+        ),
+        "df": fields.Integer(required=True, metadata={"description": "Degrees of freedom"}),
+        "p_value": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "P(chi-square >= statistic) if the dice are fair"},
+        ),
+        "least_expected": fields.Float(
+            required=True, metadata={"description": "The smallest expected count of a cell"}
+        ),
+        "enough": fields.Boolean(
+            required=True,
+            metadata={
+                "description": "Every cell expects at least `min_expected` throws, as the "
+                "chi-square approximation needs; if not, the test is never flagged"
+            },
+        ),
+        "flagged": fields.Boolean(
+            required=True, metadata={"description": "`enough`, and p_value below alpha"}
+        ),
+    }
+
+
+TotalsTestSchema = Schema.from_dict(_chi_square_fields(TotalCellSchema), name="TotalsTest")
+PairsTestSchema = Schema.from_dict(_chi_square_fields(PairCellSchema), name="PairsTest")
+
+
+class MainTestSchema(Schema):
+    main = fields.Integer(required=True)
+    rounds = fields.Integer(
+        required=True, metadata={"description": "Rounds decided (won or lost) with this main"}
+    )
+    wins = fields.Integer(required=True, metadata={"description": "Won by the caster"})
+    losses = fields.Integer(required=True, metadata={"description": "Lost by the caster"})
+    p_win = fields.String(
+        required=True,
+        metadata={"description": "Exact P(caster wins) with this main, `n/d` (`hazard odds`)"},
+    )
+    expected_wins = fields.Float(required=True, metadata={"description": "rounds times p_win"})
+    p_value = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The exact two-sided binomial test's; null with no rounds"},
+    )
+    flagged = fields.Boolean(required=True, metadata={"description": "p_value below alpha"})
+
+
+class RuleSetMainsSchema(Schema):
+    ruleset = fields.String(required=True, metadata={"description": "The rule set's name"})
+    tables = fields.List(
+        fields.String(), required=True, metadata={"description": "The tables that play it"}
+    )
+    test = fields.String(required=True, metadata={"description": "`exact binomial, two-sided`"})
+    mains = fields.List(fields.Nested(MainTestSchema), required=True)
+
+
+class DiceScopeSchema(Schema):
+    table = fields.String(required=True, allow_none=True)
+    croupier = fields.String(required=True, allow_none=True)
+    since = fields.String(required=True, allow_none=True)
+    until = fields.String(required=True, allow_none=True)
+
+
+class DiceReportSchema(Schema):
+    scope = fields.Nested(DiceScopeSchema, required=True)
+    alpha = fields.Float(required=True, metadata={"description": "The threshold applied"})
+    min_expected = fields.Float(
+        required=True,
+        metadata={"description": "The least expected count per cell a chi-square test needs"},
+    )
+    throws = fields.Integer(
+        required=True, metadata={"description": "Throws that counted (void throws do not)"}
+    )
+    totals = fields.Nested(TotalsTestSchema, required=True)
+    pairs = fields.Nested(PairsTestSchema, required=True)
+    rulesets = fields.List(
+        fields.Nested(RuleSetMainsSchema),
+        required=True,
+        metadata={
+            "description": "The caster's result per main, for each rule set the tables in "
+            "scope play; rounds decided after a main was set"
+        },
+    )
+    flags = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "Each flagged test, in words; empty if none is"},
+    )
+
+
+@blp.route("/reports/dice", methods=["GET"])
+@blp.arguments(DiceQuerySchema, location="query", unknown=None)
+@blp.response(200, DiceReportSchema)
+@blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")
+@blp.alt_response(404, schema=ProblemSchema, description="No such table")
+@blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+def dice(query: dict[str, Any]) -> dict[str, Any]:
+    """The dice-fairness report for a table, a croupier or the whole club, over a time
+    range: every total and ordered pair thrown against the exact 2d6 odds (chi-square),
+    and the caster's wins per main against the exact P(caster wins) of the table's rule
+    set (exact binomial), each test flagged when its p-value is below `alpha`. An empty
+    range is an answer with no throws, not an error."""
+    require(*READERS)
+    scope = fairness.Scope(
+        table=query.get("table"),
+        croupier=query.get("croupier"),
+        since=query.get("since"),
+        until=query.get("until"),
+    )
+    with club().store.engine.connect() as conn, conn.begin():
+        logcheck.snapshot(conn)  # the throws and the rounds as of one moment
+        return fairness.report(conn, scope, query["alpha"])

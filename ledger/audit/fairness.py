@@ -1,0 +1,399 @@
+"""The dice-fairness report: are the dice, and the croupier recording them, fair?
+
+For a table, a croupier or the whole club, over a time range:
+
+- every throw that counted (DiceThrown; a void throw is a ThrowVoided and has no dice)
+  by its total, 2 to 12, and by its ordered pair (die 1, die 2), against the exact
+  2d6 distribution (engine.dice), each with Pearson's chi-square statistic, its
+  degrees of freedom (10 for the totals, 35 for the pairs) and its p-value;
+- the caster's result in every round decided after a main was set, by main and rule
+  set, against the exact P(caster wins) for that main (engine.odds, what `hazard
+  odds` prints), with the exact two-sided binomial test's p-value.
+
+A test is flagged when its p-value falls below `alpha`. The chi-square approximation
+needs about 5 expected throws in every cell (180 throws, for the 1/36 cells): with
+fewer, a test says it has too few (`enough: false`) and is never flagged, whatever its
+p-value. The binomial test is exact at any size and needs no such caution.
+
+What is read: the throws from the event log, counted in the database by payload (a
+throw's canonical payload is its two dice, so there are at most 36 distinct texts); the
+rounds from the `rounds` read model (ledger.books.tableviews), counted by table, main
+and result; each table's rule set from the TableOpened that opened it. The time range
+is on `recorded_at`: a throw's own, and a round's `ended_at`, the time of the throw
+that decided it; `since` inclusive, `until` exclusive. A croupier is the actor who
+recorded the throws, `croupier:<name>`; a round is theirs when they recorded the throw
+that decided it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from engine import events as ev
+from engine.dice import MAINS, PAIRS, TOTALS, p_pair, p_total
+from engine.odds import fraction_text, main_odds
+from engine.rules import RuleSet
+from engine.state import RoundResult
+from ledger.audit.stats import binomial_p, chi2_sf, chi_square
+from ledger.books.accounts import TABLE_PREFIX
+from ledger.service import NotFound, is_name, table_stream
+from ledger.store import codec
+from ledger.store.schema import events as events_table
+from ledger.store.schema import rounds as rounds_table
+
+ALPHA = 0.01
+"""The default threshold: a p-value below it is flagged. About one fair test in a
+hundred is flagged at it by chance alone, and a report makes several tests."""
+MIN_EXPECTED = 5.0
+"""Fewer expected throws than this in any cell and the chi-square approximation is not
+trusted: the test is shown but not flagged."""
+CROUPIER = "croupier:"
+"""A croupier's actor is this and the name on their token."""
+
+CHI_SQUARE = "chi-square"
+BINOMIAL = "exact binomial, two-sided"
+DECIDED = tuple(r.value for r in RoundResult if r.caster_won is not None)
+"""The results of a round that say who won it: a win or a loss for the caster."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the report covers: one table (a name) or all, one croupier (the name on
+    their token) or all, and a time range as recorded_at is stored, since inclusive,
+    until exclusive."""
+
+    table: str | None = None
+    croupier: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "croupier": self.croupier,
+            "since": self.since,
+            "until": self.until,
+        }
+
+
+def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str, Any]:
+    """The report, as plain JSON-able data. NotFound if the scope names a table that
+    does not exist; an empty range is an answer (no throws, no rounds), not an error."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha is a probability between 0 and 1, not {alpha}")
+    if scope.table is not None and not (
+        is_name(scope.table) and _exists(conn, table_stream(scope.table))
+    ):
+        raise NotFound(f"there is no table {scope.table!r}")
+    pairs = pair_counts(conn, scope)
+    throws = sum(pairs.values())
+    totals: Counter[int] = Counter()
+    for (die1, die2), n in pairs.items():
+        totals[die1 + die2] += n
+    by_total = _chi_square_test(
+        [{"total": t, "observed": totals[t], "p": fraction_text(p_total(t))} for t in TOTALS],
+        [float(p_total(t)) for t in TOTALS],
+        throws,
+        alpha,
+    )
+    by_pair = _chi_square_test(
+        [
+            {"die1": a, "die2": b, "observed": pairs[a, b], "p": fraction_text(p_pair(a, b))}
+            for a, b in PAIRS
+        ],
+        [float(p_pair(a, b)) for a, b in PAIRS],
+        throws,
+        alpha,
+    )
+    mains = _mains(conn, scope, alpha)
+    return {
+        "scope": scope.view(),
+        "alpha": alpha,
+        "min_expected": MIN_EXPECTED,
+        "throws": throws,
+        "totals": by_total,
+        "pairs": by_pair,
+        "rulesets": mains,
+        "flags": _flags(by_total, by_pair, mains, alpha),
+    }
+
+
+# -- the throws ---------------------------------------------------------------------
+
+
+def pair_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[int, int]]:
+    """How many valid throws in `scope` showed each ordered pair (die 1, die 2).
+
+    Counted by the database, grouped by payload: a DiceThrown's payload is its two dice
+    in canonical JSON (its version is a column), so one scan answers with at most 36
+    rows, however many throws there were."""
+    e = events_table
+    query = (
+        sa.select(e.c.type, e.c.schema_version, e.c.payload, sa.func.count())
+        .where(e.c.type == "DiceThrown")
+        .group_by(e.c.type, e.c.schema_version, e.c.payload)
+    )
+    if scope.table is not None:
+        query = query.where(e.c.stream == table_stream(scope.table))
+    if scope.croupier is not None:
+        query = query.where(e.c.actor == CROUPIER + scope.croupier)
+    query = _within(query, e.c.recorded_at, scope)
+    counts: Counter[tuple[int, int]] = Counter()
+    for kind, schema, payload, n in conn.execute(query):
+        thrown = codec.decode(kind, schema, 1, json.loads(payload))
+        assert isinstance(thrown, ev.DiceThrown)
+        counts[thrown.die1, thrown.die2] += n
+    return counts
+
+
+def _chi_square_test(
+    cells: list[dict[str, Any]], probabilities: Sequence[float], n: int, alpha: float
+) -> dict[str, Any]:
+    """Each cell with its expected count, and the test of observed against expected."""
+    expected = [n * p for p in probabilities]
+    for cell, e in zip(cells, expected, strict=True):
+        cell["expected"] = e
+    least = min(expected)
+    enough = least >= MIN_EXPECTED
+    statistic = p_value = None
+    if n:
+        statistic = chi_square([c["observed"] for c in cells], expected)
+        p_value = chi2_sf(statistic, len(cells) - 1)
+    return {
+        "test": CHI_SQUARE,
+        "cells": cells,
+        "statistic": statistic,
+        "df": len(cells) - 1,
+        "p_value": p_value,
+        "least_expected": least,
+        "enough": enough,
+        "flagged": enough and p_value is not None and p_value < alpha,
+    }
+
+
+# -- the rounds ---------------------------------------------------------------------
+
+
+def _mains(conn: sa.Connection, scope: Scope, alpha: float) -> list[dict[str, Any]]:
+    """The caster's wins and losses per main, one entry per rule set in play, each
+    with the tables that play it."""
+    tallies = round_counts(conn, scope)
+    rules = _rules(conn, sorted({stream for stream, _, _ in tallies}))
+    groups: dict[bytes, tuple[RuleSet, set[str], Counter[tuple[int, bool]]]] = {}
+    for (stream, main, won), n in tallies.items():
+        ruleset = rules[stream]
+        # Two tables play the same rule set when its every rule is the same, whatever
+        # it is called: a custom set may share a built-in's name and not its table.
+        key = codec.canonical(ruleset.to_mapping())
+        _, tables, counts = groups.setdefault(key, (ruleset, set(), Counter()))
+        tables.add(stream.removeprefix(TABLE_PREFIX))
+        counts[main, won] += n
+    entries = [
+        {
+            "ruleset": ruleset.name,
+            "tables": sorted(tables),
+            "test": BINOMIAL,
+            "mains": [_main_test(ruleset, m, counts, alpha) for m in MAINS],
+        }
+        for ruleset, tables, counts in groups.values()
+    ]
+    return sorted(entries, key=lambda entry: (entry["ruleset"], entry["tables"]))
+
+
+def round_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[str, int, bool]]:
+    """How many rounds in `scope`, decided after a main was set, each table's caster
+    won and lost with each main: (stream, main, caster won) -> rounds."""
+    r = rounds_table
+    query = (
+        sa.select(r.c.stream, r.c.main, r.c.result, sa.func.count())
+        .where(r.c.main.is_not(None), r.c.result.in_(DECIDED))
+        .group_by(r.c.stream, r.c.main, r.c.result)
+    )
+    if scope.table is not None:
+        query = query.where(r.c.stream == table_stream(scope.table))
+    if scope.croupier is not None:
+        # Who recorded the throw that decided the round: its last throw. Not whoever
+        # recorded its last event, which may come later (a settlement of that throw's,
+        # but also whatever a round's history gains after it, such as a dispute).
+        e = events_table
+        decider = (
+            sa.select(e.c.actor)
+            .where(
+                e.c.stream == r.c.stream,
+                e.c.version.between(r.c.first_version, r.c.last_version),
+                e.c.type == "DiceThrown",
+            )
+            .order_by(e.c.version.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        query = query.where(decider == CROUPIER + scope.croupier)
+    query = _within(query, r.c.ended_at, scope)
+    counts: Counter[tuple[str, int, bool]] = Counter()
+    for stream, main, result, n in conn.execute(query):
+        counts[stream, main, bool(RoundResult(result).caster_won)] += n
+    return counts
+
+
+def _main_test(
+    ruleset: RuleSet, main: int, counts: Counter[tuple[int, bool]], alpha: float
+) -> dict[str, Any]:
+    wins, losses = counts[main, True], counts[main, False]
+    rounds = wins + losses
+    p_win = main_odds(ruleset, main).p_win
+    p_value = binomial_p(wins, rounds, float(p_win)) if rounds else None
+    return {
+        "main": main,
+        "rounds": rounds,
+        "wins": wins,
+        "losses": losses,
+        "p_win": fraction_text(p_win),
+        "expected_wins": rounds * float(p_win),
+        "p_value": p_value,
+        "flagged": p_value is not None and p_value < alpha,
+    }
+
+
+def _rules(conn: sa.Connection, streams: Sequence[str]) -> dict[str, RuleSet]:
+    """Each table's rule set, from the TableOpened at the head of its stream."""
+    e = events_table
+    found: dict[str, RuleSet] = {}
+    for chunk in _chunks(streams, 500):
+        rows = conn.execute(
+            sa.select(e.c.stream, e.c.type, e.c.schema_version, e.c.payload).where(
+                e.c.stream.in_(chunk), e.c.version == 1
+            )
+        )
+        for stream, kind, schema, payload in rows:
+            opened = codec.decode(kind, schema, 1, json.loads(payload))
+            assert isinstance(opened, ev.TableOpened), stream
+            found[stream] = opened.rules
+    return found
+
+
+# -- both ---------------------------------------------------------------------------
+
+
+def _flags(
+    totals: dict[str, Any], pairs: dict[str, Any], rulesets: list[dict[str, Any]], alpha: float
+) -> list[str]:
+    """Each flagged test, in words."""
+    flags = [
+        f"{what}: chi-square {test['statistic']:.2f} on {test['df']} df, "
+        f"p = {test['p_value']:.3g} < {alpha}"
+        for what, test in (("totals", totals), ("pairs", pairs))
+        if test["flagged"]
+    ]
+    for entry in rulesets:
+        for line in entry["mains"]:
+            if line["flagged"]:
+                flags.append(
+                    f"{entry['ruleset']} main {line['main']}: the caster won {line['wins']} "
+                    f"of {line['rounds']} (expected {line['expected_wins']:.1f}), "
+                    f"p = {line['p_value']:.3g} < {alpha}"
+                )
+    return flags
+
+
+def _within(query: sa.Select[Any], column: Any, scope: Scope) -> sa.Select[Any]:
+    if scope.since is not None:
+        query = query.where(column >= scope.since)
+    if scope.until is not None:
+        query = query.where(column < scope.until)
+    return query
+
+
+def _exists(conn: sa.Connection, stream: str) -> bool:
+    e = events_table
+    found = conn.execute(sa.select(e.c.version).where(e.c.stream == stream).limit(1)).first()
+    return found is not None
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# -- in words -----------------------------------------------------------------------
+
+
+def lines(report: dict[str, Any]) -> list[str]:
+    """The report as `hazard fairness` prints it: a table for people to read."""
+    scope, alpha = report["scope"], report["alpha"]
+    out = [
+        "Dice-fairness report: "
+        + ", ".join(
+            [
+                f"table {scope['table']}" if scope["table"] else "every table",
+                f"croupier {scope['croupier']}" if scope["croupier"] else "every croupier",
+                f"from {scope['since'] or 'the first event'}",
+                f"until {scope['until'] or 'now'}",
+            ]
+        ),
+        f"{report['throws']} throws (void throws do not count); flagged below p = {alpha}",
+        "",
+    ]
+    if not report["throws"]:
+        out += ["No throws in this range: nothing to test.", ""]
+    else:
+        totals, pairs = report["totals"], report["pairs"]
+        out.append(f"{'total':>5}  {'observed':>8}  {'expected':>8}  exact")
+        out += [
+            f"{c['total']:>5}  {c['observed']:>8}  {c['expected']:>8.2f}  {c['p']}"
+            for c in totals["cells"]
+        ]
+        out += [_verdict("totals", totals, alpha), ""]
+        each = pairs["cells"][0]["expected"]
+        out.append(f"Ordered pairs, die 1 down and die 2 across ({each:.2f} expected in each):")
+        out.append("     " + "".join(f"{b:>6}" for b in range(1, 7)))
+        for a in range(1, 7):
+            row = [c["observed"] for c in pairs["cells"] if c["die1"] == a]
+            out.append(f"{a:>5}" + "".join(f"{n:>6}" for n in row))
+        out += [_verdict("pairs", pairs, alpha), ""]
+    if not report["rulesets"]:
+        out += ["No rounds decided after a main in this range.", ""]
+    for entry in report["rulesets"]:
+        out.append(
+            f"Rule set {entry['ruleset']} (tables {', '.join(entry['tables'])}): the caster's "
+            f"wins per main against the exact odds ({entry['test']})"
+        )
+        out.append(
+            f"{'main':>4}  {'rounds':>6}  {'wins':>6}  {'losses':>6}  {'P(caster wins)':<24}"
+            f"  {'expected':>8}  {'p-value':>8}"
+        )
+        for m in entry["mains"]:
+            exact = f"{m['p_win']} = {_fraction_value(m['p_win']):.4f}"
+            p_value = "-" if m["p_value"] is None else f"{m['p_value']:.3g}"
+            out.append(
+                f"{m['main']:>4}  {m['rounds']:>6}  {m['wins']:>6}  {m['losses']:>6}  "
+                f"{exact:<24}  {m['expected_wins']:>8.2f}  {p_value:>8}"
+                + ("  FLAGGED" if m["flagged"] else "")
+            )
+        out.append("")
+    flags = report["flags"]
+    out.append(f"Flags: {len(flags)}" if flags else "Flags: none")
+    out += [f"  {flag}" for flag in flags]
+    return out
+
+
+def _verdict(what: str, test: dict[str, Any], alpha: float) -> str:
+    said = (
+        f"{what}: chi-square {test['statistic']:.2f} on {test['df']} df, p = {test['p_value']:.3g}"
+    )
+    if not test["enough"]:
+        return (
+            f"{said}; too few throws to trust it (a cell expects {test['least_expected']:.2f}, "
+            f"fewer than {MIN_EXPECTED:g}): not flagged"
+        )
+    return f"{said}  FLAGGED (below {alpha})" if test["flagged"] else f"{said}  ok"
+
+
+def _fraction_value(text: str) -> float:
+    numerator, _, denominator = text.partition("/")
+    return int(numerator) / int(denominator)
