@@ -262,9 +262,7 @@ def _swappable(game: ServerGame) -> int:
     """The index of a DiceDrawn of the first turn whose dice differ (so swapping them
     keeps the total, and every settlement, the same)."""
     return next(
-        i
-        for i, e in enumerate(game.events)
-        if isinstance(e, ev.DiceDrawn) and e.die1 != e.die2
+        i for i, e in enumerate(game.events) if isinstance(e, ev.DiceDrawn) and e.die1 != e.die2
     )
 
 
@@ -304,10 +302,13 @@ def test_a_changed_client_seed_nonce_commitment_or_seed_fails() -> None:
     )
     _fails_at(_changed(game.events, r, seed="cd" * 32), reveal.version, "SHA-256")
     _fails_at(_changed(game.events, c, commitment="not hex"), game.events[c].version, "hex")
-    without_reveal = game.events[:r] + [
-        dataclasses.replace(e, version=e.version - 1)  # type: ignore[type-var]
-        for e in game.events[r + 1 :]
-    ]
+    without_reveal = (
+        game.events[:r]
+        + [
+            dataclasses.replace(e, version=e.version - 1)  # type: ignore[type-var]
+            for e in game.events[r + 1 :]
+        ]
+    )
     with pytest.raises(Disagreement):
         referee(without_reveal)
 
@@ -319,8 +320,11 @@ def test_a_croupier_throw_at_a_server_table_is_refused_by_the_referee() -> None:
     d = game.events[i]
     assert isinstance(d, ev.DiceDrawn)
     # The DiceDrawn dropped: the throw looks entered by the croupier.
-    forged = game.events[:i] + [
-        dataclasses.replace(e, version=e.version - 1)  # type: ignore[type-var]
-        for e in game.events[i + 1 :]
-    ]
+    forged = (
+        game.events[:i]
+        + [
+            dataclasses.replace(e, version=e.version - 1)  # type: ignore[type-var]
+            for e in game.events[i + 1 :]
+        ]
+    )
     _fails_at(forged, d.version, "server-dice")
