@@ -112,7 +112,7 @@ class Rule(enum.Enum):
     UNKNOWN_DICE = "unknown-dice"
     """A table's dice are "croupier" or "server"."""
     INVALID_CLIENT_SEED = "invalid-client-seed"
-    """A client seed is 1 to 64 visible ASCII characters."""
+    """A client seed is 1 to 64 printable ASCII characters."""
     SEED_MISMATCH = "seed-mismatch"
     """A revealed server seed hashes to the turn's commitment."""
 

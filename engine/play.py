@@ -58,15 +58,21 @@ def server_throw(state: TableState, client_seed: str, die1: int, die2: int) -> l
     dice are what `engine.serverdice.draw` gives for it from the turn's server seed and
     `state.nonce` (the ledger draws them; once the seed is revealed anyone can draw
     them again). Returns `DiceDrawn` and then what `throw` returns for those dice."""
+    require_server_throw(state, client_seed)
+    draft = Draft(state)
+    draft.add(ev.DiceDrawn, client_seed=client_seed, nonce=state.nonce, die1=die1, die2=die2)
+    _thrown(state, draft, die1, die2)
+    return draft.events
+
+
+def require_server_throw(state: TableState, client_seed: str) -> None:
+    """Everything `server_throw` checks before the dice: what the ledger asks before it
+    draws them."""
     require_server_dice(state)
     _require_throwing(state)
     require_client_seed(client_seed)
     if state.commitment is None:  # every turn commits as it begins: a stream at fault
         raise RuleBroken(Rule.WRONG_PHASE, "no server seed is committed for this turn")
-    draft = Draft(state)
-    draft.add(ev.DiceDrawn, client_seed=client_seed, nonce=state.nonce, die1=die1, die2=die2)
-    _thrown(state, draft, die1, die2)
-    return draft.events
 
 
 def _thrown(state: TableState, draft: Draft, die1: int, die2: int) -> None:

@@ -39,8 +39,8 @@ DICE = (CROUPIER, SERVER)
 SEED_BYTES = 32
 KEPT = 252
 """Bytes below this give a die (252 = 42 * 6); the rest are passed over."""
-CLIENT_SEED = re.compile(r"[!-~]{1,64}")
-"""A client seed: 1 to 64 visible ASCII characters (no space, nothing to normalise)."""
+CLIENT_SEED = re.compile(r"[ -~]{1,64}")
+"""A client seed: 1 to 64 printable ASCII characters (space to tilde: nothing to normalise)."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -82,7 +82,7 @@ def is_seed(text: object) -> bool:
 def require_client_seed(client_seed: object) -> str:
     if not isinstance(client_seed, str) or CLIENT_SEED.fullmatch(client_seed) is None:
         raise RuleBroken(
-            Rule.INVALID_CLIENT_SEED, "a client seed is 1 to 64 visible ASCII characters"
+            Rule.INVALID_CLIENT_SEED, "a client seed is 1 to 64 printable ASCII characters"
         )
     return client_seed
 

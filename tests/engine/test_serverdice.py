@@ -90,7 +90,7 @@ def test_commitment_and_client_seeds() -> None:
     assert serverdice.commit_to(seed) == hashlib.sha256(SEED).hexdigest()
     assert serverdice.is_seed(seed) and not serverdice.is_seed(seed.upper())
     assert serverdice.require_client_seed("a" * 64) == "a" * 64
-    for bad in ("", "a" * 65, "with space", "é", 7):
+    for bad in ("", "a" * 65, "tab\there", "é", 7):
         with pytest.raises(RuleBroken) as info:
             serverdice.require_client_seed(bad)
         assert info.value.rule is Rule.INVALID_CLIENT_SEED
