@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeGuard
 
 from engine import events as ev
 from engine.errors import Rule, RuleBroken
@@ -74,7 +75,7 @@ def commit_to(seed: str) -> str:
     return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
 
 
-def is_seed(text: object) -> bool:
+def is_seed(text: object) -> TypeGuard[str]:
     """A server seed or a commitment as events carry them: 64 lowercase hex digits."""
     return isinstance(text, str) and _HEX64.fullmatch(text) is not None
 
