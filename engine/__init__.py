@@ -18,11 +18,19 @@ from engine.betting import (
 from engine.errors import HazardError, ReplayError, Rule, RuleBroken, RuleSetError
 from engine.events import Event, Limits, Proposition, PropositionKind, Transfer
 from engine.fold import INITIAL, fold
-from engine.play import call_main, must_pass, throw, void_throw
+from engine.play import call_main, must_pass, server_throw, throw, void_throw
 from engine.rules import CoverPolicy, MainMethod, Outcome, Rounding, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
 from engine.state import SETTER, Bet, BetKind, Phase, RoundResult, TableState
-from engine.table import cast_for_caster, close, leave, open_table, pass_dice, seat
+from engine.table import (
+    cast_for_caster,
+    close,
+    leave,
+    open_table,
+    pass_dice,
+    seat,
+    serve_dice,
+)
 
 __all__ = [
     "BUILTIN",
@@ -64,6 +72,8 @@ __all__ = [
     "pass_dice",
     "refuse",
     "seat",
+    "serve_dice",
+    "server_throw",
     "stake",
     "throw",
     "void_throw",

@@ -104,6 +104,17 @@ class Rule(enum.Enum):
     """An offer made to one participant is accepted by that participant only."""
     NOT_YOUR_BET = "not-your-bet"
     """Only the one who made an offer withdraws it."""
+    SERVER_DICE = "server-dice"
+    """At a server-dice table the server throws: the croupier enters no dice, and the
+    caster gives a client seed with each throw."""
+    CROUPIER_DICE = "croupier-dice"
+    """At a croupier table the croupier enters the dice: there is no client seed."""
+    UNKNOWN_DICE = "unknown-dice"
+    """A table's dice are "croupier" or "server"."""
+    INVALID_CLIENT_SEED = "invalid-client-seed"
+    """A client seed is 1 to 64 printable ASCII characters."""
+    SEED_MISMATCH = "seed-mismatch"
+    """A revealed server seed hashes to the turn's commitment."""
 
 
 class RuleBroken(HazardError):

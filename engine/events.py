@@ -156,6 +156,49 @@ class ThrowVoided:
     standing: int | None
 
 
+# -- server dice (engine.serverdice) ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServerDiceChosen:
+    """The table's dice are thrown by the server, not entered by the croupier. Only
+    ever the table's second event, written with its TableOpened."""
+
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeedCommitted:
+    """A caster's turn begins: `commitment` is SHA-256 of the turn's server seed, as 64
+    lowercase hex digits. The seed stays secret until `SeedRevealed` ends the turn."""
+
+    version: int
+    commitment: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiceDrawn:
+    """A server throw: the caster's `client_seed`, the throw's `nonce` (its place in the
+    turn, from 0) and the dice HMAC-SHA256(server seed, client_seed:nonce:cursor) gave
+    (`engine.serverdice.draw`). The `DiceThrown` of the same dice follows."""
+
+    version: int
+    client_seed: str
+    nonce: int
+    die1: int
+    die2: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeedRevealed:
+    """A caster's turn ended: `seed` is its server seed (64 lowercase hex digits, 32
+    bytes), whose SHA-256 is the turn's commitment. Every throw of the turn can now be
+    drawn again from it."""
+
+    version: int
+    seed: str
+
+
 # -- bets -----------------------------------------------------------------------
 
 
@@ -263,6 +306,10 @@ Event = (
     | MainCalled
     | DiceThrown
     | ThrowVoided
+    | ServerDiceChosen
+    | SeedCommitted
+    | DiceDrawn
+    | SeedRevealed
     | CasterStaked
     | StakeLaid
     | StakeCovered

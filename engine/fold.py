@@ -26,7 +26,7 @@ _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
 _new_state = object.__new__
-if len(TableState.__dataclass_fields__) != 21 or hasattr(TableState, "__post_init__"):
+if len(TableState.__dataclass_fields__) != 24 or hasattr(TableState, "__post_init__"):
     raise TypeError("_Table.freeze fills every field of TableState: update it with them")
 
 
@@ -37,15 +37,18 @@ class _Table:
         "caster",
         "casts",
         "chance",
+        "commitment",
         "consecutive_losses",
         "consecutive_wins",
         "contest",
+        "dice",
         "first_throw",
         "last_result",
         "last_total",
         "limits",
         "losses",
         "main",
+        "nonce",
         "phase",
         "round",
         "rules",
@@ -76,6 +79,9 @@ class _Table:
     last_total: int | None
     bets: dict[str, Bet]
     first_throw: tuple[Outcome, ...]
+    dice: str
+    commitment: str | None
+    nonce: int
 
     def __init__(self, s: TableState) -> None:
         self.version, self.phase, self.rules, self.limits = s.version, s.phase, s.rules, s.limits
@@ -85,13 +91,14 @@ class _Table:
         self.last_result, self.wins, self.losses = s.last_result, s.wins, s.losses
         self.abandoned, self.contest, self.casts = s.abandoned, s.contest, dict(s.casts)
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
+        self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
         self.first_throw = (
             s.rules.first_throw[s.main] if s.rules is not None and s.main is not None else ()
         )
 
     def freeze(self) -> TableState:
         # Every command folds its draft, and the referee folds every command's events:
-        # a frozen dataclass's __init__ sets its 21 fields one object.__setattr__ at a
+        # a frozen dataclass's __init__ sets its 24 fields one object.__setattr__ at a
         # time, three times slower than filling the new state's __dict__ at once.
         # TableState has no __post_init__ to skip; the result is the same state.
         state = _new_state(TableState)
@@ -116,6 +123,9 @@ class _Table:
             casts=MappingProxyType(dict(self.casts)),
             standing=self.standing,
             last_total=self.last_total,
+            dice=self.dice,
+            commitment=self.commitment,
+            nonce=self.nonce,
             bets=MappingProxyType(dict(self.bets)),
         )
         return state
@@ -293,6 +303,27 @@ def _caster_forfeited(t: _Table, e: ev.CasterForfeited) -> None:
     _abandon(t)
 
 
+def _server_dice_chosen(t: _Table, e: ev.ServerDiceChosen) -> None:
+    _next_version(t, e)
+    t.dice = "server"
+
+
+def _seed_committed(t: _Table, e: ev.SeedCommitted) -> None:
+    _next_version(t, e)
+    t.commitment, t.nonce = e.commitment, 0
+
+
+def _dice_drawn(t: _Table, e: ev.DiceDrawn) -> None:
+    # The DiceThrown after it plays the dice; this only counts the turn's throws.
+    _next_version(t, e)
+    t.nonce += 1
+
+
+def _seed_revealed(t: _Table, e: ev.SeedRevealed) -> None:
+    _next_version(t, e)
+    t.commitment, t.nonce = None, 0
+
+
 def _caster_staked(t: _Table, e: ev.CasterStaked) -> None:
     _next_version(t, e)
     t.bets[e.bet_id] = Bet(
@@ -422,6 +453,10 @@ _APPLY: dict[type, Callable[[_Table, Any], None]] = {
     ev.CasterChosen: _caster_chosen,
     ev.DicePassed: _dice_passed,
     ev.CasterForfeited: _caster_forfeited,
+    ev.ServerDiceChosen: _server_dice_chosen,
+    ev.SeedCommitted: _seed_committed,
+    ev.DiceDrawn: _dice_drawn,
+    ev.SeedRevealed: _seed_revealed,
     ev.CasterStaked: _caster_staked,
     ev.StakeLaid: _stake_laid,
     ev.StakeCovered: _stake_covered,

@@ -8,6 +8,7 @@ from engine.command import Draft, open_rules, pass_to_left, require_caster
 from engine.dice import MAINS, is_die
 from engine.errors import Rule, RuleBroken
 from engine.rules import DicePass, MainMethod
+from engine.serverdice import require_client_seed, require_croupier_dice, require_server_dice
 from engine.state import BetKind, Phase, TableState
 
 _THROWING = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
@@ -45,7 +46,36 @@ def _require_throwing(state: TableState) -> None:
 def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
     """The croupier records a throw. Returns the throw, the settlement of every bet it
     decides and, when the rule set says so, the dice passing to the left."""
+    require_croupier_dice(state)
     _require_throwing(state)
+    draft = Draft(state)
+    _thrown(state, draft, die1, die2)
+    return draft.events
+
+
+def server_throw(state: TableState, client_seed: str, die1: int, die2: int) -> list[ev.Event]:
+    """The server throws, at a server-dice table: `client_seed` is the caster's, and the
+    dice are what `engine.serverdice.draw` gives for it from the turn's server seed and
+    `state.nonce` (the ledger draws them; once the seed is revealed anyone can draw
+    them again). Returns `DiceDrawn` and then what `throw` returns for those dice."""
+    require_server_throw(state, client_seed)
+    draft = Draft(state)
+    draft.add(ev.DiceDrawn, client_seed=client_seed, nonce=state.nonce, die1=die1, die2=die2)
+    _thrown(state, draft, die1, die2)
+    return draft.events
+
+
+def require_server_throw(state: TableState, client_seed: str) -> None:
+    """Everything `server_throw` checks before the dice: what the ledger asks before it
+    draws them."""
+    require_server_dice(state)
+    _require_throwing(state)
+    require_client_seed(client_seed)
+    if state.commitment is None:  # every turn commits as it begins: a stream at fault
+        raise RuleBroken(Rule.WRONG_PHASE, "no server seed is committed for this turn")
+
+
+def _thrown(state: TableState, draft: Draft, die1: int, die2: int) -> None:
     for die in (die1, die2):
         if not is_die(die):
             raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
@@ -63,7 +93,6 @@ def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
             Rule.STAKES_PENDING,
             f"the caster must cover or refuse {', '.join(pending)} before the throw",
         )
-    draft = Draft(state)
     draft.add(ev.DiceThrown, die1=die1, die2=die2)
     after = draft.folded()
     resolve(state, after, die1 + die2, draft)
@@ -73,7 +102,6 @@ def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
         if reason is not None:
             assert state.caster is not None
             pass_to_left(state, draft, state.caster, reason)
-    return draft.events
 
 
 def must_pass(rule: DicePass, losses: int, wins: int) -> str | None:
@@ -100,6 +128,7 @@ def void_throw(
     die standing at the same value (any other `standing` is refused,
     `recast-must-keep-standing-die`); recasting both together ends the standing.
     """
+    require_croupier_dice(state)  # the server's dice never cock
     _require_throwing(state)
     if reason not in VOID_REASONS:
         raise RuleBroken(Rule.INVALID_VOID, f"a void throw is cocked or wild, not {reason!r}")

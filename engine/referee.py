@@ -37,6 +37,14 @@ Which command a group's first event records:
   the engine's.
 - `CasterChosen`, `BetSettled` and any other `DicePassed` start no command: they are
   only ever derived.
+- Server dice (engine.serverdice): `ServerDiceChosen` serve_dice (right after the
+  opening); `DiceDrawn` server_throw, with the client seed and the dice it records.
+  `SeedRevealed` and `SeedCommitted` start no command: a command that ends a caster's
+  turn or gives a caster the dice derives them last. Their values are the ledger's, not
+  the engine's: the referee takes the commitment as the file gives it, and holds the
+  revealed seed to it (SHA-256) and every throw of the turn to the seed (each
+  `DiceDrawn` drawn again from it, its client seed and nonce). A throw whose turn has
+  not ended yet cannot be drawn again: `unrevealed` lists them.
 
 Each group is folded onto the state once, when its last event has been matched.
 Standard library and engine only.
@@ -63,10 +71,11 @@ from engine.command import Drafted
 from engine.errors import HazardError, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.money import ESCROW
-from engine.play import call_main, throw, void_throw
+from engine.play import call_main, server_throw, throw, void_throw
 from engine.rules import CoverPolicy
+from engine.serverdice import SERVER, commit_to, draw, is_seed, turn_change
 from engine.state import SETTER, BetKind, TableState
-from engine.table import cast_for_caster, close, leave, open_table, pass_dice, seat
+from engine.table import cast_for_caster, close, leave, open_table, pass_dice, seat, serve_dice
 
 
 class Disagreement(HazardError):
@@ -82,6 +91,10 @@ class Disagreement(HazardError):
 
 _PLACED = frozenset({ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered})
 _CLOSING = (ev.BetSettled, ev.BetVoided)
+_FROM_FILE = ""
+"""The seed or commitment of a turn event the referee expects: the file gives it."""
+_NEXT_COMMITMENT = "(the next turn's commitment)"
+_ENDING_SEED = "(the ending turn's seed)"
 
 
 class Referee:
@@ -109,6 +122,16 @@ class Referee:
         """The first event of the group being compared (or of the last one)."""
         self._last: tuple[ev.Event, Sequence[ev.Event], TableState] | None = None
         """The last complete group: its cause, its events, the state before it."""
+        self._drawn: list[ev.DiceDrawn] = []
+        """The server throws of the turn in play, checked once its seed is revealed."""
+        self._committed_at = 0
+        """The version of the turn's `SeedCommitted`, if the referee saw it."""
+
+    @property
+    def unrevealed(self) -> tuple[int, ...]:
+        """The versions of the server throws whose turn's seed is not revealed yet: the
+        turn in play when the stream ends. They cannot be drawn again (yet)."""
+        return tuple(d.version for d in self._drawn)
 
     @property
     def rounds(self) -> int:
@@ -119,8 +142,11 @@ class Referee:
         """Hold `event` to what the engine derives; raises `Disagreement`."""
         due = self._due
         if self._next < len(due):
-            if event != due[self._next]:
-                raise self._differs(event, due[self._next])
+            want = due[self._next]
+            if event != want:
+                if not self._from_file(event, want):
+                    raise self._differs(event, want)
+                due[self._next] = event  # type: ignore[index]
             self._next += 1
             if self._next == len(due):
                 self._settle()
@@ -173,6 +199,13 @@ class Referee:
             raise Disagreement(
                 event.version, f"{describe(event)}: the engine derives nothing from it here"
             )
+        ends, begins = turn_change(state, due)
+        if ends or begins:
+            due = list(due) if not isinstance(due, Drafted) else due
+            if ends:
+                due.append(ev.SeedRevealed(version=due[-1].version + 1, seed=_FROM_FILE))
+            if begins:
+                due.append(ev.SeedCommitted(version=due[-1].version + 1, commitment=_FROM_FILE))
         self._due, self._next = due, 0
         if event != due[0]:
             raise self._differs(event, due[0])
@@ -197,9 +230,68 @@ class Referee:
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
         if due[0].__class__ in _PLACED:
             self.bets += 1
+        if self.state.dice == SERVER:
+            for e in due:
+                if isinstance(e, ev.DiceDrawn):
+                    self._drawn.append(e)
+                elif isinstance(e, ev.SeedRevealed | ev.SeedCommitted):
+                    self._drawn.clear()
+                    if isinstance(e, ev.SeedCommitted):
+                        self._committed_at = e.version
         assert self._cause is not None
         self._last = (self._cause, due, before)
         self._due, self._next = (), 0
+
+    # -- the turn's seed ----------------------------------------------------------------
+
+    def _from_file(self, got: ev.Event, want: ev.Event) -> bool:
+        """Whether `got` is the turn event `want` stands for, its value the file's: any
+        commitment of the right form; a seed that hashes to the turn's commitment and
+        draws every throw of the turn as recorded (else Disagreement)."""
+        if type(got) is not type(want) or got.version != want.version:
+            return False
+        if isinstance(got, ev.SeedCommitted) and isinstance(want, ev.SeedCommitted):
+            if want.commitment != _FROM_FILE:
+                return False
+            if not is_seed(got.commitment):
+                raise Disagreement(
+                    got.version,
+                    "SeedCommitted: a commitment is SHA-256 as 64 lowercase hex digits, not "
+                    f"{got.commitment!r}",
+                )
+            return True
+        if isinstance(got, ev.SeedRevealed) and isinstance(want, ev.SeedRevealed):
+            if want.seed != _FROM_FILE:
+                return False
+            self._reveal(got)
+            return True
+        return False
+
+    def _reveal(self, revealed: ev.SeedRevealed) -> None:
+        commitment = self.state.commitment
+        at = f" (SeedCommitted at version {self._committed_at})" if self._committed_at else ""
+        if not is_seed(revealed.seed):
+            raise Disagreement(
+                revealed.version,
+                "SeedRevealed: a server seed is 32 bytes as 64 lowercase hex digits, not "
+                f"{revealed.seed!r}",
+            )
+        if commit_to(revealed.seed) != commitment:
+            raise Disagreement(
+                revealed.version,
+                f"SeedRevealed: SHA-256 of the seed revealed is {commit_to(revealed.seed)}, "
+                f"but the turn committed to {commitment}{at}",
+            )
+        seed = bytes.fromhex(revealed.seed)
+        matched = [e for e in self._due[: self._next] if isinstance(e, ev.DiceDrawn)]
+        for d in (*self._drawn, *matched):
+            drawn = draw(seed, d.client_seed, d.nonce)
+            if drawn != (d.die1, d.die2):
+                raise Disagreement(
+                    d.version,
+                    f"{describe(d)}, but the seed revealed at version {revealed.version} "
+                    f"draws {drawn[0]}+{drawn[1]} for that client seed and nonce",
+                )
 
     # -- saying what differs ------------------------------------------------------------
 
@@ -384,6 +476,10 @@ _COMMANDS: dict[type, Run] = {
     ev.MainCalled: lambda s, e: call_main(s, e.main),
     ev.DiceThrown: lambda s, e: throw(s, e.die1, e.die2),
     ev.ThrowVoided: lambda s, e: void_throw(s, e.reason, e.off, e.standing),
+    ev.ServerDiceChosen: lambda s, e: serve_dice(s),
+    ev.SeedCommitted: _orphan,
+    ev.DiceDrawn: lambda s, e: server_throw(s, e.client_seed, e.die1, e.die2),
+    ev.SeedRevealed: _orphan,
     ev.CasterStaked: lambda s, e: stake(s, e.amount),
     ev.StakeLaid: lambda s, e: lay(s, e.bettor, e.amount),
     ev.StakeCovered: _covered,
@@ -467,6 +563,15 @@ def describe(e: ev.Event) -> str:
             return f"DieCastForCaster {e.player} casts {e.die}"
         case ev.ThrowVoided():
             return f"ThrowVoided ({e.reason}, die {e.off} off)"
+        case ev.DiceDrawn():
+            return (
+                f"DiceDrawn {e.die1}+{e.die2} (client seed {e.client_seed!r}, nonce {e.nonce}) "
+                f"at version {e.version}"
+            )
+        case ev.SeedCommitted():
+            return f"SeedCommitted {e.commitment or _NEXT_COMMITMENT}"
+        case ev.SeedRevealed():
+            return f"SeedRevealed {e.seed or _ENDING_SEED}"
     return name
 
 
@@ -493,6 +598,10 @@ def command_words(cause: ev.Event | None, state: TableState) -> str:
             return f"{cause.player}'s cast of {cause.die} for first caster {at}"
         case ev.ThrowVoided():
             return f"the void throw ({cause.reason}) {at}"
+        case ev.DiceDrawn():
+            return f"the server throw {cause.die1}+{cause.die2} {at} under {rules} rules"
+        case ev.ServerDiceChosen():
+            return f"the choice of server dice {at}"
         case ev.CasterStaked():
             return f"the caster's stake of {cause.amount} {at}"
         case ev.StakeLaid():

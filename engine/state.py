@@ -130,6 +130,12 @@ class TableState:
     standing: tuple[int, int] | None = None
     """After a void throw where only the off die is recast: (off die, standing value)."""
     last_total: int | None = None
+    dice: str = "croupier"
+    """Who throws the table's dice: "croupier" (entered) or "server" (engine.serverdice)."""
+    commitment: str | None = None
+    """A server-dice table: the SHA-256 (hex) of the seed of the turn in play, if any."""
+    nonce: int = 0
+    """A server-dice table: the server throws of the turn so far (the next one's nonce)."""
     bets: Mapping[str, Bet] = field(default_factory=lambda: MappingProxyType({}))
 
     @property

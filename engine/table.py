@@ -18,6 +18,7 @@ from engine.errors import Rule, RuleBroken
 from engine.fold import INITIAL, contest_for
 from engine.money import ESCROW, refund_transfers
 from engine.rules import RuleSet
+from engine.serverdice import CROUPIER, DICE, SERVER
 from engine.state import SETTER, Phase, TableState
 
 MAX_NAME = 64
@@ -27,13 +28,35 @@ on the table's state, its cast for first caster and every write's answer."""
 
 
 def open_table(
-    rules: RuleSet, limits: ev.Limits = ev.Limits(), state: TableState = INITIAL
+    rules: RuleSet,
+    limits: ev.Limits = ev.Limits(),
+    state: TableState = INITIAL,
+    dice: str = CROUPIER,
 ) -> list[ev.Event]:
+    """Open the table. With `dice` "server" the server throws its dice (engine.serverdice):
+    `ServerDiceChosen` follows the `TableOpened`, which is stored as it always was."""
     if state.phase is not Phase.NEW:
         raise RuleBroken(Rule.WRONG_PHASE, "this table is already open")
     _check_limits(limits)
+    if dice not in DICE:
+        raise RuleBroken(Rule.UNKNOWN_DICE, f"a table's dice are {' or '.join(DICE)}, not {dice!r}")
     draft = Draft(state)
     draft.add(ev.TableOpened, rules=rules, limits=limits)
+    if dice == SERVER:
+        draft.add(ev.ServerDiceChosen)
+    return draft.events
+
+
+def serve_dice(state: TableState) -> list[ev.Event]:
+    """The second half of opening a server-dice table (the referee runs it on its own:
+    the `TableOpened` before it does not say which dice the table has)."""
+    open_rules(state)
+    if state.version != 1 or state.phase is not Phase.SEATING or state.dice == SERVER:
+        raise RuleBroken(
+            Rule.WRONG_PHASE, "a table's dice are chosen as it opens, before anything else"
+        )
+    draft = Draft(state)
+    draft.add(ev.ServerDiceChosen)
     return draft.events
 
 

@@ -11,8 +11,10 @@ store and writes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
+from engine import serverdice
 from ledger.books.accounts import (
     NAME,
     NAME_RULE,
@@ -29,7 +32,7 @@ from ledger.books.accounts import (
     transfer_views,
 )
 from ledger.books.book import Book
-from ledger.store import snapshots
+from ledger.store import seeds, snapshots
 from ledger.store.eventstore import Recorded, Refused
 from ledger.store.schema import accounts
 from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
@@ -37,7 +40,32 @@ from ledger.unit_of_work import UnitOfWork
 
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
-Decide = Callable[[hz.TableState, Funds], list[hz.Event]]
+
+
+class Reads:
+    """What a command may read in its write transaction besides the table. Called with a
+    player's name, it is `Funds`; `server_seed()` is the secret seed of the caster's turn
+    at a server-dice table, which the throw draws its dice from."""
+
+    def __init__(self, club: Club, conn: sa.Connection, stream: str, state: hz.TableState):
+        self._club, self._conn, self._stream, self._state = club, conn, stream, state
+
+    def __call__(self, name: str) -> int:
+        return self._club.free_funds(self._conn, name)
+
+    def server_seed(self) -> bytes:
+        commitment = self._state.commitment
+        seed = seeds.of_turn(self._conn, self._stream, commitment) if commitment else None
+        if seed is None:
+            raise SeedUnavailable(
+                "the server seed of this caster's turn is not in this database (a table "
+                "restored from an export, which never carries seeds, cannot go on with the "
+                "turn it was in)"
+            )
+        return seed
+
+
+Decide = Callable[[hz.TableState, Reads], list[hz.Event]]
 
 
 class StaleVersion(Refused):
@@ -70,6 +98,10 @@ class InvalidName(Refused):
 
 class InvalidAmount(Refused):
     """Amounts are whole, positive numbers of minor units."""
+
+
+class SeedUnavailable(Refused):
+    """A server-dice table's turn needs its seed, and this database does not hold it."""
 
 
 def is_name(text: str) -> bool:
@@ -168,12 +200,30 @@ class Club:
             if if_match is not None and if_match != before.version:
                 raise StaleVersion(if_match, before.version)
             self._require_players(uow.conn, players)
-            events = decide(before, lambda name: self.free_funds(uow.conn, name))
+            events = decide(before, Reads(self, uow.conn, stream, before))
+            events = self._seal_turn(uow.conn, stream, before, events)
             rows, state = uow.play(stream, before, events, actor, key)
             uow.commit({"table": table_id, "version": state.version, "events": _views(rows)})
         if uow.committed:  # not when a racing first attempt won: its state is not ours
             self._remember(stream, state)
         return uow.answer
+
+    def _seal_turn(
+        self, conn: sa.Connection, stream: str, before: hz.TableState, events: list[hz.Event]
+    ) -> list[hz.Event]:
+        """At a server-dice table, a command that ends the caster's turn reveals its seed,
+        and one that gives a caster the dice commits to a new one: 32 bytes from
+        `secrets`, kept in `server_seeds` in this transaction (engine.serverdice.seal)."""
+        ends, begins = serverdice.turn_change(before, events)
+        if not (ends or begins):
+            return events
+        revealed = Reads(self, conn, stream, before).server_seed().hex() if ends else None
+        seed = secrets.token_bytes(serverdice.SEED_BYTES) if begins else None
+        commitment = hashlib.sha256(seed).hexdigest() if seed is not None else None
+        sealed = serverdice.seal(before, events, revealed, commitment)
+        if seed is not None:
+            seeds.keep(conn, stream, sealed[-1].version, seed)
+        return sealed
 
     def _require_players(self, conn: sa.Connection, names: Sequence[str]) -> None:
         for name in names:

@@ -25,6 +25,7 @@ from ledger.service import (
     InvalidAmount,
     InvalidName,
     NotFound,
+    SeedUnavailable,
     StaleVersion,
 )
 from ledger.store.eventstore import Busy, ConcurrencyError, NoSigningKey, is_busy
@@ -59,6 +60,8 @@ TYPES: dict[str, str] = {
     "credit-in-use": "422: a credit limit below what the account has drawn on it; "
     "`account` is whose, `drawn` how much",
     "idempotency-key-reused": "422: the Idempotency-Key came before with another request",
+    "seed-unavailable": "409: a server-dice table's turn needs its secret server seed, and "
+    "this database does not hold it (a table restored from an export mid-turn)",
     HTTP_OTHER: "any other HTTP error, by its status",
     "internal": "500: a fault of the service, logged; never the caller's doing",
     "not-ready": "503: the service cannot serve yet (/readyz): the database is "
@@ -161,6 +164,7 @@ PLAIN: dict[type[Exception], tuple[int, str, str]] = {
     NotFound: (404, "not-found", "Not found"),
     Forbidden: (403, "forbidden", "Forbidden"),
     AlreadyExists: (409, "already-exists", "Already exists"),
+    SeedUnavailable: (409, "seed-unavailable", "Server seed unavailable"),
 }
 """The service's refusals whose message is the whole story: status, kind and title."""
 

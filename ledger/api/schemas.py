@@ -6,6 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from engine import serverdice
 from engine.dice import MAINS
 from engine.events import PropositionKind
 from engine.play import VOID_REASONS
@@ -206,6 +207,16 @@ class OpenTableSchema(Schema):
         load_default=None, metadata={"description": "a custom rule set, as `hazard odds` takes"}
     )
     limits = fields.Nested(LimitsSchema, load_default=dict)
+    dice = fields.String(
+        load_default=serverdice.CROUPIER,
+        validate=validate.OneOf(serverdice.DICE),
+        metadata={
+            "description": "Who throws the dice: `croupier` (the default: the croupier enters "
+            "each throw) or `server` (provably fair server dice: each caster's turn commits "
+            "to a secret seed, the caster gives a client seed with each throw, and the seed "
+            "is revealed when the turn ends)"
+        },
+    )
 
 
 class SeatSchema(Schema):
@@ -227,8 +238,31 @@ class MainSchema(Schema):
 
 
 class ThrowSchema(Schema):
-    die1 = fields.Integer(required=True, strict=True, validate=DIE)
-    die2 = fields.Integer(required=True, strict=True, validate=DIE)
+    """A croupier table: the dice, as thrown. A server-dice table: the caster's client
+    seed alone, and the server draws the dice."""
+
+    die1 = fields.Integer(
+        strict=True,
+        load_default=None,
+        validate=DIE,
+        metadata={"description": "A croupier table's throw (refused at a server-dice table)"},
+    )
+    die2 = fields.Integer(
+        strict=True,
+        load_default=None,
+        validate=DIE,
+        metadata={"description": "A croupier table's throw (refused at a server-dice table)"},
+    )
+    client_seed = fields.String(
+        load_default=None,
+        validate=Whole(serverdice.CLIENT_SEED.pattern, error="1 to 64 printable ASCII characters"),
+        metadata={
+            "description": "A server-dice table: the caster's fresh seed for this throw, "
+            "given after the bets on it are placed (refused at a croupier table). The dice "
+            "are HMAC-SHA256(server seed, `client_seed:nonce:cursor`), drawn as README.md's "
+            '"Provably fair server dice" says'
+        },
+    )
 
 
 class VoidThrowSchema(Schema):
@@ -336,6 +370,23 @@ class TableStateSchema(Schema):
     consecutive_losses = fields.Integer(required=True)
     consecutive_wins = fields.Integer(required=True)
     setter_exposure = fields.Integer(required=True)
+    dice = fields.String(
+        required=True,
+        validate=validate.OneOf(serverdice.DICE),
+        metadata={"description": "Who throws the dice: `croupier` or `server`"},
+    )
+    commitment = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "A server-dice table: SHA-256 (hex) of the secret seed of the "
+            "caster's turn in play, which its SeedRevealed will show; null otherwise"
+        },
+    )
+    nonce = fields.Integer(
+        required=True,
+        metadata={"description": "A server-dice table: the nonce of the next throw of the turn"},
+    )
     standing = fields.Nested(
         StandingSchema,
         required=True,

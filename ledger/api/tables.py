@@ -6,13 +6,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import engine as hz
+from engine import serverdice
+from engine.play import require_server_throw
 from engine.rules import from_mapping
 from ledger.api import club, require, require_self, scoped_key
 from ledger.api import schemas as s
 from ledger.api.bodies import Blueprint
 from ledger.api.replayschemas import TableStateAtSchema, TableStateQuerySchema
 from ledger.api.tokens import Holder, Role
-from ledger.service import Decide, Forbidden
+from ledger.service import Decide, Forbidden, Reads
 
 blp = Blueprint("tables", __name__, url_prefix="/tables", description="Tables, play and bets")
 
@@ -83,6 +85,9 @@ def state_view(
         "consecutive_losses": state.consecutive_losses,
         "consecutive_wins": state.consecutive_wins,
         "setter_exposure": state.exposure(),
+        "dice": state.dice,
+        "commitment": state.commitment,
+        "nonce": state.nonce,
         "standing": standing_view(state.standing),
         "open_bets": [
             {
@@ -131,7 +136,7 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         who,
         headers,
         body,
-        lambda _st, _funds: hz.open_table(rules, limits),
+        lambda _st, _funds: hz.open_table(rules, limits, dice=body["dice"]),
         new_table=True,
     )
 
@@ -225,9 +230,55 @@ def _main(who: Holder, body: dict[str, Any]) -> Any:
     return (lambda st, _: hz.call_main(st, body["main"])), []
 
 
-@_write("throws", s.ThrowSchema, "Record a throw: two dice, each 1 to 6.")
+@_write(
+    "throws",
+    s.ThrowSchema,
+    "A throw. At a croupier table the croupier records the dice, each 1 to 6. At a "
+    "server-dice table the caster (with their own player token) or the croupier gives "
+    "the caster's client seed, and the server draws the dice from it and the turn's "
+    "committed seed; the setter, a party to the bets, may not.",
+    BET,
+)
 def _throw(who: Holder, body: dict[str, Any]) -> Any:
-    return (lambda st, _: hz.throw(st, body["die1"], body["die2"])), []
+    def decide(st: hz.TableState, reads: Reads) -> list[hz.Event]:
+        if st.dice == serverdice.SERVER:
+            return _server_throw(who, st, reads, body)
+        if who.role is Role.PLAYER:
+            raise Forbidden("the croupier enters this table's dice; a player does not")
+        if body["client_seed"] is not None:
+            serverdice.require_server_dice(st)
+        if body["die1"] is None or body["die2"] is None:
+            raise hz.RuleBroken(
+                hz.Rule.CROUPIER_DICE, "the croupier enters this table's dice: give die1 and die2"
+            )
+        return hz.throw(st, body["die1"], body["die2"])
+
+    return decide, []
+
+
+def _server_throw(
+    who: Holder, st: hz.TableState, reads: Reads, body: dict[str, Any]
+) -> list[hz.Event]:
+    """The caster's client seed in, the server's dice out (engine.serverdice)."""
+    if body["die1"] is not None or body["die2"] is not None:
+        serverdice.require_croupier_dice(st)
+    client_seed = body["client_seed"]
+    if client_seed is None:
+        raise hz.RuleBroken(
+            hz.Rule.SERVER_DICE,
+            "the server throws this table's dice: give the caster's client_seed for this throw",
+        )
+    if who.role is Role.SETTER:
+        # Whoever could know the server seed must not choose the client seed: with both
+        # they would choose the dice. The setter's service keeps the seeds.
+        raise Forbidden(
+            "the setter is a party to the bets and keeps the server seeds: the caster, or "
+            "the croupier for them, gives the client seed"
+        )
+    _caster_only(who, st)
+    require_server_throw(st, client_seed)
+    die1, die2 = serverdice.draw(reads.server_seed(), client_seed, st.nonce)
+    return hz.server_throw(st, client_seed, die1, die2)
 
 
 @_write("void-throws", s.VoidThrowSchema, "Record a cocked or wild throw, which does not count.")

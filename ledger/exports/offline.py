@@ -171,13 +171,16 @@ def _hex_hash(value: Any) -> bytes | None:
 
 class _Table:
     """A table stream in the file: its referee, and the lines of its recent events so
-    that a disagreement about an earlier event of a command names that event's line."""
+    that a disagreement about an earlier event of a command names that event's line;
+    at a server-dice table also the lines of the turn's throws, which its revealed seed
+    can find at fault long after them."""
 
-    __slots__ = ("recent", "referee")
+    __slots__ = ("drawn", "recent", "referee")
 
     def __init__(self, state: TableState) -> None:
         self.referee = Referee(state)
         self.recent: deque[tuple[int, int]] = deque(maxlen=64)
+        self.drawn: dict[int, int] = {}
 
 
 def read(lines: Iterable[bytes], key: Verifier | None = None) -> Iterator[Item]:
@@ -665,19 +668,23 @@ class _Check:
         table.recent.append((event.version, number))
         if isinstance(event, ev.TableOpened):
             self._rules(number, stream, event.rules, "its TableOpened's")
+        if isinstance(event, ev.DiceDrawn):
+            table.drawn[event.version] = number
         try:
             table.referee.check(event)
         except Differs as exc:
             raise Disagreement(
                 self._line_of(table, exc.version, number), _at(stream, exc)
             ) from None
+        if isinstance(event, ev.SeedRevealed):  # the turn's throws are drawn again
+            table.drawn.clear()
 
     @staticmethod
     def _line_of(table: _Table, version: int, default: int) -> int:
         for v, line in table.recent:
             if v == version:
                 return line
-        return default
+        return table.drawn.get(version, default)
 
     def _count_money(self, stream: str, event: Any) -> None:
         """Add what the event moves to `money`: per ledger account (accounts.transfers_of's
@@ -1030,6 +1037,15 @@ class _Check:
                 f"{len(self.mid_chain)} stream(s) start before the file ({shown}): the "
                 "prev_hash of each one's first event here is taken as given"
             )
+        for stream, table in self.tables.items():
+            unrevealed = table.referee.unrevealed
+            if unrevealed:
+                trusted.append(
+                    f"{stream}: {len(unrevealed)} server throw(s) of the turn in play "
+                    f"(versions {unrevealed[0]} to {unrevealed[-1]}) cannot be drawn again "
+                    "until the turn ends and its seed is revealed: their dice are as the file "
+                    "gives them"
+                )
         tables = self.tables.values()
         money = {a: Money(*f) for a, f in sorted(self.money.items()) if any(f)}
         return Verified(

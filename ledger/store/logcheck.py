@@ -7,7 +7,9 @@ level-0 hash, and every stored hash of the tree against the tree recomputed from
 events (naming the first position whose stored hashes differ); that no stored hash
 lies beyond the events; and every stored checkpoint: signed by the *trusted* key
 (given by the caller, never read from the database), within the log, and with the
-root of the recomputed tree at its size.
+root of the recomputed tree at its size. At server-dice tables (engine.serverdice) each
+revealed seed is held to its turn's commitment and draws every throw of its turn again:
+one HMAC per throw, and of each table only the throws of the turn in play are kept.
 
 Memory stays bounded: events, stored hashes and checkpoints are read a batch at a
 time, and of the tree only its frontier is kept (at most 64 hashes), from which the
@@ -30,6 +32,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine import serverdice
 from ledger.store import db, merkle
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS
@@ -176,6 +179,71 @@ def _mark(conn: sa.Connection) -> str:
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
 
+_SEEDED = frozenset({"SeedCommitted", "DiceDrawn", "SeedRevealed"})
+"""The event types of a server-dice turn: what the seed check reads (a payload parse
+for these alone)."""
+
+
+@dataclass
+class _Turn:
+    """A server-dice table's turn in play, as far as the pass has read it."""
+
+    commitment: str
+    committed_at: int
+    throws: list[tuple[int, str, Any, Any, Any, Any]] = field(default_factory=list)
+    """(position, version label, client seed, nonce, die 1, die 2) of each throw."""
+
+
+def _check_turn(
+    report: Report, turns: dict[str, _Turn], position: int, stream: str, version: int,
+    type_: str, payload: str,
+) -> None:  # fmt: skip
+    """Hold a revealed seed to its turn's commitment and the turn's throws to the seed.
+    A turn whose commitment the pass did not read (it started part-way) is passed over."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return  # its leaf and hash say what is wrong with it
+    if not isinstance(data, dict):
+        return
+    label = f"{stream} v{version}"
+    if type_ == "SeedCommitted":
+        turns[stream] = _Turn(str(data.get("commitment")), position)
+        return
+    turn = turns.get(stream)
+    if turn is None:
+        return
+    if type_ == "DiceDrawn":
+        turn.throws.append(
+            (position, label, data.get("client_seed"), data.get("nonce"), data.get("die1"),
+             data.get("die2"))
+        )  # fmt: skip
+        return
+    del turns[stream]
+    seed = data.get("seed")
+    if not serverdice.is_seed(seed) or serverdice.commit_to(seed) != turn.commitment:
+        report.add(
+            position,
+            f"the seed revealed does not hash to its turn's commitment (position "
+            f"{turn.committed_at})",
+            label,
+        )
+        return
+    key = bytes.fromhex(seed)
+    for at, which, client_seed, nonce, die1, die2 in turn.throws:
+        try:
+            drawn = serverdice.draw(key, client_seed, nonce)
+        except (TypeError, ValueError):
+            drawn = None
+        if drawn != (die1, die2):
+            report.add(
+                at,
+                f"the seed revealed at position {position} does not draw the dice recorded "
+                "for this throw's client seed and nonce",
+                which,
+            )
+
+
 def _trailing_ones(n: int) -> int:
     return ((n + 1) & -(n + 1)).bit_length() - 1
 
@@ -209,6 +277,7 @@ def check_log(
         total = min(total, limit)
     heads: dict[str, tuple[int, str]] = {}
     broken: set[str] = set()
+    turns: dict[str, _Turn] = {}
     sha256 = hashlib.sha256
     push, pop = stack.append, stack.pop
     quoted: dict[Any, str] = {None: "null"}
@@ -269,6 +338,8 @@ def check_log(
                 # Named once; the tree goes on counting the events as they are.
                 report.add(next_position, f"missing: the next event stored is at {position}")
             next_position = position + 1
+            if type_ in _SEEDED:
+                _check_turn(report, turns, position, stream, version, type_, payload)
             # The record hashed, as codec.hash_input frames it (a test holds them
             # equal), each text quoted once per batch rather than once per event.
             try:

@@ -185,3 +185,16 @@ checkpoints = sa.Table(
     sa.Column("note", sa.Text, nullable=False),
     sa.CheckConstraint("size >= 1", name="size_positive"),
 )
+
+# The server seed of each caster's turn at a server-dice table (engine.serverdice): kept
+# secret until the turn ends and its SeedRevealed carries it into the log. `version` is
+# the version of the turn's SeedCommitted in `stream`. Written in the transaction that
+# appends that commitment; never exported, never served. Append-only: a seed that could
+# be replaced could be chosen after the throws.
+server_seeds = sa.Table(
+    "server_seeds",
+    metadata,
+    sa.Column("stream", sa.String(200), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seed", sa.LargeBinary(32), nullable=False),
+)

@@ -23,12 +23,14 @@ from ledger.store import codec
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import snapshots
 
-FORMAT = 3
+FORMAT = 4
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table
 closes (before the main as after it): a state folded under format 1 may number its
 rounds differently from a replay now, so those snapshots are passed over. 3 since
 closing ends only a round in play (a caster holding the dice): a format 2 state of a
-table closed while seating counts one round more, and one more abandoned."""
+table closed while seating counts one round more, and one more abandoned. 4 since the
+state says who throws the dice and, at a server-dice table, the turn's commitment and
+nonce."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 
@@ -54,6 +56,7 @@ def encode_state(state: hz.TableState) -> bytes:
         "casts": dict(state.casts),
         "standing": list(state.standing) if state.standing else None,
         "last_total": state.last_total,
+        "dice": [state.dice, state.commitment, state.nonce],
         "bets": [_bet_out(b) for b in state.bets.values()],
     }
     return codec.canonical(document)
@@ -86,6 +89,9 @@ def decode_state(blob: bytes) -> hz.TableState | None:
         casts=MappingProxyType(dict(doc["casts"])),
         standing=(doc["standing"][0], doc["standing"][1]) if doc["standing"] else None,
         last_total=doc["last_total"],
+        dice=doc["dice"][0],
+        commitment=doc["dice"][1],
+        nonce=doc["dice"][2],
         bets=MappingProxyType({b["id"]: _bet_in(b) for b in doc["bets"]}),
     )
 

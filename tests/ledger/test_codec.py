@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine as hz
+from engine import serverdice
 from engine.events import Proposition, PropositionKind
 from engine.rules import from_mapping
 from ledger.store import codec
@@ -51,8 +52,30 @@ def _a_table_with_every_event() -> list[hz.Event]:
     return log
 
 
+def _a_server_dice_turn() -> list[hz.Event]:
+    """A server-dice table's events: its choice, a turn's commitment, a throw drawn from
+    the seed, and the seed revealed as the table closes."""
+    seed = bytes(range(32))
+    state = hz.INITIAL
+    log: list[hz.Event] = []
+    for command in (
+        lambda s: hz.open_table(hz.BUILTIN["club"], dice="server"),
+        lambda s: hz.seat(s, "ann"),
+        lambda s: hz.cast_for_caster(s, "ann", 3),
+        lambda s: hz.server_throw(s, "ann's seed", *serverdice.draw(seed, "ann's seed", 0)),
+        lambda s: hz.close(s),
+    ):
+        events = command(state)
+        ends, begins = serverdice.turn_change(state, events)
+        commitment = serverdice.commit_to(seed.hex()) if begins else None
+        serverdice.seal(state, events, seed.hex() if ends else None, commitment)
+        log += events
+        state = hz.fold(events, state)
+    return log
+
+
 def test_every_event_type_round_trips() -> None:
-    log = _a_table_with_every_event()
+    log = _a_table_with_every_event() + _a_server_dice_turn()
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import hmac
 import json
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -136,6 +137,54 @@ def table_event(record: dict[str, Any]) -> ev.Event:
     return event
 
 
+def server_dice(seed: bytes, client_seed: str, nonce: int) -> tuple[int, int]:
+    """The format's "Server dice": HMAC-SHA256 blocks read a byte at a time, bytes from
+    252 up passed over, b % 6 + 1 the die."""
+    dice: list[int] = []
+    c = 0
+    while len(dice) < 2:
+        block = hmac.new(seed, f"{client_seed}:{nonce}:{c}".encode(), hashlib.sha256).digest()
+        dice += [b % 6 + 1 for b in block if b < 252]
+        c += 1
+    return dice[0], dice[1]
+
+
+@dataclasses.dataclass
+class Turn:
+    """A caster's turn at a server-dice table: its commitment and its throws so far."""
+
+    commitment: str
+    throws: list[tuple[int, dict[str, Any]]] = dataclasses.field(default_factory=list)
+
+
+def hold_turn(number: int, r: dict[str, Any], turns: dict[str, Turn]) -> int:
+    """Check one event of a server-dice turn; the throws it proved drawn."""
+    stream, payload = r["stream"], r["payload"]
+    if r["type"] == "SeedCommitted":
+        turns[stream] = Turn(payload["commitment"])
+        return 0
+    turn = turns.get(stream)
+    if r["type"] == "DiceDrawn":
+        if turn is None or payload["nonce"] != len(turn.throws):
+            raise Rejected(number, "a server throw out of its turn's order")
+        turn.throws.append((number, payload))
+        return 0
+    if turn is None:
+        raise Rejected(number, "a seed revealed with no turn committed to")
+    del turns[stream]
+    seed = bytes.fromhex(payload["seed"])
+    if hashlib.sha256(seed).hexdigest() != turn.commitment:
+        raise Rejected(number, "the seed revealed is not the one its turn committed to")
+    for line, throw in turn.throws:
+        drawn = server_dice(seed, throw["client_seed"], throw["nonce"])
+        if drawn != (throw["die1"], throw["die2"]):
+            raise Rejected(line, f"the revealed seed draws {drawn}, not the dice recorded")
+    return len(turn.throws)
+
+
+SERVER_DICE = frozenset({"SeedCommitted", "DiceDrawn", "SeedRevealed"})
+
+
 def ledger_account(table: str, local: str) -> str:
     if local.startswith("escrow:"):
         return f"escrow:{table}:{local.removeprefix('escrow:')}"
@@ -187,8 +236,9 @@ class Checker:
 
         heads: dict[str, tuple[int, str]] = {}
         referees: dict[str, Referee] = {}
+        turns: dict[str, Turn] = {}
         money: dict[str, dict[str, int]] = {}
-        counted = {"events": 0, "skipped": 0, "rounds": 0, "settled": 0}
+        counted = {"events": 0, "skipped": 0, "rounds": 0, "settled": 0, "drawn": 0}
         types: dict[str, int] = {}
         closing = None
         for number, r in enumerate(records[1:], 2):
@@ -213,6 +263,8 @@ class Checker:
                 if hashlib.sha256(prev.encode() + b"\n" + doc).hexdigest() != r["hash"]:
                     raise Rejected(number, "the chain hash is not the event's")
                 heads[r["stream"]] = (r["version"], r["hash"])
+                if r["type"] in SERVER_DICE:  # the format's own check, before the engine's
+                    counted["drawn"] += hold_turn(number, r, turns)
                 self._replay(number, r, referees, money)
                 types[r["type"]] = types.get(r["type"], 0) + 1
                 counted["events"] += 1
@@ -267,7 +319,8 @@ class Checker:
             raise Rejected(end, "the types are not the file's")
         if {a: m for a, m in closing["money"].items() if any(m.values())} != money:
             raise Rejected(end, "the money is not what the events moved")
-        return {**counted, "money": money, "size": signed_size}
+        on_trust = sum(len(turn.throws) for turn in turns.values())
+        return {**counted, "money": money, "size": signed_size, "on_trust": on_trust}
 
     @staticmethod
     def _replay(
@@ -424,8 +477,61 @@ def test_the_checker_imports_nothing_from_ledger() -> None:
         )
     }
     assert imported, "the checker's imports are read"
-    assert not any(n.startswith(("ledger", "tests")) for n in imported), imported
+    assert not any(n.startswith(("ledger", "tests", "engine.serverdice")) for n in imported)
     assert {n.split(".")[0] for n in imported} <= {
-        "__future__", "base64", "collections", "dataclasses", "fractions", "hashlib", "json",
-        "typing", "pytest", "sqlalchemy", "cryptography", "engine",
+        "__future__", "base64", "collections", "dataclasses", "fractions", "hashlib", "hmac",
+        "json", "typing", "pytest", "sqlalchemy", "cryptography", "engine",
     }  # fmt: skip
+
+
+@pytest.fixture
+def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+    from ledger.books.book import Book
+    from ledger.service import Club
+    from ledger.store.eventstore import EventStore
+    from tests.ledger.test_export import ticking
+    from tests.ledger.test_server_dice import fixed_seeds, play
+    from tests.signing import SIGNER
+
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    with fixed_seeds():
+        play(Club(Book(store)))
+    store.close()
+    yield engine, SIGNER.verifier.text()
+
+
+def test_server_dice_are_drawn_again_from_the_revealed_seeds(
+    server_log: tuple[sa.Engine, str],
+) -> None:
+    engine, key = server_log
+    for scope in ({"everything": True}, {"table": "s1"}):
+        data = exported(engine, **scope)
+        records = [json.loads(line) for line in data.splitlines()]
+        drawn = [r for r in records if r.get("type") == "DiceDrawn"]
+        found = Checker(key).check(data)
+        # Two turns ended and were drawn again; one throw of the third is on trust.
+        assert found["on_trust"] == 1
+        assert found["drawn"] == len(drawn) - 1 >= 2
+
+    def is_draw(r: dict[str, Any]) -> bool:
+        """The first turn's first throw (its nonce 0), whose two dice differ in this
+        log (the seeds are fixed for the test: tests/ledger/test_server_dice.py)."""
+        p = r.get("payload", {})
+        return bool(r.get("type") == "DiceDrawn" and p["die1"] != p["die2"] and p["nonce"] == 0)
+
+    def swapped(r: dict[str, Any]) -> None:
+        r["payload"]["die1"], r["payload"]["die2"] = r["payload"]["die2"], r["payload"]["die1"]
+
+    # Both the DiceDrawn and its DiceThrown changed alike, hashes recomputed: the total is
+    # the same, so nothing but the seed can tell.
+    once = _rehashed(exported(engine, table="s1"), is_draw, swapped)
+    lines = [json.loads(line) for line in once.splitlines()]
+    at = next(i for i, r in enumerate(lines) if is_draw(r))
+    twice = _rehashed(
+        once,
+        lambda r: r["type"] == "DiceThrown" and r["version"] == lines[at]["version"] + 1,
+        swapped,
+    )
+    with pytest.raises(Rejected, match="the revealed seed draws") as caught:
+        Checker(key).check(twice)
+    assert caught.value.line == at + 1
