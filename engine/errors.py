@@ -116,6 +116,30 @@ class Rule(enum.Enum):
     SEED_MISMATCH = "seed-mismatch"
     """A revealed server seed hashes to the turn's commitment."""
 
+    ROUND_NOT_ENDED = "round-not-ended"
+    """A round is disputed once it has ended and every bet of it is decided."""
+    ROUND_TOO_OLD = "round-too-old"
+    """A round is disputed within `engine.disputes.DISPUTE_WINDOW` rounds of its end."""
+    NOT_IN_ROUND = "not-in-round"
+    """A player disputes only a round they had money in."""
+    INVALID_CLAIM = "invalid-claim"
+    """A dispute says what went wrong, in 1 to 500 characters, and names its claimant."""
+    NOT_A_THROW_OF_ROUND = "not-a-throw-of-round"
+    """A disputed or corrected throw is one of the round's own recorded throws."""
+    NO_SUCH_DISPUTE = "no-such-dispute"
+    """The dispute does not exist at this table."""
+    DISPUTE_RESOLVED = "dispute-resolved"
+    """A dispute is resolved once."""
+    INVALID_RESOLUTION = "invalid-resolution"
+    """A resolution is "upheld", "voided" or "corrected", with the setter's reason."""
+    ROUND_ADJUSTED = "round-adjusted"
+    """A round is voided or corrected at most once."""
+    CORRECTION_REACHES_BEYOND_ROUND = "correction-reaches-beyond-round"
+    """A correction changes only what its round paid: one that would have ended the round
+    at another throw, or passed the dice differently, is refused; void the round instead."""
+    TOO_MANY_DISPUTES = "too-many-disputes"
+    """A table holds at most `engine.disputes.MAX_OPEN_DISPUTES` open disputes."""
+
 
 class RuleBroken(HazardError):
     """A command broke a rule of the table; no event was produced."""

@@ -294,6 +294,60 @@ class BetVoided:
     transfers: tuple[Transfer, ...]
 
 
+# -- disputes (engine.disputes) -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DisputeOpened:
+    """A dispute over round `round`, which has ended: `claimant` says, in `claim`, what
+    went wrong. `role` is how the claimant comes to it: "setter", "croupier", or
+    "player" (who had money in the round). `throw` is the version of the throw disputed
+    and `die1`, `die2` the dice the claimant says it showed, when given (else None).
+    Its id is "d" and its version."""
+
+    version: int
+    dispute_id: str
+    round: int
+    claimant: str
+    role: str
+    claim: str
+    throw: int | None
+    die1: int | None
+    die2: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DisputeResolved:
+    """The setter's decision on a dispute, with its `reason`: "upheld" (nothing
+    changes), "voided" (every bet of the round reversed) or "corrected" (the throw
+    `throw` showed `die1`+`die2`, and what each bet should have paid is made good).
+    The `BetAdjusted` events that follow move the money."""
+
+    version: int
+    dispute_id: str
+    round: int
+    resolution: str
+    reason: str
+    throw: int | None
+    die1: int | None
+    die2: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BetAdjusted:
+    """Money a dispute's resolution moves for one bet of its round, party to party:
+    `adjustment` is "reversal" (the round voided: each party back where it stood before
+    the bet) or "correction" (the difference between what was paid and what the
+    corrected throw pays). The bet's own events stay as they were."""
+
+    version: int
+    bet_id: str
+    dispute_id: str
+    round: int
+    adjustment: str
+    transfers: tuple[Transfer, ...]
+
+
 Event = (
     TableOpened
     | PlayerSeated
@@ -318,6 +372,9 @@ Event = (
     | SideBetAccepted
     | BetSettled
     | BetVoided
+    | DisputeOpened
+    | DisputeResolved
+    | BetAdjusted
 )
 """Every event a table's stream may hold. This union is the one list of them, kept a
 union so that type checkers see it: `TABLE_EVENTS` is read off it, the fold refuses to

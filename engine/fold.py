@@ -26,13 +26,14 @@ _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
 _new_state = object.__new__
-if len(TableState.__dataclass_fields__) != 24 or hasattr(TableState, "__post_init__"):
+if len(TableState.__dataclass_fields__) != 26 or hasattr(TableState, "__post_init__"):
     raise TypeError("_Table.freeze fills every field of TableState: update it with them")
 
 
 class _Table:
     __slots__ = (
         "abandoned",
+        "adjusted",
         "bets",
         "caster",
         "casts",
@@ -42,6 +43,7 @@ class _Table:
         "consecutive_wins",
         "contest",
         "dice",
+        "disputes",
         "first_throw",
         "last_result",
         "last_total",
@@ -82,6 +84,8 @@ class _Table:
     dice: str
     commitment: str | None
     nonce: int
+    disputes: dict[str, int]
+    adjusted: frozenset[int]
 
     def __init__(self, s: TableState) -> None:
         self.version, self.phase, self.rules, self.limits = s.version, s.phase, s.rules, s.limits
@@ -92,13 +96,14 @@ class _Table:
         self.abandoned, self.contest, self.casts = s.abandoned, s.contest, dict(s.casts)
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
         self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
+        self.disputes, self.adjusted = dict(s.disputes), s.adjusted
         self.first_throw = (
             s.rules.first_throw[s.main] if s.rules is not None and s.main is not None else ()
         )
 
     def freeze(self) -> TableState:
         # Every command folds its draft, and the referee folds every command's events:
-        # a frozen dataclass's __init__ sets its 24 fields one object.__setattr__ at a
+        # a frozen dataclass's __init__ sets its 26 fields one object.__setattr__ at a
         # time, three times slower than filling the new state's __dict__ at once.
         # TableState has no __post_init__ to skip; the result is the same state.
         state = _new_state(TableState)
@@ -127,6 +132,8 @@ class _Table:
             commitment=self.commitment,
             nonce=self.nonce,
             bets=MappingProxyType(dict(self.bets)),
+            disputes=MappingProxyType(dict(self.disputes)),
+            adjusted=self.adjusted,
         )
         return state
 
@@ -410,6 +417,24 @@ def _bet_closed(t: _Table, e: ev.BetSettled | ev.BetVoided) -> None:
         raise ReplayError(f"event {e.version}: bet {e.bet_id} is not open")
 
 
+def _dispute_opened(t: _Table, e: ev.DisputeOpened) -> None:
+    _next_version(t, e)
+    t.disputes[e.dispute_id] = e.round
+
+
+def _dispute_resolved(t: _Table, e: ev.DisputeResolved) -> None:
+    _next_version(t, e)
+    if t.disputes.pop(e.dispute_id, None) is None:
+        raise ReplayError(f"event {e.version}: dispute {e.dispute_id} is not open")
+    if e.resolution != "upheld":
+        t.adjusted = t.adjusted | {e.round}
+
+
+def _bet_adjusted(t: _Table, e: ev.BetAdjusted) -> None:
+    # Money only: the bet closed long ago, and the table plays on as it stood.
+    _next_version(t, e)
+
+
 def _bet(t: _Table, bet_id: str, version: int) -> Bet:
     try:
         return t.bets[bet_id]
@@ -465,6 +490,9 @@ _APPLY: dict[type, Callable[[_Table, Any], None]] = {
     ev.SideBetAccepted: _side_accepted,
     ev.BetSettled: _bet_closed,
     ev.BetVoided: _bet_closed,
+    ev.DisputeOpened: _dispute_opened,
+    ev.DisputeResolved: _dispute_resolved,
+    ev.BetAdjusted: _bet_adjusted,
 }
 # Each event of the vocabulary has a handler, and only those: an event type added to
 # `engine.events.Event` alone fails here, on import, not on the first replay to meet it.

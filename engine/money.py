@@ -40,7 +40,11 @@ def holds(event: ev.Event) -> tuple[ev.Transfer, ...]:
             return (ev.Transfer(bettor, escrow(b), stake), ev.Transfer(SETTER, escrow(b), payout))
         case ev.SideBetOffered(bet_id=b, offerer=offerer, stake=stake):
             return (ev.Transfer(offerer, escrow(b), stake),)
-        case ev.BetSettled(transfers=transfers) | ev.BetVoided(transfers=transfers):
+        case (
+            ev.BetSettled(transfers=transfers)
+            | ev.BetVoided(transfers=transfers)
+            | ev.BetAdjusted(transfers=transfers)
+        ):
             return transfers
     return ()
 

@@ -68,6 +68,7 @@ from engine.betting import (
     withdraw_side_bet,
 )
 from engine.command import Drafted
+from engine.disputes import RoundBook
 from engine.errors import HazardError, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.money import ESCROW
@@ -110,9 +111,22 @@ class Referee:
     `SideBetOffered` events checked.
     """
 
-    def __init__(self, state: TableState = INITIAL) -> None:
+    def __init__(
+        self,
+        state: TableState = INITIAL,
+        on_group: Callable[[Sequence[ev.Event], TableState, TableState], None] | None = None,
+        judge_disputes: bool = True,
+    ) -> None:
         self.state = state
         self.bets = 0
+        self._on_group = on_group
+        self._judging = judge_disputes
+        self._book = RoundBook(whole_from=1 if state.version == 0 else None)
+        self.trusted: list[int] = []
+        """The versions of dispute events taken as the file gives them: a dispute over a
+        round this referee did not see whole (it began after the round did)."""
+        self._trusting: str | None = None
+        """The dispute whose resolution is being taken on trust, for its adjustments."""
         self._ended_before = state.wins + state.losses + state.abandoned
         self._due: Sequence[ev.Event] = ()
         """What the command being compared derives, its first event included."""
@@ -138,8 +152,18 @@ class Referee:
         s = self.state
         return s.wins + s.losses + s.abandoned - self._ended_before
 
+    @property
+    def at_boundary(self) -> bool:
+        """No command's events are being compared: the next event starts one."""
+        return self._next >= len(self._due)
+
     def check(self, event: ev.Event) -> None:
         """Hold `event` to what the engine derives; raises `Disagreement`."""
+        if self._trusting is not None:
+            if isinstance(event, ev.BetAdjusted) and event.dispute_id == self._trusting:
+                self._take_on_trust(event)
+                return
+            self._trusting = None
         due = self._due
         if self._next < len(due):
             want = due[self._next]
@@ -180,6 +204,8 @@ class Referee:
         run = _COMMANDS.get(event.__class__)
         if run is None:
             raise Disagreement(event.version, f"unknown event type {type(event).__name__}")
+        if isinstance(event, ev.DisputeOpened | ev.DisputeResolved):
+            run = self._judge
         try:
             due = run(state, event)
         except Disagreement:
@@ -195,6 +221,8 @@ class Referee:
             raise Disagreement(
                 event.version, f"the engine cannot run {self._what()}: {exc}"
             ) from None
+        if due is _TRUSTED:
+            return
         if not due:
             raise Disagreement(
                 event.version, f"{describe(event)}: the engine derives nothing from it here"
@@ -230,6 +258,9 @@ class Referee:
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
         if due[0].__class__ in _PLACED:
             self.bets += 1
+        self._book.add(due, before, self.state)
+        if self._on_group is not None:
+            self._on_group(due, before, self.state)
         if self.state.dice == SERVER:
             for e in due:
                 if isinstance(e, ev.DiceDrawn):
@@ -240,6 +271,65 @@ class Referee:
                         self._committed_at = e.version
         assert self._cause is not None
         self._last = (self._cause, due, before)
+        self._due, self._next = (), 0
+
+    # -- disputes ------------------------------------------------------------------------
+
+    def _judge(self, state: TableState, event: ev.Event) -> list[ev.Event]:
+        """Run the dispute command `event` records, on the record of its round; or take
+        it on trust when this referee did not see that round whole."""
+        from engine.disputes import DISPUTE_WINDOW, open_dispute, resolve
+
+        if isinstance(event, ev.DisputeOpened):
+            number: int | None = event.round
+        else:
+            number = state.disputes.get(event.dispute_id)  # type: ignore[union-attr]
+        record = self._book.record(number, state) if number is not None else None
+        recent = number is not None and state.round - DISPUTE_WINDOW <= number < state.round
+        if (
+            record is None
+            and number is not None
+            and recent
+            and (not self._judging or not self._book.knows(number))
+        ):
+            self._take_on_trust(event)
+            return _TRUSTED
+        if isinstance(event, ev.DisputeOpened):
+            return open_dispute(
+                state,
+                record,
+                event.round,
+                event.claimant,
+                event.role,
+                event.claim,
+                event.throw,
+                event.die1,
+                event.die2,
+            )
+        assert isinstance(event, ev.DisputeResolved)
+        return resolve(
+            state,
+            record,
+            event.dispute_id,
+            event.resolution,
+            event.reason,
+            event.throw,
+            event.die1,
+            event.die2,
+        )
+
+    def _take_on_trust(self, event: ev.Event) -> None:
+        before = self.state
+        try:
+            self.state = fold([event], before)
+        except HazardError as exc:
+            raise Disagreement(event.version, f"{describe(event)} does not fold: {exc}") from None
+        self.trusted.append(event.version)
+        if isinstance(event, ev.DisputeResolved):
+            self._trusting = event.dispute_id
+        self._book.add((event,), before, self.state)
+        if self._on_group is not None:
+            self._on_group((event,), before, self.state)
         self._due, self._next = (), 0
 
     # -- the turn's seed ----------------------------------------------------------------
@@ -388,6 +478,20 @@ class Referee:
 # -- running the command a group records -------------------------------------------------
 
 Run = Callable[[TableState, Any], list[ev.Event]]
+_TRUSTED: list[ev.Event] = []
+"""What `Referee._judge` returns for a dispute event it took on trust."""
+
+
+def derive(state: TableState, cause: ev.Event) -> list[ev.Event]:
+    """The events the command that `cause` records derives on `state` (cause first), as
+    the referee runs it. Raises RuleBroken if the engine refuses it, and HazardError for
+    an event no command starts with, or a dispute (which needs its round's record)."""
+    if isinstance(cause, ev.DisputeOpened | ev.DisputeResolved):
+        raise HazardError(f"{describe(cause)} is judged on its round's record")
+    try:
+        return _COMMANDS[cause.__class__](state, cause)
+    except _Orphan:
+        raise HazardError(f"{describe(cause)} is derived by a command, not one itself") from None
 
 
 def _orphan(state: TableState, e: ev.Event) -> list[ev.Event]:
@@ -490,6 +594,9 @@ _COMMANDS: dict[type, Run] = {
     ev.SideBetAccepted: lambda s, e: accept_side_bet(s, e.bet_id, e.acceptor),
     ev.BetSettled: _orphan,
     ev.BetVoided: _voided,
+    ev.DisputeOpened: _orphan,  # judged by Referee._judge, on the round's record
+    ev.DisputeResolved: _orphan,
+    ev.BetAdjusted: _orphan,
 }
 if _COMMANDS.keys() != set(ev.TABLE_EVENTS):  # as the fold: fail on import, not in a replay
     raise TypeError(
@@ -572,6 +679,18 @@ def describe(e: ev.Event) -> str:
             return f"SeedCommitted {e.commitment or _NEXT_COMMITMENT}"
         case ev.SeedRevealed():
             return f"SeedRevealed {e.seed or _ENDING_SEED}"
+        case ev.DisputeOpened():
+            dice = f", dice {e.die1}+{e.die2}" if e.die1 is not None else ""
+            at = f", throw at version {e.throw}" if e.throw is not None else ""
+            return (
+                f"DisputeOpened {e.dispute_id} on round {e.round} by {e.role} {e.claimant}"
+                f"{at}{dice}"
+            )
+        case ev.DisputeResolved():
+            dice = f" to {e.die1}+{e.die2} at version {e.throw}" if e.die1 is not None else ""
+            return f"DisputeResolved {e.dispute_id} {e.resolution}{dice}"
+        case ev.BetAdjusted():
+            return f"BetAdjusted {e.bet_id} ({e.adjustment}): {_money(e.transfers)}"
     return name
 
 
@@ -623,6 +742,10 @@ def command_words(cause: ev.Event | None, state: TableState) -> str:
             return f"the caster forfeiting under {rules} rules {at}"
         case ev.DicePassed():
             return f"the caster passing the dice by choice {at}"
+        case ev.DisputeOpened():
+            return f"the dispute {cause.dispute_id} over round {cause.round} opened {at}"
+        case ev.DisputeResolved():
+            return f"the dispute {cause.dispute_id} resolved ({cause.resolution}) {at}"
         case ev.BetVoided():
             bet = state.bets.get(cause.bet_id)
             return {

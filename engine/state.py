@@ -137,6 +137,10 @@ class TableState:
     nonce: int = 0
     """A server-dice table: the server throws of the turn so far (the next one's nonce)."""
     bets: Mapping[str, Bet] = field(default_factory=lambda: MappingProxyType({}))
+    disputes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Disputes opened and not yet resolved: dispute id -> the round disputed."""
+    adjusted: frozenset[int] = frozenset()
+    """Rounds a resolved dispute voided or corrected: none is adjusted twice."""
 
     @property
     def in_play(self) -> bool:

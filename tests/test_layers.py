@@ -77,9 +77,7 @@ def upward(graph: Mapping[str, list[str]]) -> list[str]:
         for target in targets:
             theirs = layer(target)
             if theirs is not None and theirs > own:
-                found.append(
-                    f"{module} ({LAYERS[own][0]}) imports {target} ({LAYERS[theirs][0]})"
-                )
+                found.append(f"{module} ({LAYERS[own][0]}) imports {target} ({LAYERS[theirs][0]})")
     return found
 
 

@@ -23,14 +23,14 @@ from ledger.store import codec
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import snapshots
 
-FORMAT = 4
+FORMAT = 5
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table
 closes (before the main as after it): a state folded under format 1 may number its
 rounds differently from a replay now, so those snapshots are passed over. 3 since
 closing ends only a round in play (a caster holding the dice): a format 2 state of a
 table closed while seating counts one round more, and one more abandoned. 4 since the
 state says who throws the dice and, at a server-dice table, the turn's commitment and
-nonce."""
+nonce. 5 since the state holds the table's open disputes and the rounds adjusted."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 
@@ -58,6 +58,8 @@ def encode_state(state: hz.TableState) -> bytes:
         "last_total": state.last_total,
         "dice": [state.dice, state.commitment, state.nonce],
         "bets": [_bet_out(b) for b in state.bets.values()],
+        "disputes": dict(state.disputes),
+        "adjusted": sorted(state.adjusted),
     }
     return codec.canonical(document)
 
@@ -93,6 +95,8 @@ def decode_state(blob: bytes) -> hz.TableState | None:
         commitment=doc["dice"][1],
         nonce=doc["dice"][2],
         bets=MappingProxyType({b["id"]: _bet_in(b) for b in doc["bets"]}),
+        disputes=MappingProxyType(dict(doc["disputes"])),
+        adjusted=frozenset(doc["adjusted"]),
     )
 
 

@@ -36,8 +36,10 @@ def test_the_evening_in_the_guide_plays_as_it_says(sqlite_api: Api) -> None:
     commands = _commands()
     assert len(commands) > 20
     for method, url, body in commands:
-        response = getattr(bank, method.lower())(url, json=body) if body is not None else (
-            getattr(bank, method.lower())(url)
+        response = (
+            getattr(bank, method.lower())(url, json=body)
+            if body is not None
+            else (getattr(bank, method.lower())(url))
         )
         assert response.status_code < 300, (method, url, response.get_json())
     # ann's chance of 4 came before her main of 7: she wins the setter's 100 against her

@@ -220,9 +220,9 @@ def _prepare(bank: Client, setup: str) -> dict[str, Any]:
             "stake": 10,
             "asks": 350,
         }
-        context["bet"] = bank.ok("post", f"/tables/{t}/side-bets", offer)["events"][0][
-            "payload"
-        ]["bet_id"]
+        context["bet"] = bank.ok("post", f"/tables/{t}/side-bets", offer)["events"][0]["payload"][
+            "bet_id"
+        ]
     return context
 
 

@@ -1,0 +1,425 @@
+"""Disputes in the engine: opening one, the answer (re-derivation and what-if), and the
+three resolutions, with every figure worked by hand; the referee judging them in a
+stream; and a property: voiding a round puts every party back where it stood."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+import engine
+from engine import disputes
+from engine import events as ev
+from engine.errors import Rule, RuleBroken
+from engine.fold import INITIAL, fold
+from engine.money import balances, postings
+from engine.referee import Disagreement, Referee
+from engine.rulesets import BUILTIN
+from engine.state import SETTER, TableState
+from tests.engine.tablekit import next_total
+
+
+class Game:
+    """Commands played on a table, keeping the stream they record."""
+
+    def __init__(self, rules: str = "english", players: tuple[str, ...] = ("ann", "bob", "cat")):
+        self.events: list[ev.Event] = []
+        self.state: TableState = INITIAL
+        self.do(lambda s: engine.open_table(BUILTIN[rules], ev.Limits(), s))
+        for p in players:
+            self.do(engine.seat, p)
+        for die, p in enumerate(players, start=1):  # the first seat casts lowest
+            self.do(engine.cast_for_caster, p, die)
+
+    def do(self, command: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
+        new = command(self.state, *args)
+        self.events += new
+        self.state = fold(new, self.state)
+        return new
+
+    def record(self, number: int) -> disputes.RoundRecord:
+        return disputes.read_round(number, INITIAL, self.events, self.state)
+
+    def open(self, number: int, claimant: str, role: str = "player", **kw: Any) -> str:
+        record = self.record(number)
+        claim = kw.pop("claim", "the dice were read wrong")
+        (opened,) = self.do(
+            disputes.open_dispute,
+            record,
+            number,
+            claimant,
+            role,
+            claim,
+            kw.get("throw"),
+            kw.get("die1"),
+            kw.get("die2"),
+        )
+        assert isinstance(opened, ev.DisputeOpened)
+        return opened.dispute_id
+
+    def resolve(self, dispute_id: str, resolution: str, *args: Any) -> list[ev.Event]:
+        record = self.record(self.state.disputes[dispute_id])
+        return self.do(
+            disputes.resolve, record, dispute_id, resolution, "the setter's reason", *args
+        )
+
+    def balance(self) -> Counter[str]:
+        return balances(postings(self.events))
+
+    def throw_version(self, die1: int, die2: int, nth: int = 0) -> int:
+        found = [
+            e.version
+            for e in self.events
+            if isinstance(e, ev.DiceThrown) and (e.die1, e.die2) == (die1, die2)
+        ]
+        return found[nth]
+
+
+def nick_round(g: Game) -> None:
+    """Round 1: ann (caster) stakes 10 against the setter, bob lays 5 and ann covers it;
+    main 7, thrown 3+4: a nick. ann wins 10 from the setter and 5 from bob."""
+    g.do(engine.stake, 10)
+    g.do(engine.lay, "bob", 5)
+    g.do(engine.cover, 100)
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 3, 4)
+
+
+def chance_round(g: Game) -> None:
+    """Round 2: main 7; 2+4 sets the chance 6; cat offers bob 5 against 20 that the next
+    throw is 8 and bob takes it; 4+4 is thrown (cat wins bob's 20); then 3+3: the chance."""
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 2, 4)
+    g.do(engine.offer_side_bet, "cat", next_total(8), True, 5, 20, "bob")
+    offer = g.events[-1]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "bob")
+    g.do(engine.throw, 4, 4)
+    g.do(engine.throw, 3, 3)
+
+
+def test_record_of_a_round_reads_its_commands_and_money():
+    g = Game()
+    nick_round(g)
+    record = g.record(1)
+    assert record.ended and record.mismatch is None
+    assert [type(grp.events[0]).__name__ for grp in record.groups] == [
+        "CasterStaked",
+        "StakeLaid",
+        "StakeCovered",
+        "MainCalled",
+        "DiceThrown",
+    ]
+    assert record.nets() == {
+        "b9": {"ann": 10, SETTER: -10},  # b9: ann's stake, won
+        "b10": {"ann": 5, "bob": -5},  # b10: bob's lay, covered by ann, lost
+    }
+    answer = disputes.answer(record)
+    assert answer.matches and answer.result == "nick" and answer.what_if is None
+
+
+def test_a_player_without_money_in_the_round_cannot_open_a_dispute():
+    g = Game()
+    nick_round(g)
+    with pytest.raises(RuleBroken) as refused:
+        g.open(1, "cat")
+    assert refused.value.rule is Rule.NOT_IN_ROUND
+    # ... but the setter and a croupier may, and so may bob, who lost 5 in it.
+    assert g.open(1, SETTER, "setter") and g.open(1, "carol", "croupier") and g.open(1, "bob")
+
+
+def test_only_an_ended_recent_round_may_be_disputed():
+    g = Game()
+    g.do(engine.stake, 10)
+    for number in (1, 2):  # round 1 is in play; round 2 has not begun
+        with pytest.raises(RuleBroken) as refused:
+            g.do(disputes.open_dispute, None, number, SETTER, "setter", "claim")
+        assert refused.value.rule is Rule.ROUND_NOT_ENDED
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 3, 4)
+    for _ in range(disputes.DISPUTE_WINDOW):
+        g.do(engine.call_main, 7)
+        g.do(engine.throw, 3, 4)
+    assert g.state.round == disputes.DISPUTE_WINDOW + 2
+    with pytest.raises(RuleBroken) as refused:
+        g.do(disputes.open_dispute, None, 1, SETTER, "setter", "claim")
+    assert refused.value.rule is Rule.ROUND_TOO_OLD
+    assert g.open(2, SETTER, "setter")
+
+
+@pytest.mark.parametrize(
+    ("kw", "rule"),
+    [
+        ({"claim": ""}, Rule.INVALID_CLAIM),
+        ({"claim": "x" * 501}, Rule.INVALID_CLAIM),
+        ({"throw": 3}, Rule.NOT_A_THROW_OF_ROUND),
+        ({"die1": 7, "die2": 1}, Rule.INVALID_DIE),
+        ({"die1": 2}, Rule.INVALID_DIE),
+    ],
+)
+def test_a_claim_is_refused_with_the_rule_it_breaks(kw, rule):
+    g = Game()
+    nick_round(g)
+    before = list(g.events)
+    with pytest.raises(RuleBroken) as refused:
+        g.open(1, "bob", **kw)
+    assert refused.value.rule is rule and g.events == before
+
+
+def test_the_answer_rederives_the_round_and_says_what_other_dice_would_have_done():
+    g = Game()
+    nick_round(g)
+    record = g.record(1)
+    throw = g.throw_version(3, 4)
+    what = disputes.answer(record, throw, 1, 2).what_if  # 3: an out at main 7
+    assert what is not None
+    assert what.result == "out" and what.main == 7 and what.chance is None
+    assert {p.bet_id: (p.winner, dict(p.net)) for p in what.bets} == {
+        "b9": (SETTER, {"ann": -10, SETTER: 10}),
+        "b10": ("bob", {"ann": -5, "bob": 5}),
+    }
+    # English rules pass the dice after three losses: a loss here would change the
+    # caster's run, so the correction is refused; the what-if still answers.
+    assert what.refused is not None and "run" in what.refused
+
+
+def test_void_reverses_every_bet_of_the_round_and_leaves_its_events():
+    g = Game()
+    nick_round(g)
+    before_round = Counter()  # nobody had moved money before round 1
+    assert g.balance()["ann"] == 15
+    d = g.open(1, "bob", die1=1, die2=2)
+    resolved = g.resolve(d, "voided")
+    assert [type(e).__name__ for e in resolved] == ["DisputeResolved", "BetAdjusted", "BetAdjusted"]
+    assert resolved[1] == ev.BetAdjusted(
+        resolved[1].version, "b9", d, 1, "reversal", (ev.Transfer("ann", SETTER, 10),)
+    )
+    assert resolved[2].transfers == (ev.Transfer("ann", "bob", 5),)
+    balance = g.balance()
+    assert all(balance[p] == before_round[p] for p in ("ann", "bob", SETTER))
+    assert g.state.adjusted == frozenset({1}) and g.state.disputes == {}
+
+
+def test_a_dispute_is_resolved_once_and_a_round_adjusted_once():
+    g = Game()
+    nick_round(g)
+    d = g.open(1, "bob")
+    g.resolve(d, "voided")
+    with pytest.raises(RuleBroken) as refused:
+        g.do(disputes.resolve, g.record(1), d, "upheld", "again")
+    assert refused.value.rule is Rule.NO_SUCH_DISPUTE
+    d2 = g.open(1, SETTER, "setter")
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d2, "voided")
+    assert refused.value.rule is Rule.ROUND_ADJUSTED
+    assert [type(e).__name__ for e in g.resolve(d2, "upheld")] == ["DisputeResolved"]
+
+
+def test_a_correction_inside_its_round_pays_the_difference_per_bet():
+    g = Game()
+    nick_round(g)
+    chance_round(g)
+    balance = g.balance()
+    assert (balance["cat"], balance["bob"]) == (20, -5 - 20)
+    eight = g.throw_version(4, 4)
+    d = g.open(2, "bob", throw=eight, die1=4, die2=5)
+    what = disputes.answer(g.record(2), eight, 4, 5).what_if
+    assert what is not None and what.refused is None and what.result == "chance"
+    assert what.chance == 6
+    # 4+5 is 9, not 8: bob, not cat, wins the side bet: cat gives back 20 and pays 5.
+    bet = next(p for p in what.bets if p.net.get("cat"))
+    assert bet.winner == "bob" and dict(bet.net) == {"bob": 5, "cat": -5}
+    resolved = g.resolve(d, "corrected", eight, 4, 5)
+    assert [type(e).__name__ for e in resolved] == ["DisputeResolved", "BetAdjusted"]
+    assert resolved[1].adjustment == "correction"
+    assert resolved[1].transfers == (ev.Transfer("cat", "bob", 25),)
+    after = g.balance()
+    assert (after["cat"], after["bob"]) == (-5, -5 + 5)
+    assert sum(after.values()) == 0
+    # The throw still reads 4+4 in the stream: nothing is edited.
+    assert any(
+        isinstance(e, ev.DiceThrown) and e.version == eight and e.die1 == 4 for e in g.events
+    )
+
+
+def test_a_correction_that_reaches_beyond_its_round_is_refused():
+    g = Game()
+    nick_round(g)
+    chance_round(g)
+    chance_set = g.throw_version(2, 4)
+    d = g.open(2, "bob")
+    before = list(g.events)
+    # 5+2 is a nick at main 7: the round would have ended there, before the side bet.
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "corrected", chance_set, 5, 2)
+    assert refused.value.rule is Rule.CORRECTION_REACHES_BEYOND_ROUND
+    assert "void the round instead" in refused.value.detail
+    assert g.events == before
+
+
+def test_a_correction_names_a_throw_of_the_round_and_new_dice():
+    g = Game()
+    nick_round(g)
+    chance_round(g)
+    d = g.open(2, "bob")
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "corrected", g.throw_version(3, 4), 1, 1)  # round 1's throw
+    assert refused.value.rule is Rule.NOT_A_THROW_OF_ROUND
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "corrected", g.throw_version(4, 4), 4, 4)  # as recorded
+    assert refused.value.rule is Rule.INVALID_RESOLUTION
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "upheld", g.throw_version(4, 4), 4, 5)
+    assert refused.value.rule is Rule.INVALID_RESOLUTION
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "overturned")
+    assert refused.value.rule is Rule.INVALID_RESOLUTION
+
+
+def test_the_referee_judges_disputes_and_catches_a_forged_adjustment():
+    g = Game()
+    nick_round(g)
+    chance_round(g)
+    d = g.open(2, "bob", throw=g.throw_version(4, 4), die1=4, die2=5)
+    g.resolve(d, "corrected", g.throw_version(4, 4), 4, 5)
+    d1 = g.open(1, "bob")
+    g.resolve(d1, "voided")
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [] and referee.state == g.state
+
+    forged = list(g.events)
+    i = next(i for i, e in enumerate(forged) if isinstance(e, ev.BetAdjusted))
+    a = forged[i]
+    assert isinstance(a, ev.BetAdjusted)
+    forged[i] = ev.BetAdjusted(
+        a.version, a.bet_id, a.dispute_id, a.round, a.adjustment, (ev.Transfer("cat", "bob", 30),)
+    )
+    referee = Referee()
+    with pytest.raises(Disagreement) as caught:
+        for e in forged:
+            referee.check(e)
+    assert caught.value.version == a.version
+
+
+def test_a_referee_that_starts_after_the_round_takes_its_dispute_on_trust():
+    g = Game()
+    nick_round(g)
+    chance_round(g)
+    cut = len(g.events)
+    d = g.open(1, "bob")
+    g.resolve(d, "voided")
+    referee = Referee(fold(g.events[:cut]))
+    for e in g.events[cut:]:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [e.version for e in g.events[cut:]]
+    assert referee.state == g.state
+
+
+def test_server_dice_are_never_corrected():
+    from engine import serverdice
+
+    seed = bytes(32)
+    g = Game()
+    g.events, g.state = [], INITIAL
+    g.do(lambda s: engine.open_table(BUILTIN["english"], ev.Limits(), s))
+    g.do(engine.serve_dice)
+    for p in ("ann", "bob"):
+        g.do(engine.seat, p)
+    g.do(engine.cast_for_caster, "ann", 1)
+    g.do(engine.cast_for_caster, "bob", 2)
+    commitment = serverdice.commit_to(seed.hex())
+    g.events.append(ev.SeedCommitted(g.state.version + 1, commitment))
+    g.state = fold(g.events[-1:], g.state)
+    g.do(engine.stake, 10)
+    g.do(engine.call_main, 7)
+    while g.state.round == 1:
+        d1, d2 = serverdice.draw(seed, "c", g.state.nonce)
+        g.do(engine.server_throw, "c", d1, d2)
+    throw = next(e.version for e in g.events if isinstance(e, ev.DiceThrown))
+    d = g.open(1, SETTER, "setter")
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "corrected", throw, 1, 1 if g.events[throw - 1].die1 != 1 else 2)
+    assert refused.value.rule is Rule.SERVER_DICE
+    assert g.resolve(d, "voided")
+
+
+# -- the property --------------------------------------------------------------------------
+
+
+def play_randomly(g: Game, rng: random.Random, rounds: int) -> None:
+    """Play `rounds` rounds of random stakes, lays, odds, side bets and throws."""
+    players = ("ann", "bob", "cat")
+    while g.state.round <= rounds:
+        s = g.state
+        choices: list[Callable[[], list[ev.Event]]] = [
+            lambda: g.do(engine.stake, rng.randint(1, 20)),
+            lambda: g.do(engine.lay, rng.choice(players), rng.randint(1, 20)),
+            lambda: g.do(engine.cover, 10_000),
+            lambda: g.do(
+                engine.lay_odds,
+                rng.choice(players),
+                rng.choice(("chance", "main")),
+                rng.choice((6, 12, 30)),
+            ),
+            lambda: g.do(
+                engine.offer_side_bet,
+                rng.choice((*players, SETTER)),
+                next_total(rng.randint(2, 12)),
+                rng.random() < 0.5,
+                rng.randint(1, 9),
+                rng.randint(1, 30),
+                None,
+            ),
+            lambda: g.do(engine.call_main, rng.randint(5, 9)),
+        ]
+        for b in s.bets.values():
+            if b.pending and b.kind is engine.BetKind.SIDE:
+                taker = rng.choice([p for p in (*players, SETTER) if p not in b.parties])
+                choices.append(lambda b=b, taker=taker: g.do(engine.accept_side_bet, b.id, taker))
+        choices += [lambda: g.do(engine.throw, rng.randint(1, 6), rng.randint(1, 6))] * 3
+        with contextlib.suppress(RuleBroken):
+            rng.choice(choices)()
+        if any(b.pending and b.kind is engine.BetKind.LAID for b in g.state.bets.values()):
+            g.do(engine.cover, 10_000)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 6), data=st.data())
+def test_void_then_replay_returns_every_party_to_its_balance_before_the_round(seed, rounds, data):
+    g = Game(rules=data.draw(st.sampled_from(sorted(BUILTIN))))
+    play_randomly(g, random.Random(seed), rounds)
+    number = data.draw(st.integers(1, g.state.round - 1))
+    record = g.record(number)
+    if record.open:
+        return
+    first = record.groups[0].events[0].version
+    before_round = balances(postings(g.events[: first - 1]))
+    later = balances(
+        postings(e for e in g.events[first - 1 :] if getattr(e, "bet_id", None) not in record.money)
+    )
+    d = g.open(number, SETTER, "setter")
+    reversed_bets = len(g.resolve(d, "voided")) - 1
+    event(f"bets reversed: {min(reversed_bets, 3)}{'+' if reversed_bets >= 3 else ''}")
+    # Replayed from the start by the referee, the stream holds: the reversal is the
+    # engine's own, and every party stands where the round's bets found it (plus only
+    # what bets of other rounds moved since).
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    after = g.balance()
+    for party in set(after) | set(before_round):
+        if not party.startswith("escrow:"):
+            assert after[party] == before_round[party] + later[party], party
+    assert sum(after.values()) == 0
