@@ -53,6 +53,15 @@ class Reads:
     def __call__(self, name: str) -> int:
         return self._club.free_funds(self._conn, name)
 
+    @property
+    def conn(self) -> sa.Connection:
+        """The write transaction: what a command reads besides the table, it reads here."""
+        return self._conn
+
+    @property
+    def stream(self) -> str:
+        return self._stream
+
     def server_seed(self) -> bytes:
         commitment = self._state.commitment
         seed = seeds.of_turn(self._conn, self._stream, commitment) if commitment else None
@@ -182,10 +191,13 @@ class Club:
         request: Mapping[str, Any] | None = None,
         new_table: bool = False,
         players: Sequence[str] = (),
+        respond: Callable[[], Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Run one engine command against a table and record what it decides.
 
-        `players` are the players the command names, who must have accounts."""
+        `players` are the players the command names, who must have accounts. `respond`
+        gives more of the answer, once the command has decided (what a dispute's
+        opening says of the round): it is stored with the rest, so a repeat gets it too."""
         stream = table_stream(table_id)
         uow = UnitOfWork(self.store, key, {"table": table_id, "actor": actor, **(request or {})})
         if (earlier := uow.earlier()) is not None:
@@ -203,7 +215,10 @@ class Club:
             events = decide(before, Reads(self, uow.conn, stream, before))
             events = self._seal_turn(uow.conn, stream, before, events)
             rows, state = uow.play(stream, before, events, actor, key)
-            uow.commit({"table": table_id, "version": state.version, "events": _views(rows)})
+            more = dict(respond()) if respond is not None else {}
+            uow.commit(
+                {"table": table_id, "version": state.version, "events": _views(rows), **more}
+            )
         if uow.committed:  # not when a racing first attempt won: its state is not ours
             self._remember(stream, state)
         return uow.answer

@@ -72,9 +72,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
     api.register_blueprint(exports.blp)
-    from ledger.api import reports
+    from ledger.api import disputes, reports
 
     api.register_blueprint(reports.blp)
+    api.register_blueprint(disputes.blp)
     problems.register(app)
 
     protected = {
@@ -88,6 +89,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             log.blp,
             exports.blp,
             reports.blp,
+            disputes.blp,
         )
     }
 

@@ -19,6 +19,7 @@ from ledger.api.schemas import (
     WriteResultSchema,
 )
 from ledger.api.tokens import Role
+from ledger.books.accounts import owed
 from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
@@ -90,4 +91,9 @@ def balance(query: dict[str, Any], name: str) -> dict[str, Any]:
         return balance_as_of(name, query["as_of"])
     with club().store.engine.connect() as conn:
         balance, credit_limit = club().standing(conn, name)
-    return {"player": name, "balance": balance, "credit_limit": credit_limit}
+    return {
+        "player": name,
+        "balance": balance,
+        "credit_limit": credit_limit,
+        "owed": owed(balance, credit_limit),
+    }

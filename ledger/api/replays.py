@@ -22,7 +22,7 @@ from ledger.api.tables import state_view
 from ledger.api.tokens import Holder, Role
 from ledger.audit import asof, recall, replay
 from ledger.books import tableviews
-from ledger.books.accounts import account_stream, player_account
+from ledger.books.accounts import account_stream, owed, player_account
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import snapshots
 
@@ -173,4 +173,10 @@ def balance_as_of(name: str, asked: tuple[str, Any]) -> dict[str, Any]:
         at = moment(conn, asked)
         balance = asof.balance_at(conn, account, at["position"])
         credit = asof.credit_limit_at(conn, account, account_stream(account), at["position"])
-    return {"player": name, "balance": balance, "credit_limit": credit, "as_of": at}
+    return {
+        "player": name,
+        "balance": balance,
+        "credit_limit": credit,
+        "owed": owed(balance, credit),
+        "as_of": at,
+    }

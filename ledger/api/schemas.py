@@ -190,6 +190,14 @@ class BalanceSchema(Schema):
     player = fields.String(required=True)
     balance = fields.Integer(required=True)
     credit_limit = fields.Integer(required=True)
+    owed = fields.Integer(
+        required=True,
+        metadata={
+            "description": "What the player owes the club beyond their credit: only a "
+            "dispute's adjustment may take a balance past the credit limit; it is posted, "
+            "and the shortfall shown here (README: Overdrafts after a dispute)"
+        },
+    )
 
 
 class LimitsSchema(Schema):

@@ -47,6 +47,12 @@ def book_account(table_stream: str, local: str) -> str:
     return player_account(local)
 
 
+def owed(balance: int, credit_limit: int) -> int:
+    """What an account stands below its credit limit: only a dispute's adjustment can
+    put it there (ledger.books.projections), and the club is owed the difference."""
+    return max(0, -(balance + credit_limit))
+
+
 def transfers_of(stream: str, event: vocab.StoredEvent) -> tuple[Transfer, ...]:
     """The money an event moves, in ledger accounts."""
     if isinstance(event, vocab.Deposited):

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine.events import BetAdjusted
 from ledger.books import tableviews
 from ledger.books.accounts import CASH, transfers_of
 from ledger.store import db
@@ -62,12 +63,16 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     limit set below what the account has drawn."""
     delta: Counter[str] = Counter()
     limits: dict[str, int] = {}
+    adjusted: set[str] = set()
     entries = []
     for row in rows:
         event = row.event()
         if isinstance(event, CreditLimitSet):
             limits[event.account] = event.limit
-        for t in transfers_of(row.stream, event):
+        transfers = transfers_of(row.stream, event)
+        if isinstance(event, BetAdjusted):
+            adjusted.update(t.source for t in transfers)
+        for t in transfers:
             entries.append(
                 {
                     "position": row.position,
@@ -105,7 +110,10 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         balance, limit = current.get(account, (0, 0))
         balance += delta[account]
         limit = limits.get(account, limit)
-        if check and account != CASH and balance < -limit:
+        # A dispute's adjustment is posted whatever it leaves: what the account cannot
+        # cover is owed to the club, shown beside its balance, never dropped (README:
+        # "Overdrafts after a dispute").
+        if check and account != CASH and balance < -limit and account not in adjusted:
             if account in limits:
                 raise CreditInUse(account, -balance, limit)
             if delta[account] < 0:

@@ -33,6 +33,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import events as ev
+from ledger.books import disputeviews
 from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
 from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded, decode_row
@@ -102,6 +103,8 @@ def apply(
     members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
     _write_rounds(views, stream, steps, members)
     _write_settlements(views, stream, steps, deciders)
+    if any(step.row.type in disputeviews.DISPUTE_TYPES for step in steps):
+        disputeviews.record(views.conn, stream, steps)
     views.seen(stream, steps)
     return steps[-1].after
 
@@ -255,6 +258,7 @@ def clear(conn: sa.Connection) -> None:
     conn.execute(settlement_parties.delete())
     conn.execute(settlements_table.delete())
     conn.execute(rounds_table.delete())
+    disputeviews.clear(conn)
 
 
 class Replay:
@@ -354,7 +358,11 @@ def _decider(steps: Sequence[Step], i: int) -> int | None:
 
 
 def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
-    """The round the event at `i` belongs to (0: none, while no round is in play)."""
+    """The round the event at `i` belongs to (0: none, while no round is in play). A
+    dispute's events belong to the round disputed, which the disputes read model keeps
+    (ledger.books.disputeviews), not to the round in play when it was opened."""
+    if steps[i].row.type in disputeviews.DISPUTE_TYPES:
+        return 0
     if decider is not None and isinstance(steps[decider].event, ev.DiceThrown):
         return steps[decider].before.round  # what a throw decides goes with the throw
     step = steps[i]
@@ -629,6 +637,14 @@ def round_events(
         else None
     )
     first = max(row.first_version, (since or 0) + 1)
+    # The round's span, but for disputes of other rounds opened while it was played;
+    # and the disputes of this round, their resolutions and adjustments, which came later.
+    disputed = disputeviews.round_versions(conn, stream, row.round)
+    span = sa.and_(
+        e.c.version.between(first, row.last_version),
+        e.c.type.not_in(sorted(disputeviews.DISPUTE_TYPES)),
+    )
+    which = sa.or_(span, e.c.version.in_(disputed)) if disputed else span
     events = conn.execute(
         sa.select(
             e.c.position,
@@ -639,11 +655,7 @@ def round_events(
             e.c.actor,
             e.c.recorded_at,
         )
-        .where(
-            e.c.stream == stream,
-            e.c.version.between(first, row.last_version),
-            e.c.position > after_position,
-        )
+        .where(e.c.stream == stream, which, e.c.position > after_position)
         .order_by(e.c.version)
         .limit(limit)
     )

@@ -198,3 +198,59 @@ server_seeds = sa.Table(
     sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("seed", sa.LargeBinary(32), nullable=False),
 )
+
+# Disputes (engine.disputes), one row each: the round disputed, who opened it and why,
+# and once resolved, how and why. Written beside the events like the other read models;
+# the events (DisputeOpened, DisputeResolved) are the record.
+disputes = sa.Table(
+    "disputes",
+    metadata,
+    sa.Column("stream", sa.String(200), primary_key=True),
+    sa.Column("dispute_id", sa.String(32), primary_key=True),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("claimant", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("claim", sa.Text, nullable=False),
+    sa.Column("throw", sa.Integer, nullable=True),
+    sa.Column("die1", sa.Integer, nullable=True),
+    sa.Column("die2", sa.Integer, nullable=True),
+    sa.Column("opened_version", sa.Integer, nullable=False),
+    sa.Column("opened_position", sa.BigInteger, nullable=False),
+    sa.Column("opened_by", sa.String(200), nullable=False),
+    sa.Column("opened_at", sa.String(32), nullable=False),
+    sa.Column("resolution", sa.String(16), nullable=True),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("resolved_throw", sa.Integer, nullable=True),
+    sa.Column("resolved_die1", sa.Integer, nullable=True),
+    sa.Column("resolved_die2", sa.Integer, nullable=True),
+    sa.Column("resolved_version", sa.Integer, nullable=True),
+    sa.Column("resolved_position", sa.BigInteger, nullable=True),
+    sa.Column("resolved_by", sa.String(200), nullable=True),
+    sa.Column("resolved_at", sa.String(32), nullable=True),
+    sa.Index("ix_disputes_stream_round", "stream", "round"),
+    sa.Index("ix_disputes_opened_position", "opened_position"),
+)
+
+# Each BetAdjusted: the money a dispute's resolution moved for one bet, in ledger
+# accounts, keyed by the event's position like a settlement.
+adjustments = sa.Table(
+    "adjustments",
+    metadata,
+    sa.Column(
+        "position",
+        sa.BigInteger,
+        sa.ForeignKey("events.position"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("stream", sa.String(200), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("bet_id", sa.String(32), nullable=False),
+    sa.Column("dispute_id", sa.String(32), nullable=False),
+    sa.Column("adjustment", sa.String(16), nullable=False),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.Column("transfers", sa.Text, nullable=False),
+    sa.Index("ix_adjustments_stream_bet_id", "stream", "bet_id"),
+    sa.Index("ix_adjustments_stream_round", "stream", "round", "position"),
+)

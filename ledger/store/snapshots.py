@@ -171,6 +171,23 @@ def load(store: EventStore, stream: str, at_version: int | None = None) -> hz.Ta
     return hz.fold(store.load(stream, state.version, at_version), state)
 
 
+def before(conn: sa.Connection, stream: str, version: int) -> hz.TableState:
+    """The newest readable snapshot of the table taken before `version`, in `conn`'s
+    transaction, or the state before its first event. A snapshot is taken as a write
+    ends, so it lies between two commands: where the referee may begin."""
+    rows = conn.execute(
+        sa.select(snapshots.c.state)
+        .where(snapshots.c.stream == stream, snapshots.c.version < version)
+        .order_by(snapshots.c.version.desc())
+        .limit(3)
+    ).all()
+    for row in rows:
+        cached = decode_state(row.state)
+        if cached is not None:
+            return cached
+    return hz.INITIAL
+
+
 def due(before: int, after: int, every: int = EVERY) -> bool:
     """Whether appending took the stream past a multiple of `every`."""
     return after // every > before // every

@@ -1,0 +1,245 @@
+"""Disputes, as the club runs them: opening one, the answer at once, the setter's
+resolution. Each is one engine command (engine.disputes) through `Club.command`, so it
+is written like every other write: in one transaction, with its receipt, its postings
+(a resolution's adjustments) and its read models (ledger.books.disputeviews).
+
+The engine judges a dispute on the round's *record*, read back here: the table's state
+from the newest snapshot before the round (a snapshot is taken at the end of a write,
+so it lies between commands), and the events after it, read in pages until the round
+and its bets are over. The referee builds the record, so reading it re-derives the
+round under the table's recorded rule set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+
+import engine as hz
+from engine import disputes
+from engine.errors import Rule, RuleBroken
+from ledger.books import disputeviews, tableviews
+from ledger.books.accounts import book_account
+from ledger.service import Club, NotFound, Reads, is_name, table_stream
+from ledger.store import snapshots
+from ledger.store.eventstore import decode_row
+from ledger.store.schema import events as events_table
+
+PAGE = 2000
+"""Events read at a time while a round is read back."""
+
+
+def round_record(
+    conn: sa.Connection, stream: str, number: int, now: hz.TableState
+) -> disputes.RoundRecord | None:
+    """Round `number` of the table, read back (None if the table has no such round, or
+    it has not ended)."""
+    if type(number) is not int:
+        return None
+    row = tableviews.round_row(conn, stream, number)
+    if row is None:
+        return None
+    start = snapshots.before(conn, stream, row.first_version)
+    try:
+        return disputes.read_round(number, start, _events(conn, stream, start.version), now)
+    except RuleBroken as exc:
+        if exc.rule is Rule.ROUND_NOT_ENDED:
+            return None
+        raise
+
+
+def _events(conn: sa.Connection, stream: str, after: int) -> Iterator[hz.Event]:
+    e = events_table
+    while True:
+        rows = conn.execute(
+            sa.select(e.c.position, e.c.version, e.c.type, e.c.schema_version, e.c.payload)
+            .where(e.c.stream == stream, e.c.version > after, e.c.version <= after + PAGE)
+            .order_by(e.c.version)
+        ).all()
+        for row in rows:
+            yield decode_row(row)
+        if len(rows) < PAGE:
+            return
+        after += PAGE
+
+
+def _record_of(reads: Reads, number: int, state: hz.TableState) -> disputes.RoundRecord | None:
+    return round_record(reads.conn, reads.stream, number, state)
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+
+def open_dispute(
+    club: Club,
+    table: str,
+    actor: str,
+    role: str,
+    claimant: str,
+    number: int,
+    claim: str,
+    throw: int | None = None,
+    dice: tuple[int, int] | None = None,
+    key: str | None = None,
+    request: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Open a dispute over round `number`; the answer names the dispute and gives the
+    service's answer (ledger: `answer_view`)."""
+    die1, die2 = dice if dice is not None else (None, None)
+    found: dict[str, Any] = {}
+
+    def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
+        record = _record_of(reads, number, state)
+        events = disputes.open_dispute(
+            state, record, number, claimant, role, claim, throw, die1, die2
+        )
+        assert record is not None
+        opened = events[0]
+        assert isinstance(opened, hz.events.DisputeOpened)
+        found["answer"] = answer_view(
+            reads.stream, disputes.answer(record, opened.throw, die1, die2)
+        )
+        found["dispute_id"] = opened.dispute_id
+        return events
+
+    return club.command(
+        table,
+        actor,
+        decide,
+        key=key,
+        request=request,
+        respond=lambda: {"dispute_id": found["dispute_id"], "answer": found["answer"]},
+    )
+
+
+def resolve_dispute(
+    club: Club,
+    table: str,
+    actor: str,
+    dispute_id: str,
+    resolution: str,
+    reason: str,
+    throw: int | None = None,
+    dice: tuple[int, int] | None = None,
+    key: str | None = None,
+    request: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The setter's resolution of a dispute: upheld, voided, or corrected."""
+    die1, die2 = dice if dice is not None else (None, None)
+
+    def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
+        number = state.disputes.get(dispute_id)
+        if number is None:
+            row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
+            if row is not None and row.resolution is not None:
+                raise RuleBroken(
+                    Rule.DISPUTE_RESOLVED,
+                    f"dispute {dispute_id} was resolved already ({row.resolution}, at version "
+                    f"{row.resolved_version}, by {row.resolved_by}): a dispute is resolved once",
+                )
+        record = _record_of(reads, number, state) if number is not None else None
+        return disputes.resolve(state, record, dispute_id, resolution, reason, throw, die1, die2)
+
+    result = club.command(table, actor, decide, key=key, request=request)
+    return result
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
+    """The service's answer as JSON, money in ledger accounts."""
+
+    def paid(bets: tuple[disputes.Paid, ...]) -> list[dict[str, Any]]:
+        return [
+            {
+                "bet_id": p.bet_id,
+                "outcome": p.outcome,
+                "winner": book_account(stream, p.winner) if p.winner else None,
+                "net": {book_account(stream, who): amount for who, amount in p.net.items()},
+            }
+            for p in bets
+        ]
+
+    what = answer.what_if
+    return {
+        "matches": answer.matches,
+        "mismatch": answer.mismatch,
+        "result": answer.result,
+        "bets": paid(answer.bets),
+        "what_if": None
+        if what is None
+        else {
+            "throw": what.throw,
+            "dice": [what.die1, what.die2],
+            "result": what.result,
+            "main": what.main,
+            "chance": what.chance,
+            "bets": paid(what.bets),
+            "stopped": what.stopped,
+            "correctable": what.refused is None,
+            "refused": what.refused,
+            "adjustments": [
+                {
+                    "bet_id": bet_id,
+                    "transfers": [
+                        {
+                            "source": book_account(stream, t.source),
+                            "target": book_account(stream, t.target),
+                            "amount": t.amount,
+                        }
+                        for t in transfers
+                    ],
+                }
+                for bet_id, transfers in what.adjustments.items()
+            ],
+        },
+    }
+
+
+def require_table(club: Club, table: str) -> str:
+    stream = table_stream(table)
+    if not is_name(table) or not club.store.version(stream):
+        raise NotFound(f"there is no table {table!r}")
+    return stream
+
+
+def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
+    """One dispute: who opened it and why, how it was resolved, its adjustments, and the
+    service's answer, derived again from the round's events."""
+    stream = require_table(club, table)
+    with club.store.engine.connect() as conn:
+        row = disputeviews.row_of(conn, stream, dispute_id)
+        if row is None:
+            raise NotFound(f"there is no dispute {dispute_id!r} at table {table!r}")
+        view = disputeviews.view(conn, row)
+        now = club.state(table)
+        record = round_record(conn, stream, row.round, now)
+    if record is not None:
+        dice = (row.die1, row.die2) if row.die1 is not None else (None, None)
+        view["answer"] = answer_view(stream, disputes.answer(record, row.throw, *dice))
+    else:  # pragma: no cover - a dispute is only ever opened on a round that reads back
+        view["answer"] = None
+    return view
+
+
+def listing(
+    club: Club,
+    table: str | None,
+    status: str | None,
+    after: int,
+    limit: int,
+    claimant: str | None = None,
+) -> dict[str, Any]:
+    """A page of disputes, in the order opened: one table's or the club's."""
+    stream = require_table(club, table) if table is not None else None
+    with club.store.engine.connect() as conn:
+        items = disputeviews.listing(conn, stream, status, after, limit + 1, claimant)
+    more = len(items) > limit
+    items = items[:limit]
+    return {
+        "items": items,
+        "next_after": items[-1]["opened"]["position"] if more and items else None,
+    }

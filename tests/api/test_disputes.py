@@ -1,0 +1,250 @@
+"""A disputed round over HTTP, start to finish, for each of the three resolutions, with
+every balance worked out by hand; and what disputes refuse.
+
+The table (english rules: ann casts, main called): deposits ann 1000, bob 1000,
+cat 1000, the setter 10 000.
+
+Round 1: ann stakes 100 against the setter; bob lays 60 and ann covers it. Main 7,
+thrown 3+4: a nick. ann wins 100 from the setter and 60 from bob:
+    ann 1160, bob 940, cat 1000, setter 9900.
+
+Round 2: main 7; 2+4 sets the chance 6. cat offers bob 20 against 50 that the next
+throw is 8, and bob takes it. 4+4 is thrown: cat wins bob's 50. Then 3+3: the chance.
+    ann 1160, bob 890, cat 1050, setter 9900.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.conftest import Api
+from tests.api.gamekit import Evening, bet_id
+
+TABLE = "t1"
+DEPOSITS = {"ann": 1000, "bob": 1000, "cat": 1000, "setter": 10_000}
+
+
+def two_rounds(api: Api) -> tuple[Evening, dict[str, int]]:
+    night = Evening(api, TABLE, deposits=DEPOSITS)
+    croupier = night.croupier
+    croupier.ok("post", "/tables", {"id": TABLE, "ruleset": "english"})
+    for name in ("ann", "bob", "cat"):
+        night.do(croupier, "seats", {"player": name})
+    for name, die in (("ann", 1), ("bob", 2), ("cat", 3)):
+        night.do(croupier, "casts", {"player": name, "die": die})
+    night.do("ann", "stakes", {"amount": 100})
+    laid = bet_id(night.do("bob", "lays", {"player": "bob", "amount": 60}), "StakeLaid")
+    night.do("ann", "covers", {"bets": [laid]})
+    night.do(croupier, "main", {"main": 7})
+    nick = night.do(croupier, "throws", {"die1": 3, "die2": 4})
+    assert night.balances() == {"ann": 1160, "bob": 940, "cat": 1000, "setter": 9900}
+
+    night.do(croupier, "main", {"main": 7})
+    night.do(croupier, "throws", {"die1": 2, "die2": 4})
+    offer = {
+        "player": "cat",
+        "proposition": {"kind": "next-total", "totals": [8]},
+        "backs": True,
+        "stake": 20,
+        "asks": 50,
+        "to": "bob",
+    }
+    side = bet_id(night.do("cat", "side-bets", offer), "SideBetOffered")
+    night.do("bob", "side-bets/accept", {"player": "bob", "bet": side})
+    eight = night.do(croupier, "throws", {"die1": 4, "die2": 4})
+    night.do(croupier, "throws", {"die1": 3, "die2": 3})
+    assert night.balances() == {"ann": 1160, "bob": 890, "cat": 1050, "setter": 9900}
+    versions = {"nick": nick["events"][0]["version"], "eight": eight["events"][0]["version"]}
+    return night, versions
+
+
+def open_dispute(night: Evening, who: Any, round: int, body: dict[str, Any]) -> dict[str, Any]:
+    client = night._client(who)
+    response = client.post(f"/tables/{TABLE}/rounds/{round}/disputes", json=body)
+    assert response.status_code == 201, response.get_json()
+    answer: dict[str, Any] = response.get_json()
+    night.check_conserved()
+    return answer
+
+
+def resolve(night: Evening, dispute: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = night.bank.post(f"/tables/{TABLE}/disputes/{dispute}/resolution", json=body)
+    assert response.status_code == 201, response.get_json()
+    night.check_conserved()
+    answer: dict[str, Any] = response.get_json()
+    return answer
+
+
+def refused(response: Any, rule: str) -> str:
+    problem = response.get_json()
+    assert response.status_code == 422, problem
+    assert problem["type"] == f"urn:hazard:rule:{rule}", problem
+    detail: str = problem["detail"]
+    return detail
+
+
+def test_a_dispute_upheld_changes_nothing(api: Api) -> None:
+    night, v = two_rounds(api)
+    opened = open_dispute(night, "bob", 1, {"claim": "the 4 was a 5", "dice": [3, 5]})
+    assert opened["events"][0]["type"] == "DisputeOpened"
+    assert opened["events"][0]["actor"] == "player:bob"
+    answer = opened["answer"]
+    assert answer["matches"] is True and answer["result"] == "nick"
+    # 3+5 is 8 at main 7: a chance, not a nick; the round would not have ended there.
+    what = answer["what_if"]
+    assert what["throw"] == v["nick"] and what["dice"] == [3, 5]
+    assert what["result"] is None and what["chance"] == 8 and not what["correctable"]
+    before = night.balances()
+    resolved = resolve(night, opened["dispute_id"], {"resolution": "upheld", "reason": "I saw 3+4"})
+    assert [e["type"] for e in resolved["events"]] == ["DisputeResolved"]
+    assert night.balances() == before
+    shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{opened['dispute_id']}")
+    assert shown["status"] == "upheld" and shown["resolved"]["reason"] == "I saw 3+4"
+    assert shown["resolved"]["by"] == "setter:bank" and shown["adjustments"] == []
+
+
+def test_a_round_voided_puts_everyone_back_where_the_round_found_them(api: Api) -> None:
+    night, _ = two_rounds(api)
+    opened = open_dispute(night, night.croupier, 1, {"claim": "the dice left the table"})
+    assert opened["events"][0]["payload"]["role"] == "croupier"
+    resolved = resolve(
+        night, opened["dispute_id"], {"resolution": "voided", "reason": "a wild throw"}
+    )
+    assert [e["type"] for e in resolved["events"]] == [
+        "DisputeResolved",
+        "BetAdjusted",
+        "BetAdjusted",
+    ]
+    # ann gives back the setter's 100 and bob's 60; round 2 stands.
+    assert night.balances() == {"ann": 1000, "bob": 950, "cat": 1050, "setter": 10_000}
+    transfers = [t for e in resolved["events"] for t in e["transfers"]]
+    assert transfers == [
+        {"source": "player:ann", "target": "setter", "amount": 100},
+        {"source": "player:ann", "target": "player:bob", "amount": 60},
+    ]
+    # Nothing is edited: the round reads as played, then the dispute, in order.
+    events = night.auditor.ok("get", f"/tables/{TABLE}/rounds/1")["events"]
+    kinds = [e["type"] for e in events]
+    assert kinds[:6] == [
+        "CasterChosen",  # the round begins as ann takes the dice
+        "CasterStaked",
+        "StakeLaid",
+        "StakeCovered",
+        "MainCalled",
+        "DiceThrown",
+    ]
+    assert kinds[-4:] == ["DisputeOpened", "DisputeResolved", "BetAdjusted", "BetAdjusted"]
+    assert "BetSettled" in kinds
+    assert events[-3]["actor"] == "setter:bank"
+    assert events[-3]["payload"]["reason"] == "a wild throw"
+    # ann's statement shows the stakes, the winnings and the reversal, which net to 0.
+    statement = night.players["ann"].ok("get", "/players/ann/statement")
+    assert sum(line["amount"] for line in statement["items"]) == 1000
+
+
+def test_a_mis_entered_throw_corrected_pays_the_difference_per_bet(api: Api) -> None:
+    night, v = two_rounds(api)
+    opened = open_dispute(
+        night, "bob", 2, {"claim": "it was 4+5, not 4+4", "throw": v["eight"], "dice": [4, 5]}
+    )
+    what = opened["answer"]["what_if"]
+    assert what["correctable"] and what["result"] == "chance" and what["chance"] == 6
+    # 9 is not 8: bob wins the side bet, so cat gives back bob's 50 and pays her 20.
+    assert what["adjustments"] == [
+        {
+            "bet_id": what["adjustments"][0]["bet_id"],
+            "transfers": [{"source": "player:cat", "target": "player:bob", "amount": 70}],
+        }
+    ]
+    resolved = resolve(
+        night,
+        opened["dispute_id"],
+        {"resolution": "corrected", "reason": "the camera", "throw": v["eight"], "dice": [4, 5]},
+    )
+    assert [e["payload"]["adjustment"] for e in resolved["events"][1:]] == ["correction"]
+    assert night.balances() == {"ann": 1160, "bob": 960, "cat": 980, "setter": 9900}
+    # The throw still reads 4+4: the correction is an event beside it.
+    events = night.auditor.ok("get", f"/tables/{TABLE}/rounds/2?limit=500")["events"]
+    thrown = next(e for e in events if e["version"] == v["eight"])
+    assert thrown["payload"] == {"die1": 4, "die2": 4}
+
+
+def test_a_correction_that_would_end_the_round_elsewhere_is_refused(api: Api) -> None:
+    night, v = two_rounds(api)
+    opened = open_dispute(night, "bob", 1, {"claim": "it was 1+2", "dice": [1, 2]})
+    what = opened["answer"]["what_if"]
+    assert what["result"] == "out" and not what["correctable"]
+    before = night.balances(), night.state()["version"]
+    response = night.bank.post(
+        f"/tables/{TABLE}/disputes/{opened['dispute_id']}/resolution",
+        json={"resolution": "corrected", "reason": "r", "throw": v["nick"], "dice": [1, 2]},
+    )
+    detail = refused(response, "correction-reaches-beyond-round")
+    assert "void the round instead" in detail
+    assert (night.balances(), night.state()["version"]) == before
+
+
+def test_who_may_open_and_resolve_and_only_once(api: Api) -> None:
+    night, _ = two_rounds(api)
+    path = f"/tables/{TABLE}/rounds/1/disputes"
+    # cat had no money in round 1.
+    refused(night.players["cat"].post(path, json={"claim": "x"}), "not-in-round")
+    # The round in play (3) has not ended; round 9 was never played.
+    refused(
+        night.bank.post(f"/tables/{TABLE}/rounds/3/disputes", json={"claim": "x"}),
+        "round-not-ended",
+    )
+    refused(
+        night.bank.post(f"/tables/{TABLE}/rounds/9/disputes", json={"claim": "x"}),
+        "round-not-ended",
+    )
+    opened = open_dispute(night, "bob", 1, {"claim": "x"})
+    resolution = f"/tables/{TABLE}/disputes/{opened['dispute_id']}/resolution"
+    # Only the setter resolves.
+    assert (
+        night.croupier.post(resolution, json={"resolution": "upheld", "reason": "r"}).status_code
+        == 403
+    )
+    resolve(night, opened["dispute_id"], {"resolution": "voided", "reason": "r"})
+    detail = refused(
+        night.bank.post(resolution, json={"resolution": "upheld", "reason": "again"}),
+        "dispute-resolved",
+    )
+    assert "resolved already" in detail
+    # A player reads their own disputes, not another's.
+    mine = night.players["bob"].ok("get", f"/tables/{TABLE}/disputes")["items"]
+    assert [d["dispute_id"] for d in mine] == [opened["dispute_id"]]
+    assert night.players["cat"].ok("get", f"/tables/{TABLE}/disputes")["items"] == []
+    assert (
+        night.players["cat"].get(f"/tables/{TABLE}/disputes/{opened['dispute_id']}").status_code
+        == 403
+    )
+    queue = night.bank.ok("get", "/disputes?status=open")["items"]
+    assert queue == []
+
+
+def test_an_adjustment_past_the_credit_limit_is_posted_and_shown_as_owed(api: Api) -> None:
+    night, _ = two_rounds(api)
+    # ann takes out all she has, then round 1 is voided: she owes the 160 she won.
+    night.bank.ok("post", "/players/ann/withdrawals", {"amount": 1160})
+    night.deposited -= 1160
+    opened = open_dispute(night, night.bank, 1, {"claim": "the caster was not seated"})
+    resolve(night, opened["dispute_id"], {"resolution": "voided", "reason": "r"})
+    shown = night.auditor.ok("get", "/players/ann/balance")
+    assert shown == {"player": "ann", "balance": -160, "credit_limit": 0, "owed": 160}
+    # She can stake nothing until it is paid.
+    night.bank.ok("post", "/players/ann/deposits", {"amount": 200})
+    night.deposited += 200
+    assert night.auditor.ok("get", "/players/ann/balance")["owed"] == 0
+
+
+def test_a_repeat_of_an_opening_under_its_key_writes_nothing_more(api: Api) -> None:
+    night, _ = two_rounds(api)
+    client = night.players["bob"]
+    path = f"/tables/{TABLE}/rounds/1/disputes"
+    headers = {"Idempotency-Key": "k1"}
+    first = client.post(path, json={"claim": "x", "dice": [1, 2]}, headers=headers)
+    again = client.post(path, json={"claim": "x", "dice": [1, 2]}, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert first.get_json() == again.get_json()
+    assert len(night.bank.ok("get", f"/tables/{TABLE}/disputes")["items"]) == 1
