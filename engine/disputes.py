@@ -702,11 +702,19 @@ def resolve(
     throw: int | None = None,
     die1: int | None = None,
     die2: int | None = None,
+    earlier: str | None = None,
 ) -> list[ev.Event]:
     """The setter's decision on dispute `dispute_id`: "upheld", "voided" or "corrected"
     (naming the throw, by version, and the dice it showed). `record` is the disputed
-    round's. Returns the `DisputeResolved` and a `BetAdjusted` per bet whose money moves."""
+    round's; `earlier`, how the dispute was resolved, if it was (the state keeps open
+    disputes only: the ledger's read model says). Returns the `DisputeResolved` and a
+    `BetAdjusted` per bet whose money moves."""
     number = state.disputes.get(dispute_id) if isinstance(dispute_id, str) else None
+    if number is None and earlier is not None:
+        raise RuleBroken(
+            Rule.DISPUTE_RESOLVED,
+            f"dispute {dispute_id} was resolved already ({earlier}): a dispute is resolved once",
+        )
     if number is None:
         raise RuleBroken(
             Rule.NO_SUCH_DISPUTE,

@@ -15,7 +15,7 @@ from ledger.api import club, require, scoped_key
 from ledger.api.bodies import Blueprint
 from ledger.api.numbers import QueryInteger
 from ledger.api.readschemas import BIG, SMALL
-from ledger.api.schemas import ProblemSchema, WriteHeadersSchema, WriteResultSchema
+from ledger.api.schemas import DIE, ProblemSchema, TableWriteHeadersSchema, WriteResultSchema
 from ledger.api.tokens import Holder, Role
 from ledger.audit import disputes
 
@@ -26,7 +26,7 @@ TEXT = validate.Length(1, 500)
 
 def _dice() -> fields.List[Any]:
     return fields.List(
-        fields.Integer(strict=True, validate=validate.Range(-(2**31), SMALL)),
+        fields.Integer(strict=True, validate=DIE),
         validate=validate.Length(2, 2),
         load_default=None,
         metadata={"description": "The two dice, each 1 to 6"},
@@ -138,10 +138,11 @@ def _dice_of(body: dict[str, Any]) -> tuple[int, int] | None:
 
 
 @blp.route("/tables/<table>/rounds/<int:round>/disputes", methods=["POST"])
-@blp.arguments(WriteHeadersSchema, location="headers")
+@blp.arguments(TableWriteHeadersSchema, location="headers")
 @blp.arguments(OpenDisputeSchema)
 @blp.response(201, DisputeOpenedSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table")
+@blp.alt_response(409, schema=ProblemSchema, description="Stale If-Match")
 @blp.alt_response(
     422, schema=ProblemSchema, description="A rule of disputes broken (its code), or a bad field"
 )
@@ -163,15 +164,17 @@ def open_dispute(headers: dict[str, Any], body: dict[str, Any], table: str, roun
         body["throw"],
         _dice_of(body),
         key=scoped_key(who, headers),
+        if_match=headers.get("if_match"),
         request={"path": request.path, "body": body},
     )
 
 
 @blp.route("/tables/<table>/disputes/<dispute_id>/resolution", methods=["POST"])
-@blp.arguments(WriteHeadersSchema, location="headers")
+@blp.arguments(TableWriteHeadersSchema, location="headers")
 @blp.arguments(ResolveDisputeSchema)
 @blp.response(201, WriteResultSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table")
+@blp.alt_response(409, schema=ProblemSchema, description="Stale If-Match")
 @blp.alt_response(
     422,
     schema=ProblemSchema,
@@ -195,6 +198,7 @@ def resolve_dispute(
         body["throw"],
         _dice_of(body),
         key=scoped_key(who, headers),
+        if_match=headers.get("if_match"),
         request={"path": request.path, "body": body},
     )
 

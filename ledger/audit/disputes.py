@@ -84,6 +84,7 @@ def open_dispute(
     dice: tuple[int, int] | None = None,
     key: str | None = None,
     request: dict[str, Any] | None = None,
+    if_match: int | None = None,
 ) -> dict[str, Any]:
     """Open a dispute over round `number`; the answer names the dispute and gives the
     service's answer (ledger: `answer_view`)."""
@@ -110,6 +111,7 @@ def open_dispute(
         decide,
         key=key,
         request=request,
+        if_match=if_match,
         respond=lambda: {"dispute_id": found["dispute_id"], "answer": found["answer"]},
     )
 
@@ -125,25 +127,26 @@ def resolve_dispute(
     dice: tuple[int, int] | None = None,
     key: str | None = None,
     request: dict[str, Any] | None = None,
+    if_match: int | None = None,
 ) -> dict[str, Any]:
     """The setter's resolution of a dispute: upheld, voided, or corrected."""
     die1, die2 = dice if dice is not None else (None, None)
 
     def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
         number = state.disputes.get(dispute_id)
+        earlier = None
         if number is None:
             row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
             if row is not None and row.resolution is not None:
-                raise RuleBroken(
-                    Rule.DISPUTE_RESOLVED,
-                    f"dispute {dispute_id} was resolved already ({row.resolution}, at version "
-                    f"{row.resolved_version}, by {row.resolved_by}): a dispute is resolved once",
+                earlier = (
+                    f"{row.resolution}, at version {row.resolved_version}, by {row.resolved_by}"
                 )
         record = _record_of(reads, number, state) if number is not None else None
-        return disputes.resolve(state, record, dispute_id, resolution, reason, throw, die1, die2)
+        return disputes.resolve(
+            state, record, dispute_id, resolution, reason, throw, die1, die2, earlier
+        )
 
-    result = club.command(table, actor, decide, key=key, request=request)
-    return result
+    return club.command(table, actor, decide, key=key, request=request, if_match=if_match)
 
 
 # -- reading ----------------------------------------------------------------------------------
