@@ -177,6 +177,38 @@ OPS = [
         expect=200,
         setup="main",
     ),
+    # Disputes: the setter, a croupier, or a player with money in the round opens one
+    # (ann and bob both staked in round 1); only the setter resolves.
+    Op(
+        "open dispute",
+        "post",
+        "/tables/{t}/rounds/1/disputes",
+        lambda c: {"claim": "the dice were misread"},
+        _everyone("setter", "croupier", "self", "other"),
+        "ann",
+        "bob",
+        setup="ended",
+    ),
+    Op(
+        "resolve dispute",
+        "post",
+        "/tables/{t}/disputes/{d}/resolution",
+        lambda c: {"resolution": "upheld", "reason": "the camera agrees"},
+        MONEY,
+        setup="disputed",
+    ),
+    Op("table disputes", "get", "/tables/{t}/disputes", None, READ_TABLE, expect=200),
+    Op("club disputes", "get", "/disputes", None, READ_TABLE, expect=200),
+    # The setter opened it: a player reads only the disputes they opened.
+    Op(
+        "one dispute",
+        "get",
+        "/tables/{t}/disputes/{d}",
+        None,
+        _everyone("setter", "croupier", "auditor"),
+        expect=200,
+        setup="disputed",
+    ),
 ]
 
 
@@ -212,6 +244,15 @@ def _prepare(bank: Client, setup: str) -> dict[str, Any]:
         bank.ok("post", f"/tables/{t}/stakes", {"amount": 100})
         bank.ok("post", f"/tables/{t}/main", {"main": 7})
         bank.ok("post", f"/tables/{t}/throws", {"die1": 2, "die2": 2})  # a chance of 4
+    elif setup in ("ended", "disputed"):
+        bank.ok("post", f"/tables/{t}/stakes", {"amount": 100})
+        laid = bank.ok("post", f"/tables/{t}/lays", {"player": "bob", "amount": 50})
+        bank.ok("post", f"/tables/{t}/covers", {"bets": [laid["events"][0]["payload"]["bet_id"]]})
+        bank.ok("post", f"/tables/{t}/main", {"main": 7})
+        bank.ok("post", f"/tables/{t}/throws", {"die1": 3, "die2": 4})  # a nick: round 1 ends
+        if setup == "disputed":
+            opened = bank.ok("post", f"/tables/{t}/rounds/1/disputes", {"claim": "a 4? a 5?"})
+            context["d"] = opened["dispute_id"]
     elif setup == "offer":
         offer = {
             "player": "bob",
@@ -270,13 +311,22 @@ def test_each_role_may_do_what_it_may_and_nothing_else(api: Api, op: Op) -> None
         if op.rule is not None:
             assert response.get_json()["rule"] == op.rule
         if response.status_code == 201:
-            actor = {"self": f"player:{op.self_name}"}.get(role, f"{role}:{role}-1")
+            players = {"self": f"player:{op.self_name}", "other": f"player:{op.other_name}"}
+            actor = players.get(role, f"{role}:{role}-1")
             assert {e["actor"] for e in response.get_json()["events"]} == {actor}
 
 
 def test_the_matrix_covers_every_operation(api: Api) -> None:
     """A new route must join the matrix here or in the read suites' role tests."""
-    covered = {(op.method.upper(), op.path.replace("{t}", "<table>")) for op in OPS}
+    covered = {
+        (
+            op.method.upper(),
+            op.path.replace("{t}", "<table>")
+            .replace("{d}", "<dispute_id>")
+            .replace("/rounds/1/", "/rounds/<int:round>/"),
+        )
+        for op in OPS
+    }
     for op in OPS:
         for name in ("ann", "bob", "cat"):
             covered.add((op.method.upper(), op.path.replace(name, "<name>")))
@@ -304,6 +354,7 @@ ELSEWHERE = {
     "/log/proofs/inclusion": "tests/api/test_log.py",
     "/log/proofs/consistency": "tests/api/test_log.py",
     "/reports/dice": "tests/api/test_roles.py (OPS)",
+    "/disputes": "tests/api/test_roles.py (OPS)",
 }
 """The operations outside /players and /tables, and the suite whose role tests try them."""
 
@@ -311,9 +362,9 @@ ELSEWHERE = {
 def test_every_operation_that_needs_a_token_is_tried_somewhere(api: Api) -> None:
     """Every route of the token-protected blueprints is in the matrix above or named in
     ELSEWHERE: a new one, such as the signed log's, cannot go untried by the roles."""
-    from ledger.api import audit, log, reads, reports
+    from ledger.api import audit, disputes, log, reads, reports
 
-    others = {blp.name for blp in (audit.blp, log.blp, reads.blp, reports.blp)}
+    others = {blp.name for blp in (audit.blp, disputes.blp, log.blp, reads.blp, reports.blp)}
     routes = {
         rule.rule
         for rule in api.app.url_map.iter_rules()

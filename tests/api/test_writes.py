@@ -243,6 +243,7 @@ def test_an_overdraft_is_refused_and_leaves_nothing(api: Api) -> None:
         "player": "ann",
         "balance": -1,
         "credit_limit": 1,
+        "owed": 0,  # drawn on credit, within it
     }
 
 
@@ -263,6 +264,7 @@ def test_credit_in_use_cannot_be_taken_away(api: Api) -> None:
         "player": "ann",
         "balance": -800,
         "credit_limit": 1000,
+        "owed": 0,
     }
 
 

@@ -553,9 +553,9 @@ def test_rounds_and_a_round_s_events_are_index_ranges(game: Game, engine: sa.Eng
         tableviews.round_detail(conn, game.book.store, STREAM, 2)
         tableviews.round_detail(conn, game.book.store, STREAM, 2, p(27), limit=2)
         queries = list(statements)
-        # rounds; the round and a page of its events; again, with the version of the
-        # position the second page starts after.
-        assert len(queries) == 6
+        # rounds; the round, the versions of its disputes (two queries) and a page of
+        # its events; again, with the version of the position the second page starts after.
+        assert len(queries) == 10
         for statement, params in queries:
             assert full_scan_or_sort(plan(conn, statement, params)) == [], statement
 
