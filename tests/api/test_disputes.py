@@ -248,3 +248,34 @@ def test_a_repeat_of_an_opening_under_its_key_writes_nothing_more(api: Api) -> N
     assert first.status_code == again.status_code == 201
     assert first.get_json() == again.get_json()
     assert len(night.bank.ok("get", f"/tables/{TABLE}/disputes")["items"]) == 1
+
+
+def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
+    """The server drew the dice and anyone can draw them again from the revealed seed:
+    there is no mis-entered throw, so a correction is refused; voiding still works."""
+    night = Evening(api, "s1", deposits={"ann": 5000, "bob": 5000, "setter": 100_000})
+    night.table = "s1"
+    night.croupier.ok("post", "/tables", {"id": "s1", "ruleset": "club", "dice": "server"})
+    for name in ("ann", "bob"):
+        night.do(night.croupier, "seats", {"player": name})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    night.do(night.croupier, "casts", {"player": "bob", "die": 5})
+    night.do("ann", "stakes", {"amount": 100})
+    n = 0
+    while night.state()["round"] == 1:  # the club's main is thrown, then the round
+        answer = night.do("ann", "throws", {"client_seed": f"seed {n}"})
+        n += 1
+    thrown = [e for e in answer["events"] if e["type"] == "DiceThrown"][0]
+    before = night.balances()
+    path = "/tables/s1/rounds/1/disputes"
+    opened = night.players["ann"].ok("post", path, {"claim": "the server cheated"})
+    assert opened["answer"]["matches"] is True
+    resolution = f"/tables/s1/disputes/{opened['dispute_id']}/resolution"
+    other = [1, 1] if [thrown["payload"]["die1"], thrown["payload"]["die2"]] != [1, 1] else [2, 2]
+    body = {"resolution": "corrected", "reason": "r", "throw": thrown["version"], "dice": other}
+    refused(night.bank.post(resolution, json=body), "server-dice")
+    assert night.balances() == before
+    night.bank.ok("post", resolution, {"resolution": "voided", "reason": "by agreement"})
+    after = night.balances()
+    # ann's stake against the setter is reversed: each back where round 1 found them.
+    assert after["ann"] == 5000 and after["setter"] == 100_000
