@@ -265,7 +265,7 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     while night.state()["round"] == 1:  # the club's main is thrown, then the round
         answer = night.do("ann", "throws", {"client_seed": f"seed {n}"})
         n += 1
-    thrown = [e for e in answer["events"] if e["type"] == "DiceThrown"][0]
+    thrown = next(e for e in answer["events"] if e["type"] == "DiceThrown")
     before = night.balances()
     path = "/tables/s1/rounds/1/disputes"
     opened = night.players["ann"].ok("post", path, {"claim": "the server cheated"})
