@@ -123,6 +123,15 @@ class SettlementSchema(Schema):
         required=True,
         metadata={"description": "Positions of the events it came from"},
     )
+    adjustments = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={
+            "description": "What disputes' resolutions moved for this bet since, party to "
+            "party (each: bet_id, dispute_id, adjustment reversal|correction, round, version, "
+            "position, recorded_at, transfers); empty for a bet no dispute adjusted"
+        },
+    )
 
 
 class SettlementPageSchema(Schema):

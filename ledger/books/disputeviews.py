@@ -9,7 +9,7 @@ find them: a table's disputes, one dispute, the adjustments of a round or of a b
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,8 +22,14 @@ DISPUTE_TYPES = frozenset({"DisputeOpened", "DisputeResolved", "BetAdjusted"})
 """The events a dispute writes: they belong to the round disputed, not the one in play."""
 
 
-def record(conn: sa.Connection, stream: str, steps: Iterable[Any]) -> None:
-    """Write the rows the dispute events among `steps` (tableviews.Step) make."""
+def record(
+    conn: sa.Connection,
+    stream: str,
+    steps: Iterable[Any],
+    mark_adjusted: Callable[[str, str], None] | None = None,
+) -> None:
+    """Write the rows the dispute events among `steps` (tableviews.Step) make;
+    `mark_adjusted(stream, bet_id)` counts an adjustment on the bet's settlement."""
     for step in steps:
         event, row = step.event, step.row
         if isinstance(event, ev.DisputeOpened):
@@ -74,6 +80,8 @@ def record(conn: sa.Connection, stream: str, steps: Iterable[Any]) -> None:
                     transfers=json.dumps(transfer_views(stream, event)),
                 )
             )
+            if mark_adjusted is not None:
+                mark_adjusted(stream, event.bet_id)
 
 
 def clear(conn: sa.Connection) -> None:

@@ -104,7 +104,7 @@ def apply(
     _write_rounds(views, stream, steps, members)
     _write_settlements(views, stream, steps, deciders)
     if any(step.row.type in disputeviews.DISPUTE_TYPES for step in steps):
-        disputeviews.record(views.conn, stream, steps)
+        disputeviews.record(views.conn, stream, steps, views.mark_adjusted)
     views.seen(stream, steps)
     return steps[-1].after
 
@@ -164,6 +164,15 @@ class Stored:
     def seen(self, stream: str, steps: Sequence[Step]) -> None:
         """`apply` is done with `steps`: nothing to remember, the database has it all."""
 
+    def mark_adjusted(self, stream: str, bet_id: str) -> None:
+        """A dispute's resolution adjusted the bet: count it on its settlement."""
+        s = settlements_table
+        self.conn.execute(
+            s.update()
+            .where(s.c.bet_id == bet_id, s.c.stream == stream)
+            .values(adjusted=s.c.adjusted + 1)
+        )
+
 
 class Held(Stored):
     """The read models of a replay from the first event, a batch at a time: what
@@ -222,6 +231,14 @@ class Held(Stored):
     def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
         self.settlements += rows
         self.parties += parties
+
+    def mark_adjusted(self, stream: str, bet_id: str) -> None:
+        # The settlement may still be held for this batch's insert, or written already.
+        for row in self.settlements:
+            if row["stream"] == stream and row["bet_id"] == bet_id:
+                row["adjusted"] += 1
+                return
+        super().mark_adjusted(stream, bet_id)
 
     def seen(self, stream: str, steps: Sequence[Step]) -> None:
         taken = self.taken.setdefault(stream, {})
@@ -454,6 +471,7 @@ def _write_settlements(
                 "recorded_at": step.row.recorded_at,
                 "transfers": _canonical(_transfers(stream, event)),
                 "sources": _canonical(sources),
+                "adjusted": 0,
             }
         )
         parties += [
@@ -543,7 +561,19 @@ def settlements(
     elif until is not None:
         query = query.where(s.c.recorded_at < until)
     query = query.where(position > after_position).order_by(position).limit(limit)
-    return [_settlement_view(row) for row in conn.execute(query)]
+    views = [_settlement_view(row) for row in conn.execute(query)]
+    # A dispute's adjustments, for the few settlements that have any: no query otherwise.
+    adjusted: dict[str, list[dict[str, Any]]] = {}
+    for view in views:
+        if view.pop("_adjusted"):
+            adjusted.setdefault(TABLE_PREFIX + view["table"], []).append(view)
+    for stream, shown in adjusted.items():
+        by_bet: dict[str, list[dict[str, Any]]] = {}
+        for a in disputeviews.adjustments_of(conn, stream, bet_ids=[v["bet_id"] for v in shown]):
+            by_bet.setdefault(a["bet_id"], []).append(a)
+        for view in shown:
+            view["adjustments"] = by_bet.get(view["bet_id"], [])
+    return views
 
 
 def _settlement_view(row: Any) -> dict[str, Any]:
@@ -559,6 +589,8 @@ def _settlement_view(row: Any) -> dict[str, Any]:
         "recorded_at": row.recorded_at,
         "transfers": json.loads(row.transfers),
         "sources": json.loads(row.sources),
+        "adjustments": [],
+        "_adjusted": row.adjusted,
     }
 
 

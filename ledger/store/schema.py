@@ -119,6 +119,9 @@ settlements = sa.Table(
     sa.Column("recorded_at", sa.String(32), nullable=False),
     sa.Column("transfers", sa.Text, nullable=False),
     sa.Column("sources", sa.Text, nullable=False),
+    # How many adjustments a dispute's resolution made to the bet since (a read of the
+    # settlement then fetches them from `adjustments`, and only then).
+    sa.Column("adjusted", sa.Integer, nullable=False, server_default="0"),
     sa.CheckConstraint("outcome IN ('settled', 'voided')", name="outcome"),
     sa.Index("ix_settlements_stream_round", "stream", "round", "position"),
     sa.Index("ix_settlements_stream_position", "stream", "position"),

@@ -1,4 +1,5 @@
-"""Disputes and the adjustments their resolutions make: two read models.
+"""Disputes and the adjustments their resolutions make: two read models, and a count
+of adjustments on each settlement.
 
 Revision ID: 0006
 Revises: 0005
@@ -20,6 +21,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column(
+        "settlements",
+        sa.Column("adjusted", sa.Integer(), nullable=False, server_default="0"),
+    )
     op.create_table(
         "disputes",
         sa.Column("stream", sa.String(200), nullable=False),
@@ -73,3 +78,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("adjustments")
     op.drop_table("disputes")
+    with op.batch_alter_table("settlements") as batch:
+        batch.drop_column("adjusted")

@@ -137,6 +137,13 @@ def test_a_round_voided_puts_everyone_back_where_the_round_found_them(api: Api) 
     assert "BetSettled" in kinds
     assert events[-3]["actor"] == "setter:bank"
     assert events[-3]["payload"]["reason"] == "a wild throw"
+    # Each settlement of round 1 lists its reversal beside it; round 2's none.
+    settled = {s["bet_id"]: s for s in night.settlements()}
+    reversed_ = {b: s["adjustments"] for b, s in settled.items() if s["round"] == 1}
+    assert sorted(
+        (a["adjustment"], a["transfers"][0]["amount"]) for adj in reversed_.values() for a in adj
+    ) == [("reversal", 60), ("reversal", 100)]
+    assert all(s["adjustments"] == [] for s in settled.values() if s["round"] == 2)
     # ann's statement shows the stakes, the winnings and the reversal, which net to 0.
     statement = night.players["ann"].ok("get", "/players/ann/statement")
     assert sum(line["amount"] for line in statement["items"]) == 1000
@@ -279,3 +286,33 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     after = night.balances()
     # ann's stake against the setter is reversed: each back where round 1 found them.
     assert after["ann"] == 5000 and after["setter"] == 100_000
+
+
+def test_the_read_models_rebuilt_from_the_events_are_the_same(api: Api) -> None:
+    """Disputes, adjustments and the settlements they mark are read models: thrown away
+    and written again from the events, they come out the same."""
+    from ledger.books import projections
+
+    night, v = two_rounds(api)
+    d1 = open_dispute(night, "bob", 2, {"claim": "4+5", "throw": v["eight"], "dice": [4, 5]})
+    resolve(
+        night,
+        d1["dispute_id"],
+        {"resolution": "corrected", "reason": "r", "throw": v["eight"], "dice": [4, 5]},
+    )
+    d2 = open_dispute(night, "bob", 1, {"claim": "x"})
+    resolve(night, d2["dispute_id"], {"resolution": "voided", "reason": "r"})
+    open_dispute(night, night.bank, 2, {"claim": "still open"})
+
+    def reads() -> Any:
+        return (
+            night.settlements(),
+            night.bank.ok("get", f"/tables/{TABLE}/disputes"),
+            night.bank.ok("get", f"/tables/{TABLE}/rounds/1?limit=500"),
+            night.balances(),
+        )
+
+    before = reads()
+    projections.rebuild(api.book.store)
+    assert reads() == before
+    assert sum(len(s["adjustments"]) for s in before[0]) == 3

@@ -146,6 +146,7 @@ def settlement(
         "recorded_at": minute(at),
         "transfers": transfers,
         "sources": [p(v) for v in sources],
+        "adjustments": [],  # no dispute here adjusts a bet
     }
 
 
