@@ -55,6 +55,11 @@ the name), a croupier, or a player who had money in the round."""
 RESOLUTIONS = ("upheld", "voided", "corrected")
 
 _SEED_EVENTS = (ev.SeedCommitted, ev.SeedRevealed)
+_BET_MONEY = frozenset(cls for cls in ev.TABLE_EVENTS if "bet_id" in cls.__dataclass_fields__) - {
+    ev.BetAdjusted
+}
+"""Events that place, take or close a bet: a round's money (a dispute's adjustments are
+the dispute's, not the round's)."""
 _CLOSING = (ev.BetSettled, ev.BetVoided)
 
 
@@ -136,9 +141,9 @@ class RoundBook:
         if self._lowest_seen is None and number >= 0:
             self._lowest_seen = number + 1  # rounds after this one are seen from the start
         for e in events:
-            bet_id = getattr(e, "bet_id", None)
-            if bet_id is None or isinstance(e, ev.BetAdjusted):
+            if e.__class__ not in _BET_MONEY:
                 continue
+            bet_id = e.bet_id  # type: ignore[union-attr]
             owner = self._bet_round.get(bet_id)
             if owner is None:
                 bet = after.bets.get(bet_id)
