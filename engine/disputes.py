@@ -123,6 +123,8 @@ class RoundBook:
         self._bet_round: dict[str, int] = {}
         self._whole: set[int] = set()
         self._lowest_seen: int | None = whole_from
+        self._let_go = 0
+        """The newest round seen whole and let go (too old to dispute)."""
         self.mismatch: dict[int, str] = {}
 
     def add(self, events: Sequence[ev.Event], before: TableState, after: TableState) -> None:
@@ -156,12 +158,16 @@ class RoundBook:
                 money.setdefault(bet_id, []).extend(holds(e))
 
     def knows(self, number: int) -> bool:
-        """Whether the book holds round `number` whole."""
-        return number in self._whole
+        """Whether the book saw round `number` whole (it may since have let it go)."""
+        return number in self._whole or (
+            self._lowest_seen is not None and self._lowest_seen <= number <= self._let_go
+        )
 
     def _prune(self, newest: int, disputed: set[int]) -> None:
         # A round with a dispute open is kept until it is resolved, however old.
         for old in [n for n in self._rounds if n <= newest - self._keep and n not in disputed]:
+            if old in self._whole:
+                self._let_go = max(self._let_go, old)
             del self._rounds[old]
             self._whole.discard(old)
             for bet_id in self._money.pop(old, {}):

@@ -278,18 +278,18 @@ class Referee:
     def _judge(self, state: TableState, event: ev.Event) -> list[ev.Event]:
         """Run the dispute command `event` records, on the record of its round; or take
         it on trust when this referee did not see that round whole."""
-        from engine.disputes import DISPUTE_WINDOW, open_dispute, resolve
+        from engine.disputes import open_dispute, resolve
 
         if isinstance(event, ev.DisputeOpened):
             number: int | None = event.round
         else:
             number = state.disputes.get(event.dispute_id)  # type: ignore[union-attr]
         record = self._book.record(number, state) if number is not None else None
-        recent = number is not None and state.round - DISPUTE_WINDOW <= number < state.round
+        # A round this referee never saw whole cannot be judged here: taken on trust. One
+        # it saw and let go is too old to dispute, and the command is judged (refused).
         if (
             record is None
             and number is not None
-            and recent
             and (not self._judging or not self._book.knows(number))
         ):
             self._take_on_trust(event)

@@ -423,3 +423,30 @@ def test_void_then_replay_returns_every_party_to_its_balance_before_the_round(se
         if not party.startswith("escrow:"):
             assert after[party] == before_round[party] + later[party], party
     assert sum(after.values()) == 0
+
+
+def test_an_old_dispute_is_kept_until_resolved_and_a_too_old_one_is_refused():
+    g = Game()
+    nick_round(g)
+    d = g.open(1, "bob")
+    for _ in range(disputes.DISPUTE_WINDOW + 5):  # round 1 ages past the window
+        g.do(engine.call_main, 7)
+        g.do(engine.throw, 3, 4)
+    # Still open, so still resolvable: the round's record is kept until then.
+    g.resolve(d, "voided")
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [] and referee.state == g.state
+    # A round read back across that resolution reads clean: the referee that reads it
+    # takes disputes about other rounds as recorded.
+    last = g.state.round - 1
+    assert g.record(last).mismatch is None
+    # A dispute forged on round 1 now, too old to open, is caught.
+    forged = ev.DisputeOpened(
+        g.state.version + 1, f"d{g.state.version + 1}", 1, SETTER, SETTER, "late", None, None, None
+    )
+    with pytest.raises(Disagreement) as caught:
+        referee.check(forged)
+    assert "more than 50 rounds ago" in caught.value.reason
