@@ -237,7 +237,7 @@ SHOWN_PROBLEMS = 20
     "--deep",
     is_flag=True,
     help="also recompute every read model (balances, postings, settlements, rounds, "
-    "snapshots) from the events and name the first row that differs in each",
+    "disputes, snapshots) from the events and name the first row that differs in each",
 )
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(

@@ -48,9 +48,17 @@ def played(engine: sa.Engine, database_url: str) -> Iterator[str]:
         if name != hz.SETTER:
             club.create_player(name, "setter:bank")
         club.account_command(name, Deposited, amount, "setter:bank")
+    two_rounds(club, "t1")
+    store.close()
+    assert balances(engine) == {"ann": 1160, "bob": 890, "cat": 1050, "setter": 9900}
+    yield database_url
+
+
+def two_rounds(club: Club, table: str) -> None:
+    """The two rounds above at `table`, its croupier cecil (the README plays them at t3)."""
 
     def do(command: Any, new: bool = False) -> dict[str, Any]:
-        return club.command("t1", "croupier:cecil", lambda s, _r: command(s), new_table=new)
+        return club.command(table, "croupier:cecil", lambda s, _r: command(s), new_table=new)
 
     do(lambda s: hz.open_table(hz.BUILTIN["english"]), new=True)
     for name in ("ann", "bob", "cat"):
@@ -69,9 +77,6 @@ def played(engine: sa.Engine, database_url: str) -> Iterator[str]:
     do(lambda s: hz.accept_side_bet(s, offer["events"][0]["payload"]["bet_id"], "bob"))
     assert do(lambda s: hz.throw(s, 4, 4))["events"][0]["version"] == EIGHT
     do(lambda s: hz.throw(s, 3, 3))
-    store.close()
-    assert balances(engine) == {"ann": 1160, "bob": 890, "cat": 1050, "setter": 9900}
-    yield database_url
 
 
 def balances(engine: sa.Engine) -> dict[str, int]:
@@ -226,3 +231,27 @@ def test_the_listing_is_the_setter_s_queue(played: str) -> None:
     assert lines[1].endswith(": the 8 was a 9")
     resolved = json.loads(hazard(played, "list --table t1 --status resolved --json").output)
     assert [(d["dispute_id"], d["status"]) for d in resolved] == [("d23", "upheld")]
+
+
+def test_the_deep_check_replays_the_disputes_and_finds_an_adjustment_edited(
+    played: str, engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger.store.schema import adjustments
+
+    hazard(played, "open --table t1 --round 1 --claim 'the dice left the table'")
+    hazard(played, "resolve --table t1 d23 --resolution voided --reason 'a wild throw'")
+    monkeypatch.setenv("DATABASE_URL", played)
+    clean = CliRunner().invoke(main, ["verify", "--deep"])
+    assert clean.exit_code == 0, clean.output
+    assert "read models: every table equals the replay of the events" in clean.output
+    with engine.begin() as conn:  # behind the ledger's back: the reversal made smaller
+        first = conn.execute(sa.select(sa.func.min(adjustments.c.position))).scalar_one()
+        moved = [{"source": "player:ann", "target": "setter", "amount": 1}]
+        conn.execute(
+            adjustments.update()
+            .where(adjustments.c.position == first)
+            .values(transfers=json.dumps(moved))
+        )
+    edited = CliRunner().invoke(main, ["verify", "--deep"])
+    assert edited.exit_code == 1, edited.output
+    assert f"  adjustments: position {first}: transfers: stored " in edited.output
