@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import tomllib
 from pathlib import Path
 
@@ -48,6 +49,19 @@ def readme_commands(text: str) -> list[str]:
     return runnable
 
 
+def readme_refusals(text: str) -> dict[str, str]:
+    """The `hazard` commands the README shows refused, in ```sh blocks: a command whose
+    comment begins `refused (code)`, as the command prints it; command to code."""
+    found: dict[str, str] = {}
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            command, _, comment = line.partition("#")
+            said = re.match(r"\s*refused \(([a-z-]+)\)", comment)
+            if said is not None:
+                found[command.strip()] = said.group(1)
+    return found
+
+
 def test_every_hazard_command_in_the_readme_runs_as_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,6 +72,8 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
     from ledger.store.schema import tokens
 
     commands = readme_commands(README.read_text())
+    refusals = readme_refusals(README.read_text())
+    assert set(refusals) <= set(commands), "a refusal shown is a command run"
     assert "hazard token create --role setter" in commands  # the one the issue tried
     assert "hazard db upgrade" in commands and "hazard token list" in commands
     url = f"sqlite:///{tmp_path / 'readme.sqlite3'}"
@@ -75,15 +91,24 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
         )  # fmt: skip
     engine.dispose()
     played: list[None] = []
+    disputed: list[None] = []
     for command in commands:
-        args = command.split()[1:]
+        args = shlex.split(command)[1:]  # as a shell reads it: a claim is one argument
         if args == ["simulate"]:
             args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
         if "checkpoint-2026-11-23.txt" in args:
             _a_kept_checkpoint(tmp_path, url)  # what the auditor kept, made as the README says
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
+        if args[0] == "dispute" and not disputed:
+            if not played:
+                played.append(_tables_played(tmp_path, url))  # ann, bob and cat
+            disputed.append(_rounds_disputed(tmp_path, url))
         result = CliRunner().invoke(main, args)
+        if command in refusals:  # refused as the README shows, with its rule
+            assert result.exit_code == 1, (command, result.output)
+            assert result.output.startswith(f"refused ({refusals[command]})"), result.output
+            continue
         assert result.exit_code == 0, (command, result.output)
 
 
@@ -146,6 +171,24 @@ def _tables_played(here: Path, url: str) -> None:
     store = EventStore(db.make_engine(url), ticking(), signer=load_key(here / "hazard.key"))
     try:
         play(Club(Book(store)))
+    finally:
+        store.close()
+        store.engine.dispose()
+
+
+def _rounds_disputed(here: Path, url: str) -> None:
+    """Table t3's two rounds, as "A disputed round, start to finish" tells them (the
+    players there already, from _tables_played), signed by the key made here."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+    from tests.ledger.test_dispute_cli import two_rounds
+
+    store = EventStore(db.make_engine(url), signer=load_key(here / "hazard.key"))
+    try:
+        two_rounds(Club(Book(store)), "t3")
     finally:
         store.close()
         store.engine.dispose()

@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from engine.errors import Rule
 from ledger.api.problems import PREFIX, RULE_PREFIX, TYPES
@@ -14,20 +15,22 @@ from tests.api.conftest import Api
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
-def _commands() -> list[tuple[str, str, object]]:
-    block = re.search(r"## An evening, in curl\n.*?```sh\n(.*?)```", GUIDE.read_text(), re.S)
+def _commands(section: str = "An evening, in curl") -> list[tuple[str, str, object]]:
+    """The section's first ```sh block's requests: (method, path, body), sent with the
+    setter's token (`api`); `bob ...` lines as (method, path, body, "bob")."""
+    block = re.search(rf"## {section}\n.*?```sh\n(.*?)```", GUIDE.read_text(), re.S)
     assert block is not None
-    commands = []
+    commands: list[Any] = []
     for line in block.group(1).splitlines():
-        if not line.startswith("api "):
+        if not line.startswith(("api ", "bob ")):
             continue
-        words = shlex.split(line.split("  #")[0], comments=False)[1:]
+        who, *words = shlex.split(line.split("  #")[0], comments=False)
         method = "GET"
         if words[0] == "-X":
             method, words = words[1], words[2:]
         url = words[0].removeprefix("localhost:8000")
         body = json.loads(words[2]) if len(words) > 2 and words[1] == "-d" else None
-        commands.append((method, url, body))
+        commands.append((method, url, body) if who == "api" else (method, url, body, who))
     return commands
 
 
@@ -91,3 +94,36 @@ def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(sqlite_api: Api
     named = set(re.findall(r"`(b[0-9]+)`", GUIDE.read_text()))
     named |= {bet for *_, body in _commands() if body for bet in body.get("bets", [])}
     assert named and named <= made, named - made
+
+
+def test_the_dispute_in_the_guide_resolves_as_it_says(sqlite_api: Api) -> None:
+    bank, bob = sqlite_api.client(), sqlite_api.client("player", "bob")
+    answers = {}
+    for method, url, body, *who in _commands() + _commands("A dispute, in curl"):
+        client = bob if who == ["bob"] else bank
+        response = getattr(client, method.lower())(url, json=body)
+        assert response.status_code < 300, (method, url, response.get_json())
+        answers[method, url] = response.get_json()
+    opened = answers["POST", "/tables/t1/rounds/2/disputes"]
+    assert opened["dispute_id"] == "d26" and opened["events"][0]["actor"] == "player:bob"
+    answer = opened["answer"]
+    assert answer["matches"] is True
+    what = answer["what_if"]
+    assert (what["result"], what["chance"], what["correctable"]) == ("chance", 6, True)
+    assert [t for a in what["adjustments"] for t in a["transfers"]] == [
+        {"source": "player:cat", "target": "player:bob", "amount": 70}
+    ]
+    voided = answers["POST", "/tables/t1/disputes/d29/resolution"]["events"]
+    assert [e["payload"].get("adjustment") for e in voided] == [None, *["reversal"] * 3]
+    # After the evening: ann 1260, bob 940, cat 1000, the setter 99 800. Round 2: cat
+    # wins bob's 50, then the correction has her pay him 70; round 1 voided gives the
+    # setter back its 100 on ann's stake and 100 on her odds, and bob his 60.
+    balances = {
+        name: bank.ok("get", f"/players/{name}/balance")["balance"]
+        for name in ("ann", "bob", "cat", "setter")
+    }
+    assert balances == {"ann": 1000, "bob": 1020, "cat": 980, "setter": 100_000}
+    kinds = [e["type"] for e in answers["GET", "/tables/t1/rounds/1"]["events"]]
+    assert kinds[-5:] == ["DisputeOpened", "DisputeResolved", *["BetAdjusted"] * 3]
+    assert kinds[0] == "CasterChosen" and "BetSettled" in kinds
+    assert answers["GET", "/disputes?status=open"]["items"] == []
