@@ -1110,9 +1110,16 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
         for bet in r["bets"]:
             how = bet["winner"] or f"voided ({bet['reason']})"
             nets = ", ".join(f"{a} {n:+d}" for a, n in bet["net"].items())
-            click.echo(f"  bet {bet['bet_id']} ({bet['kind']}): {how}; {nets}")
+            moved = ", ".join(f"{a} {n:+d}" for a, n in bet["adjusted"].items())
+            click.echo(
+                f"  bet {bet['bet_id']} ({bet['kind']}): {how}; {nets}"
+                + (f" (adjusted: {moved})" if moved else "")
+            )
+        for d in r["disputes"]:
+            click.echo(f"  dispute {d['dispute_id']}: {d['status']}")
         for b, w in zip(r["balances"], r["won"], strict=True):
             click.echo(
-                f"  {b['account']}: {b['before']} before, {b['after']} after; "
-                f"won {w['amount']:+d} in the round"
+                f"  {b['account']}: {b['before']} before, {b['after']} after"
+                + (f", {b['adjusted']} after its adjustment" if b["adjusted"] is not None else "")
+                + f"; won {w['amount']:+d} in the round"
             )
