@@ -67,3 +67,37 @@ def test_the_recall_of_a_voided_round_nets_each_bet_to_nothing(api: Api) -> None
     assert balance["adjusted"] == _statement_balance(night, "ann", last_adjustment) == 1000
     assert balance["after"] == _statement_balance(night, "ann", mine["last_position"]) == 1160
     assert balance["before"] == _statement_balance(night, "ann", mine["first_position"] - 1)
+
+
+def test_the_fairness_report_counts_the_dice_a_correction_says_were_thrown(api: Api) -> None:
+    night, v = two_rounds(api)
+    path = f"/reports/dice?table={TABLE}"
+    before = night.auditor.ok("get", path)
+    opened = open_dispute(
+        night, "bob", 2, {"claim": "it was 4+5, not 4+4", "throw": v["eight"], "dice": [4, 5]}
+    )
+    resolve(
+        night,
+        opened["dispute_id"],
+        {"resolution": "corrected", "reason": "the camera", "throw": v["eight"], "dice": [4, 5]},
+    )
+    after = night.auditor.ok("get", path)
+
+    def pairs(report: dict[str, Any]) -> dict[tuple[int, int], int]:
+        return {(c["die1"], c["die2"]): c["observed"] for c in report["pairs"]["cells"]}
+
+    def totals(report: dict[str, Any]) -> dict[int, int]:
+        return {c["total"]: c["observed"] for c in report["totals"]["cells"] if c["observed"]}
+
+    # Thrown: 3+4 (round 1), then 2+4, 4+4 (corrected to 4+5) and 3+3 (round 2).
+    assert before["throws"] == after["throws"] == 4
+    assert totals(before) == {6: 2, 7: 1, 8: 1}
+    assert totals(after) == {6: 2, 7: 1, 9: 1}
+    assert pairs(before)[4, 4] == 1 and pairs(before)[4, 5] == 0
+    assert pairs(after)[4, 4] == 0 and pairs(after)[4, 5] == 1
+    # Only the dice are corrected: the log still holds the throw as 4+4.
+    thrown = night.auditor.ok("get", f"/tables/{TABLE}/rounds/2?limit=500")["events"]
+    assert next(e for e in thrown if e["version"] == v["eight"])["payload"] == {
+        "die1": 4,
+        "die2": 4,
+    }
