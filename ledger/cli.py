@@ -1016,16 +1016,18 @@ def _replayed(table: str, round_: int | None, database_url: str | None) -> Itera
         with store.engine.connect() as conn:
             if not store.stream_version(conn, stream):
                 raise _NoRound(f"there is no table {table!r}")
-            first, last = 1, None
+            row = None
             if round_ is not None:
                 row = tableviews.round_row(conn, stream, round_)
                 if row is None:
                     raise _NoRound(f"table {table!r} has no round {round_}")
-                first, last = row.first_version, row.last_version
         after: int | None = 0
         while after is not None:
             with store.engine.connect() as conn:
-                steps, after = replays.page(conn, store, stream, first, last, after, 500)
+                if row is None:
+                    steps, after = replays.page(conn, store, stream, 1, None, after, 500)
+                else:
+                    steps, after = replays.round_page(conn, store, row, after, 500)
             yield from steps
     finally:
         store.engine.dispose()

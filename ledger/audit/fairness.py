@@ -173,11 +173,11 @@ def corrections(conn: sa.Connection, scope: Scope) -> list[tuple[tuple[int, int]
     if scope.croupier is not None:
         query = query.where(e.c.actor == CROUPIER + scope.croupier)
     query = _within(query, e.c.recorded_at, scope)
-    found = []
-    for kind, schema, payload, die1, die2 in conn.execute(query):
-        thrown = codec.decode(kind, schema, 1, json.loads(payload))
+    found: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for row in conn.execute(query):
+        thrown = codec.decode(row.type, row.schema_version, 1, json.loads(row.payload))
         assert isinstance(thrown, ev.DiceThrown)
-        found.append(((thrown.die1, thrown.die2), (die1, die2)))
+        found.append(((thrown.die1, thrown.die2), (int(row.resolved_die1), int(row.resolved_die2))))
     return found
 
 

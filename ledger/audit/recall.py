@@ -109,11 +109,10 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
                 "account": party,
                 "before": asof.balance_at(conn, party, row.first_position - 1),
                 "after": asof.balance_at(conn, party, row.last_position),
-                "adjusted": None
-                if last_adjusted[party] is None
-                else asof.balance_at(conn, party, last_adjusted[party]),
+                "adjusted": None if at is None else asof.balance_at(conn, party, at),
             }
             for party in sorted(won)
+            for at in [last_adjusted[party]]
         ],
         "won": [{"account": party, "amount": won[party]} for party in sorted(won)],
         "bets": bets,

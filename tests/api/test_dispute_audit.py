@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ledger.api.replays import step_view
+from ledger.audit import replay as replays
+from ledger.exports import jsonl
+from ledger.exports.scope import scope_of
 from tests.api.conftest import Api
 from tests.api.test_disputes import TABLE, open_dispute, resolve, two_rounds
+from tests.signing import VERIFIER
 
 
 def _voided(api: Api) -> Any:
@@ -101,3 +106,65 @@ def test_the_fairness_report_counts_the_dice_a_correction_says_were_thrown(api: 
         "die1": 4,
         "die2": 4,
     }
+
+
+def _export(api: Api) -> list[bytes]:
+    prepared = jsonl.prepare(api.book.store.engine, scope_of(table=TABLE), key=VERIFIER)
+    return b"".join(prepared.chunks()).splitlines()
+
+
+def _moved(step: dict[str, Any]) -> dict[str, int]:
+    return {b["account"]: b["after"] - b["before"] for b in step["balances"]}
+
+
+def test_a_voided_round_replays_with_its_dispute_after_it(api: Api) -> None:
+    night, dispute = _voided(api)
+    session = night.auditor.ok("get", f"/tables/{TABLE}/replay?limit=500")["steps"]
+    kinds = [s["type"] for s in session]
+    assert kinds[-4:] == ["DisputeOpened", "DisputeResolved", "BetAdjusted", "BetAdjusted"]
+    opened, resolved, first, second = session[-4:]
+    assert opened["payload"]["dispute_id"] == dispute and opened["balances"] == []
+    assert resolved["payload"]["resolution"] == "voided" and resolved["transfers"] == []
+    # The ledger's balances either side of each adjustment: ann hands back the setter's
+    # 100, then bob's 60 (bob stands at 890 after round 2).
+    assert first["balances"] == [
+        {"account": "player:ann", "before": 1160, "after": 1060},
+        {"account": "setter", "before": 9900, "after": 10_000},
+    ]
+    assert second["balances"] == [
+        {"account": "player:ann", "before": 1060, "after": 1000},
+        {"account": "player:bob", "before": 890, "after": 950},
+    ]
+
+    # Round 1's replay: the round as played, then its dispute, which came after round 2.
+    round_one = night.auditor.ok("get", f"/tables/{TABLE}/rounds/1/replay?limit=500")["steps"]
+    assert [s["type"] for s in round_one][-4:] == kinds[-4:]
+    assert "BetSettled" in [s["type"] for s in round_one]
+    assert not {s["version"] for s in round_one} & {
+        s["version"] for s in night.auditor.ok("get", f"/tables/{TABLE}/rounds/2/replay")["steps"]
+    }
+    # Paged one step at a time, the same steps.
+    paged, after = [], 0
+    while after is not None:
+        page = night.auditor.ok("get", f"/tables/{TABLE}/rounds/1/replay?after={after}&limit=1")
+        paged += page["steps"]
+        after = page["next_after"]
+    assert paged == round_one
+
+    # From the export file, offline: the same steps, the table's state after each.
+    lines = _export(api)
+    for path, round_ in (
+        (f"/tables/{TABLE}/replay", None),
+        (f"/tables/{TABLE}/rounds/1/replay", 1),
+    ):
+        online = night.auditor.ok("get", f"{path}?limit=500")["steps"]
+        steps = list(replays.from_file(lines, TABLE, round_, VERIFIER))
+        offline = [step_view(TABLE, s) for s in steps]
+        # The file holds no deposits: the balances' bases differ, what moved does not.
+        assert [_moved(s) for s in offline] == [_moved(s) for s in online]
+        for s in online + offline:
+            s.pop("balances")
+        assert offline == online
+    states = {s.type: s.state for s in steps}
+    assert states["DisputeOpened"].disputes == {dispute: 1}
+    assert states["DisputeResolved"].disputes == {} and 1 in states["DisputeResolved"].adjusted
