@@ -694,7 +694,7 @@ def _engine(database_url: str | None) -> Any:
 )
 @click.option(
     "--sheet",
-    type=click.Choice(["rounds", "settlements", "statement"]),
+    type=click.Choice(["rounds", "settlements", "statement", "adjustments"]),
     help="csv only [default: statement for a player, else settlements]",
 )
 @click.option("--decimals", type=click.IntRange(0, 18), help="csv only: minor units a major [2]")

@@ -1,14 +1,14 @@
 """The deep check: every read model recomputed from the events and compared, row by
 row, with what is stored.
 
-The read models (accounts, postings, settlements, settlement_parties, rounds) are
-caches written beside the events; the events are the truth. So the check replays
-every event into an empty scratch database (a temporary SQLite file) through the very
-code that writes the read models (`projections.replay`, as `rebuild` runs it), then
-walks each table of both databases in key order, side by side (a merge join over two
-ordered cursors), and names the first row that differs, with how many do. Memory stays
-bounded whatever the size of the log: the events go to the scratch file a batch at a
-time, and the comparison holds one row of each side.
+The read models (accounts, postings, settlements, settlement_parties, rounds, disputes,
+adjustments) are caches written beside the events; the events are the truth. So the
+check replays every event into an empty scratch database (a temporary SQLite file)
+through the very code that writes the read models (`projections.replay`, as `rebuild`
+runs it), then walks each table of both databases in key order, side by side (a merge
+join over two ordered cursors), and names the first row that differs, with how many
+do. Memory stays bounded whatever the size of the log: the events go to the scratch
+file a batch at a time, and the comparison holds one row of each side.
 
 Everything stored is read in one transaction (REPEATABLE READ on PostgreSQL, one
 WAL snapshot on SQLite), so a write while the check runs is neither half seen nor
@@ -40,6 +40,8 @@ from ledger.store import snapshots
 from ledger.store.eventstore import CorruptEvent, EventStore, Recorded, Refused
 from ledger.store.schema import (
     accounts,
+    adjustments,
+    disputes,
     events,
     metadata,
     postings,
@@ -138,6 +140,18 @@ MODELS = (
         ("stream", "round"),
         tuple(c.name for c in rounds.c if c.name not in ("stream", "round")),
         lambda k: f"{k[0]} round {k[1]}",
+    ),
+    _Model(
+        disputes,
+        ("stream", "dispute_id"),
+        tuple(c.name for c in disputes.c if c.name not in ("stream", "dispute_id")),
+        lambda k: f"{k[0]} dispute {k[1]}",
+    ),
+    _Model(
+        adjustments,
+        ("position",),
+        tuple(c.name for c in adjustments.c if c.name != "position"),
+        lambda k: f"position {k[0]}",
     ),
 )
 """Every read model written from the events, with its key and the columns compared."""
