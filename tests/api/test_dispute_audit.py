@@ -8,10 +8,14 @@ balance): after them ann 1160, bob 890, cat 1050, the setter 9900.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from click.testing import CliRunner
 
 from ledger.api.replays import step_view
 from ledger.audit import replay as replays
+from ledger.cli import main
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
 from tests.api.conftest import Api
@@ -168,3 +172,22 @@ def test_a_voided_round_replays_with_its_dispute_after_it(api: Api) -> None:
     states = {s.type: s.state for s in steps}
     assert states["DisputeOpened"].disputes == {dispute: 1}
     assert states["DisputeResolved"].disputes == {} and 1 in states["DisputeResolved"].adjusted
+
+
+def test_the_cli_recalls_and_replays_a_voided_round(api: Api) -> None:
+    night, dispute = _voided(api)
+    url = api.book.store.engine.url.render_as_string(hide_password=False)
+    runner = CliRunner()
+    recalled = runner.invoke(main, ["recall", "--table", TABLE, "--database-url", url])
+    assert recalled.exit_code == 0, recalled.output
+    assert f"dispute {dispute}: voided" in recalled.output
+    assert "player:ann: 1000 before, 1160 after, 1000 after its adjustment; won +0" in (
+        recalled.output
+    )
+    printed = runner.invoke(
+        main, ["replay", "--table", TABLE, "--round", "1", "--json", "--database-url", url]
+    )
+    assert printed.exit_code == 0, printed.output
+    steps = [json.loads(line) for line in printed.output.splitlines()]
+    assert steps == night.auditor.ok("get", f"/tables/{TABLE}/rounds/1/replay?limit=500")["steps"]
+    assert steps[-1]["type"] == "BetAdjusted"
