@@ -694,7 +694,7 @@ def _engine(database_url: str | None) -> Any:
 )
 @click.option(
     "--sheet",
-    type=click.Choice(["rounds", "settlements", "statement"]),
+    type=click.Choice(["rounds", "settlements", "statement", "adjustments"]),
     help="csv only [default: statement for a player, else settlements]",
 )
 @click.option("--decimals", type=click.IntRange(0, 18), help="csv only: minor units a major [2]")
@@ -1016,16 +1016,18 @@ def _replayed(table: str, round_: int | None, database_url: str | None) -> Itera
         with store.engine.connect() as conn:
             if not store.stream_version(conn, stream):
                 raise _NoRound(f"there is no table {table!r}")
-            first, last = 1, None
+            row = None
             if round_ is not None:
                 row = tableviews.round_row(conn, stream, round_)
                 if row is None:
                     raise _NoRound(f"table {table!r} has no round {round_}")
-                first, last = row.first_version, row.last_version
         after: int | None = 0
         while after is not None:
             with store.engine.connect() as conn:
-                steps, after = replays.page(conn, store, stream, first, last, after, 500)
+                if row is None:
+                    steps, after = replays.page(conn, store, stream, 1, None, after, 500)
+                else:
+                    steps, after = replays.round_page(conn, store, row, after, 500)
             yield from steps
     finally:
         store.engine.dispose()
@@ -1110,11 +1112,18 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
         for bet in r["bets"]:
             how = bet["winner"] or f"voided ({bet['reason']})"
             nets = ", ".join(f"{a} {n:+d}" for a, n in bet["net"].items())
-            click.echo(f"  bet {bet['bet_id']} ({bet['kind']}): {how}; {nets}")
+            moved = ", ".join(f"{a} {n:+d}" for a, n in bet["adjusted"].items())
+            click.echo(
+                f"  bet {bet['bet_id']} ({bet['kind']}): {how}; {nets}"
+                + (f" (adjusted: {moved})" if moved else "")
+            )
+        for d in r["disputes"]:
+            click.echo(f"  dispute {d['dispute_id']}: {d['status']}")
         for b, w in zip(r["balances"], r["won"], strict=True):
             click.echo(
-                f"  {b['account']}: {b['before']} before, {b['after']} after; "
-                f"won {w['amount']:+d} in the round"
+                f"  {b['account']}: {b['before']} before, {b['after']} after"
+                + (f", {b['adjusted']} after its adjustment" if b["adjusted"] is not None else "")
+                + f"; won {w['amount']:+d} in the round"
             )
 
 

@@ -97,9 +97,7 @@ def round_replay(query: dict[str, Any], table: str, round: int) -> dict[str, Any
         row = tableviews.round_row(conn, stream, round) if round <= SMALL else None
         if row is None:
             raise NotFound(f"table {table!r} has no round {round}")
-        steps, more = replay.page(
-            conn, store, stream, row.first_version, row.last_version, query["after"], query["limit"]
-        )
+        steps, more = replay.round_page(conn, store, row, query["after"], query["limit"])
     return _answer(who, table, tableviews.round_view(row), steps, more)
 
 

@@ -155,7 +155,16 @@ class RecalledBetSchema(Schema):
         keys=fields.String(),
         values=fields.Integer(),
         required=True,
-        metadata={"description": "Per ledger account: what the bet paid it less its stake"},
+        metadata={
+            "description": "Per ledger account: what the bet paid it less its stake, and what "
+            "a dispute's adjustments then moved"
+        },
+    )
+    adjusted = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "Per ledger account: what the bet's adjustments moved"},
     )
 
 
@@ -172,9 +181,28 @@ class WonSchema(Schema):
     amount = fields.Integer(required=True, metadata={"description": "Won (+) or lost (-)"})
 
 
+class RecalledBalanceSchema(PartyBalanceSchema):
+    adjusted = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "After the last adjustment of the round that moved the account's "
+            "money (none: none did)"
+        },
+    )
+
+
+class RecalledDisputeSchema(Schema):
+    dispute_id = fields.String(required=True)
+    status = fields.String(
+        required=True, metadata={"description": "open, upheld, voided or corrected"}
+    )
+    version = fields.Integer(required=True, metadata={"description": "Of its opening"})
+
+
 class RecalledRoundSchema(RoundSchema):
     balances = fields.List(
-        fields.Nested(PartyBalanceSchema),
+        fields.Nested(RecalledBalanceSchema),
         required=True,
         metadata={
             "description": "Each party's ledger balance before the round's first event and "
@@ -184,6 +212,16 @@ class RecalledRoundSchema(RoundSchema):
     won = fields.List(fields.Nested(WonSchema), required=True)
     bets = fields.List(fields.Nested(RecalledBetSchema), required=True)
     throws = fields.List(fields.Nested(RecalledThrowSchema), required=True)
+    disputes = fields.List(fields.Nested(RecalledDisputeSchema), required=True)
+    adjustments = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={
+            "description": "What the round's voiding or correction moved, per bet: bet_id, "
+            "dispute_id, adjustment (reversal or correction), version, position, "
+            "recorded_at, transfers in ledger accounts"
+        },
+    )
 
 
 class RecallSchema(Schema):

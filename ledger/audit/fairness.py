@@ -2,10 +2,11 @@
 
 For a table, a croupier or the whole club, over a time range:
 
-- every throw that counted (DiceThrown; a void throw is a ThrowVoided and has no dice)
-  by its total, 2 to 12, and by its ordered pair (die 1, die 2), against the exact
-  2d6 distribution (engine.dice), each with Pearson's chi-square statistic, its
-  degrees of freedom (10 for the totals, 35 for the pairs) and its p-value;
+- every throw that counted (DiceThrown; a void throw is a ThrowVoided and has no dice),
+  with the dice a dispute's correction says it showed where there is one, by its
+  total, 2 to 12, and by its ordered pair (die 1, die 2), against the exact 2d6
+  distribution (engine.dice), each with Pearson's chi-square statistic, its degrees of
+  freedom (10 for the totals, 35 for the pairs) and its p-value;
 - the caster's result in every round decided after a main was set, by main and rule
   set, against the exact P(caster wins) for that main (engine.odds, what `hazard
   odds` prints), with the exact two-sided binomial test's p-value.
@@ -44,6 +45,7 @@ from ledger.audit.stats import binomial_p, chi2_sf, chi_square
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import codec
+from ledger.store.schema import disputes as disputes_table
 from ledger.store.schema import events as events_table
 from ledger.store.schema import rounds as rounds_table
 
@@ -149,7 +151,34 @@ def pair_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[int, int]]:
         thrown = codec.decode(kind, schema, 1, json.loads(payload))
         assert isinstance(thrown, ev.DiceThrown)
         counts[thrown.die1, thrown.die2] += n
-    return counts
+    for recorded, corrected in corrections(conn, scope):
+        counts[recorded] -= 1
+        counts[corrected] += 1
+    return +counts
+
+
+def corrections(conn: sa.Connection, scope: Scope) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The throws in `scope` a dispute corrected: (dice recorded, dice shown). The throw
+    stays as recorded in the log (nothing is edited), but the setter has ruled that the
+    dice showed otherwise, and the report is about what the dice showed. A throw is in
+    scope as it was recorded (its table, croupier and time), whenever it was corrected."""
+    e, d = events_table, disputes_table
+    query = (
+        sa.select(e.c.type, e.c.schema_version, e.c.payload, d.c.resolved_die1, d.c.resolved_die2)
+        .join(d, sa.and_(d.c.stream == e.c.stream, d.c.resolved_throw == e.c.version))
+        .where(d.c.resolution == "corrected", e.c.type == "DiceThrown")
+    )
+    if scope.table is not None:
+        query = query.where(e.c.stream == table_stream(scope.table))
+    if scope.croupier is not None:
+        query = query.where(e.c.actor == CROUPIER + scope.croupier)
+    query = _within(query, e.c.recorded_at, scope)
+    found: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for row in conn.execute(query):
+        thrown = codec.decode(row.type, row.schema_version, 1, json.loads(row.payload))
+        assert isinstance(thrown, ev.DiceThrown)
+        found.append(((thrown.die1, thrown.die2), (int(row.resolved_die1), int(row.resolved_die2))))
+    return found
 
 
 def _chi_square_test(

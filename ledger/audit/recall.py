@@ -10,6 +10,13 @@ bet's escrow, from the events that placed it, took it and closed it (the settlem
 sources). The balances are the ledger's, as of the round's first and last events
 (ledger.audit.asof): between them, a party's deposits and play at other tables count
 too, so `before` + `won` need not be `after`; `won` is the round's own.
+
+A disputed round shows its disputes, and what a voiding or a correction moved
+(disputeviews: the BetAdjusted events, which come after the round, party to party).
+Each bet's `net` is then what it came to after its adjustments (`adjusted` says how
+much of that they made), so `won` is net of reversals and corrections; and each
+party's `adjusted` balance is the one after the round's last adjustment, the line of
+their statement where the round's money last moved.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from engine import events as ev
 from engine.money import escrow
 from ledger.audit import asof
 from ledger.audit.replay import ESCROW
-from ledger.books import tableviews
+from ledger.books import disputeviews, tableviews
 from ledger.books.accounts import TABLE_PREFIX, book_account
+from ledger.store.schema import disputes as disputes_table
 from ledger.store.schema import events as events_table
 from ledger.store.schema import postings, settlement_parties
 from ledger.store.schema import rounds as rounds_table
@@ -78,6 +86,9 @@ def of_player(conn: sa.Connection, account: str, count: int = ROUNDS) -> list[di
 def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]:
     """One round: `account`'s view of it, or every party's when None."""
     bets = [_bet(conn, s) for s in _settlements(conn, row.stream, row.round)]
+    adjustments = disputeviews.adjustments_of(conn, row.stream, bet_ids=[b["bet_id"] for b in bets])
+    for bet in bets:
+        _adjust(bet, [a for a in adjustments if a["bet_id"] == bet["bet_id"]])
     if account is not None:
         bets = [b for b in bets if account in b["net"]]
     won: dict[str, int] = {}
@@ -86,6 +97,11 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
             won[party] = won.get(party, 0) + amount
     if account is not None:
         won = {account: won.get(account, 0)}
+        adjustments = [a for a in adjustments if _moves(a, account)]
+    last_adjusted = {
+        party: max((a["position"] for a in adjustments if _moves(a, party)), default=None)
+        for party in won
+    }
     return {
         **tableviews.round_view(row),
         "balances": [
@@ -93,13 +109,47 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
                 "account": party,
                 "before": asof.balance_at(conn, party, row.first_position - 1),
                 "after": asof.balance_at(conn, party, row.last_position),
+                "adjusted": None if at is None else asof.balance_at(conn, party, at),
             }
             for party in sorted(won)
+            for at in [last_adjusted[party]]
         ],
         "won": [{"account": party, "amount": won[party]} for party in sorted(won)],
         "bets": bets,
         "throws": _throws(conn, row),
+        "disputes": _disputes(conn, row.stream, row.round),
+        "adjustments": adjustments,
     }
+
+
+def _adjust(bet: dict[str, Any], adjustments: list[dict[str, Any]]) -> None:
+    """Fold a bet's adjustments into its `net`, and say in `adjusted` what they moved."""
+    adjusted: dict[str, int] = {}
+    for a in adjustments:
+        for t in a["transfers"]:
+            adjusted[t["source"]] = adjusted.get(t["source"], 0) - t["amount"]
+            adjusted[t["target"]] = adjusted.get(t["target"], 0) + t["amount"]
+    net = dict(bet["net"])
+    for party, amount in adjusted.items():
+        net[party] = net.get(party, 0) + amount
+    bet["net"] = dict(sorted(net.items()))
+    bet["adjusted"] = dict(sorted(adjusted.items()))
+
+
+def _moves(adjustment: dict[str, Any], account: str) -> bool:
+    return any(account in (t["source"], t["target"]) for t in adjustment["transfers"])
+
+
+def _disputes(conn: sa.Connection, stream: str, number: int) -> list[dict[str, Any]]:
+    d = disputes_table
+    return [
+        {"dispute_id": r.dispute_id, "status": r.resolution or "open", "version": r.opened_version}
+        for r in conn.execute(
+            sa.select(d.c.dispute_id, d.c.resolution, d.c.opened_version)
+            .where(d.c.stream == stream, d.c.round == number)
+            .order_by(d.c.opened_position)
+        )
+    ]
 
 
 def _settlements(conn: sa.Connection, stream: str, number: int) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from ledger.audit import asof
-from ledger.books import tableviews
+from ledger.books import disputeviews, tableviews
 from ledger.books.accounts import TABLE_PREFIX, transfers_of
 from ledger.exports import offline
 from ledger.store import snapshots
@@ -92,11 +92,13 @@ def page(
     last_version: int | None,
     after: int,
     limit: int,
+    also: Sequence[int] = (),
 ) -> tuple[list[Step], int | None]:
     """The steps of the table's events of versions `first_version` to `last_version`
-    (to its head when None), at most `limit` after position `after`, and the `after`
-    of the next page (None on the last)."""
-    rows = _events(conn, stream, first_version, last_version, after, limit + 1)
+    (to its head when None), and of the versions `also` (a round's disputes, which come
+    after it), at most `limit` after position `after`, and the `after` of the next page
+    (None on the last)."""
+    rows = _events(conn, stream, first_version, last_version, after, limit + 1, also)
     more = len(rows) > limit
     rows = rows[:limit]
     if not rows:
@@ -104,12 +106,23 @@ def page(
     state = snapshots.load(store, stream, at_version=rows[0].version - 1)
     steps = []
     for row in rows:
+        if row.version != state.version + 1:  # a dispute of the round, played later
+            state = snapshots.load(store, stream, at_version=row.version - 1)
         event = decode_row(row)
         state = hz.fold([event], state)
         steps.append(_step(row, stream, event, state))
     steps = _with_settlements(steps, _settlements_near(conn, stream, steps))
     steps = _with_ledger_balances(conn, steps)
     return steps, steps[-1].position if more else None
+
+
+def round_page(
+    conn: sa.Connection, store: EventStore, row: Any, after: int, limit: int
+) -> tuple[list[Step], int | None]:
+    """`page` over the round of the rounds read model's `row`, then its disputes, their
+    resolutions and the adjustments they made, which came after it."""
+    also = disputeviews.round_versions(conn, row.stream, row.round)
+    return page(conn, store, row.stream, row.first_version, row.last_version, after, limit, also)
 
 
 def _events(
@@ -119,6 +132,7 @@ def _events(
     last_version: int | None,
     after: int,
     limit: int,
+    also: Sequence[int] = (),
 ) -> list[Any]:
     e = events_table
     # A stream's versions rise with its positions: the version of a page's last event
@@ -138,13 +152,18 @@ def _events(
         e.c.payload,
         e.c.actor,
         e.c.recorded_at,
-    ).where(
-        e.c.stream == stream,
-        e.c.version >= max(first_version, (since or 0) + 1),
-        e.c.position > after,
     )
+    span = e.c.version >= first_version
     if last_version is not None:
-        query = query.where(e.c.version <= last_version)
+        span = sa.and_(span, e.c.version <= last_version)
+    if also:
+        # A round's own disputes instead of those of other rounds opened while it was
+        # played, as tableviews.round_events reads a round.
+        span = sa.and_(span, e.c.type.not_in(sorted(disputeviews.DISPUTE_TYPES)))
+        span = sa.or_(span, e.c.version.in_(sorted(also)))
+    query = query.where(
+        e.c.stream == stream, span, e.c.version > (since or 0), e.c.position > after
+    )
     return list(conn.execute(query.order_by(e.c.version).limit(limit)))
 
 
@@ -344,10 +363,15 @@ class _Kept(tableviews.Held):
         self.steps: list[tableviews.Step] = []
         self.finished: list[dict[str, Any]] = []
         self.closed: list[dict[str, Any]] = []
+        self.round_seen = False
+        """Whether the round replayed has been handed on: its disputes follow it."""
 
     def seen(self, stream: str, steps: Any) -> None:
         super().seen(stream, steps)
         self.steps += steps
+
+    def write_disputes(self, stream: str, steps: Any) -> None:
+        """Nothing: a file's replay reads a round's disputes off its steps (`_about`)."""
 
     def flush(self, everything: bool = False) -> None:
         # Every round but each table's latest is finished (Held.flush), and kept here.
@@ -367,12 +391,19 @@ class _Kept(tableviews.Held):
             out, self.steps = self.steps, []
         else:
             for record in self.finished:
-                last = record["last_version"]
+                first, last = record["first_version"], record["last_version"]
                 if record["round"] == round:
-                    out += [s for s in self.steps if record["first_version"] <= s.row.version]
-                    out = [s for s in out if s.row.version <= last]
-                self.steps = [s for s in self.steps if s.row.version > last]
+                    out += [
+                        s
+                        for s in self.steps
+                        if first <= s.row.version <= last and not _is_dispute(s)
+                    ]
+                    self.round_seen = True
+                self.steps = [s for s in self.steps if s.row.version > last or _about(s, round)]
             self.finished = []
+            if self.round_seen:  # its disputes, after it, as the database's round replay
+                out += [s for s in self.steps if _about(s, round)]
+                self.steps = [s for s in self.steps if not _about(s, round)]
             if done:
                 self.steps = []
         made = _with_settlements(
@@ -383,3 +414,12 @@ class _Kept(tableviews.Held):
         oldest = min((s.row.position for s in self.steps), default=None)
         self.closed = [] if oldest is None else [r for r in self.closed if r["position"] >= oldest]
         yield from made
+
+
+def _is_dispute(step: tableviews.Step) -> bool:
+    return step.row.type in disputeviews.DISPUTE_TYPES
+
+
+def _about(step: tableviews.Step, round: int) -> bool:
+    """Whether `step` is a dispute event of round `round` (one that a dispute wrote)."""
+    return _is_dispute(step) and getattr(step.event, "round", None) == round

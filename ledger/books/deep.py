@@ -7,9 +7,8 @@ check replays every event into an empty scratch database (a temporary SQLite fil
 through the very code that writes the read models (`projections.replay`, as `rebuild`
 runs it), then walks each table of both databases in key order, side by side (a merge
 join over two ordered cursors), and names the first row that differs, with how many
-do. Memory stays
-bounded whatever the size of the log: the events go to the scratch file a batch at a
-time, and the comparison holds one row of each side.
+do. Memory stays bounded whatever the size of the log: the events go to the scratch
+file a batch at a time, and the comparison holds one row of each side.
 
 Everything stored is read in one transaction (REPEATABLE READ on PostgreSQL, one
 WAL snapshot on SQLite), so a write while the check runs is neither half seen nor

@@ -104,7 +104,7 @@ def apply(
     _write_rounds(views, stream, steps, members)
     _write_settlements(views, stream, steps, deciders)
     if any(step.row.type in disputeviews.DISPUTE_TYPES for step in steps):
-        disputeviews.record(views.conn, stream, steps, views.mark_adjusted)
+        views.write_disputes(stream, steps)
     views.seen(stream, steps)
     return steps[-1].after
 
@@ -160,6 +160,10 @@ class Stored:
     def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
         db.insert_rows(self.conn, settlements_table, rows)
         db.insert_rows(self.conn, settlement_parties, parties)
+
+    def write_disputes(self, stream: str, steps: Sequence[Step]) -> None:
+        # Rare enough to write as they come, in a batch's replay too.
+        disputeviews.record(self.conn, stream, steps, self.mark_adjusted)
 
     def seen(self, stream: str, steps: Sequence[Step]) -> None:
         """`apply` is done with `steps`: nothing to remember, the database has it all."""

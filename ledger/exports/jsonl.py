@@ -28,6 +28,7 @@ import sqlalchemy as sa
 import engine as hz
 from ledger.books.accounts import CASH, TABLE_PREFIX, account_stream, player_account, transfers_of
 from ledger.exports.scope import NotFound, Scope
+from ledger.exports.verdict import figures_view
 from ledger.store import codec, db, logcheck, merkle, snapshots, tlog
 from ledger.store.eventstore import decode_rows
 from ledger.store.keys import Verifier
@@ -491,10 +492,7 @@ class _Body:
     def money_view(self) -> dict[str, dict[str, int]]:
         # Never `cash`: it is the world outside, whose every move is some account's
         # deposit or withdrawal, already counted there.
-        return {
-            account: dict(zip(FIGURES, figures, strict=True))
-            for account, figures in sorted(self.money.items())
-        }
+        return {account: figures_view(figures) for account, figures in sorted(self.money.items())}
 
     def run(self, out: _Out, progress: Progress | None) -> Iterator[bytes]:
         """Write the body into `out`, yielding its chunks as they fill."""
@@ -698,19 +696,20 @@ class _Body:
                 for account, index, amount in _moves(transfers_of(stream, event)):
                     figures = money.get(account)
                     if figures is None:
-                        figures = money[account] = [0, 0, 0, 0]
+                        figures = money[account] = [0, 0, 0, 0, 0]
                     figures[index] += amount
 
 
-_DEPOSITED, _PAID, _STAKED, _WITHDRAWN = range(4)
-FIGURES = ("deposited", "paid", "staked", "withdrawn")
+_DEPOSITED, _PAID, _STAKED, _WITHDRAWN, _ADJUSTED = range(5)
 _ESCROW = "escrow:"
 """How accounts.book_account names a bet's escrow in the ledger."""
 
 
 def _moves(transfers: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
     """(account, which figure, amount) for each transfer's non-escrow, non-cash side:
-    staked into an escrow, paid out of one, deposited from cash, withdrawn to it."""
+    staked into an escrow, paid out of one, deposited from cash, withdrawn to it; and
+    for both sides of one party to party (a dispute's adjustment, the only such), what
+    it moved in (+) or out (-)."""
     out = []
     for t in transfers:
         source, target, amount = t.source, t.target, t.amount
@@ -720,8 +719,12 @@ def _moves(transfers: Iterable[Any]) -> tuple[tuple[str, int, int], ...]:
             out.append((source, _WITHDRAWN, amount))
         elif target.startswith(_ESCROW) and not source.startswith(_ESCROW):
             out.append((source, _STAKED, amount))
-        elif source.startswith(_ESCROW) and not target.startswith(_ESCROW):
-            out.append((target, _PAID, amount))
+        elif source.startswith(_ESCROW):
+            if not target.startswith(_ESCROW):
+                out.append((target, _PAID, amount))
+        elif not target.startswith(_ESCROW):
+            out.append((source, _ADJUSTED, -amount))
+            out.append((target, _ADJUSTED, amount))
     return tuple(out)
 
 
@@ -737,11 +740,12 @@ def _money_between(conn: sa.Connection, first: int, last: int) -> dict[str, list
         " SUM(CASE WHEN counterparty = ? AND amount > 0 THEN amount ELSE 0 END),"
         " SUM(CASE WHEN counterparty LIKE ? AND amount > 0 THEN amount ELSE 0 END),"
         " SUM(CASE WHEN counterparty LIKE ? AND amount < 0 THEN -amount ELSE 0 END),"
-        " SUM(CASE WHEN counterparty = ? AND amount < 0 THEN -amount ELSE 0 END)"
+        " SUM(CASE WHEN counterparty = ? AND amount < 0 THEN -amount ELSE 0 END),"
+        " SUM(CASE WHEN counterparty <> ? AND counterparty NOT LIKE ? THEN amount ELSE 0 END)"
         " FROM postings WHERE position >= ? AND position <= ?"
-        " AND account <> ? AND account NOT LIKE ? AND (counterparty = ? OR counterparty LIKE ?)"
+        " AND account <> ? AND account NOT LIKE ?"
         " GROUP BY account",
-        (CASH, _ESCROW + "%", _ESCROW + "%", CASH, first, last, CASH, _ESCROW + "%",
-         CASH, _ESCROW + "%"),
+        (CASH, _ESCROW + "%", _ESCROW + "%", CASH, CASH, _ESCROW + "%", first, last, CASH,
+         _ESCROW + "%"),
     )  # fmt: skip
-    return {str(a): [int(d), int(p), int(s), int(w)] for a, d, p, s, w in rows}
+    return {str(a): [int(d), int(p), int(s), int(w), int(j)] for a, d, p, s, w, j in rows}

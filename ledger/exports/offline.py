@@ -75,6 +75,7 @@ from ledger.exports.verdict import (
     SkipLine,
     Snapshot,
     Verified,
+    figures_view,
 )
 from ledger.store import codec, merkle, snapshots
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
@@ -94,6 +95,7 @@ __all__ = [
     "SkipLine",
     "Snapshot",
     "Verified",
+    "figures_view",
     "read",
     "verify",
 ]
@@ -710,7 +712,12 @@ class _Check:
                 local, index = source, 2
             elif source.startswith(LOCAL_ESCROW):
                 local, index = target, 1
-            else:
+            else:  # party to party: a dispute's adjustment, counted on both sides
+                for local, amount in ((source, -t.amount), (target, t.amount)):
+                    account = names.get(local)
+                    if account is None:
+                        account = names[local] = book_account(stream, local)
+                    _add(money, account, 4, amount)
                 continue
             account = names.get(local)
             if account is None:
@@ -985,14 +992,14 @@ class _Check:
         theirs = {a: f for a, f in said_money.items() if not _all_zero(f)}
         if theirs != {a: f for a, f in mine.items() if not _all_zero(f)}:
             for account in sorted(set(theirs) | set(mine)):
-                have = mine.get(account, dict.fromkeys(FIGURES, 0))
-                said = theirs.get(account, dict.fromkeys(FIGURES, 0))
+                have = mine.get(account, figures_view([0] * len(FIGURES)))
+                said = theirs.get(account, figures_view([0] * len(FIGURES)))
                 if have != said:
                     figures = [
                         f"{k} {said.get(k) if isinstance(said, dict) else said!r}, the events "
-                        f"give {have[k]}"
+                        f"give {have.get(k)}"
                         for k in FIGURES
-                        if not isinstance(said, dict) or said.get(k) != have[k]
+                        if not isinstance(said, dict) or said.get(k) != have.get(k)
                     ]
                     raise Disagreement(
                         number,
@@ -1000,7 +1007,7 @@ class _Check:
                     )
 
     def _money_view(self) -> dict[str, dict[str, int]]:
-        return {a: dict(zip(FIGURES, f, strict=True)) for a, f in sorted(self.money.items())}
+        return {a: figures_view(f) for a, f in sorted(self.money.items())}
 
     # -- the summary ----------------------------------------------------------------------
 
@@ -1046,6 +1053,16 @@ class _Check:
                     "until the turn ends and its seed is revealed: their dice are as the file "
                     "gives them"
                 )
+        for stream, table in self.tables.items():
+            disputed = table.referee.trusted
+            if disputed:
+                trusted.append(
+                    f"{stream}: {len(disputed)} dispute event(s) (versions "
+                    f"{', '.join(map(str, disputed))}) concern a round the file does not hold "
+                    "whole, so the referee could not read it back to judge them: they fold, "
+                    "and their money is counted, as the file gives them, but they are not "
+                    "verified"
+                )
         tables = self.tables.values()
         money = {a: Money(*f) for a, f in sorted(self.money.items()) if any(f)}
         return Verified(
@@ -1071,7 +1088,7 @@ class _Check:
 def _add(money: dict[str, list[int]], account: str, index: int, amount: int) -> None:
     figures = money.get(account)
     if figures is None:
-        figures = money[account] = [0, 0, 0, 0]
+        figures = money[account] = [0, 0, 0, 0, 0]
     figures[index] += amount
 
 
@@ -1096,7 +1113,7 @@ def _kind(kind: Any) -> str:
 
 
 def _at(stream: str, exc: Differs) -> str:
-    return f"at table {stream.removeprefix(TABLE_PREFIX)}, {exc.reason}"
+    return f"at table {stream.removeprefix(TABLE_PREFIX)} version {exc.version}, {exc.reason}"
 
 
 def _issued_as_signed(number: int, checkpoint: Checkpoint, issued_at: str, what: str) -> None:

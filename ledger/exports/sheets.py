@@ -1,4 +1,5 @@
-"""CSV for a spreadsheet: a scope's rounds, settlements, or a player's statement.
+"""CSV for a spreadsheet: a scope's rounds, settlements or adjustments, or a player's
+statement.
 
 Each sheet is one query over the read models (rounds, settlements, postings), read in
 pages of BATCH rows by keyset in one snapshot transaction (as ledger.exports.jsonl and
@@ -22,7 +23,13 @@ The scope, sheet by sheet:
   the bet was settled or voided. In log position order.
 - statement: every posting of a player's account, in log order, with the running
   balance; since/until on when the posting's event was recorded (the running balance
-  then starts from the balance before `since`). Only for a player's scope.
+  then starts from the balance before `since`). Only for a player's scope. A dispute's
+  adjustments are postings too: a line each, their event BetAdjusted.
+- adjustments: what disputes' resolutions moved, a row per bet adjusted (a voided
+  round's reversals, a corrected throw's corrections), with its round and dispute: a
+  table's, the ones that moved a player's money, or all; since/until on when the
+  adjustment was recorded. In log position order. The round and the bet it points
+  back to are in the other sheets, as played: nothing there is edited.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account
 from ledger.exports.scope import NotFound, Scope, ScopeError
 from ledger.store import db, logcheck
 
-SHEETS = ("rounds", "settlements", "statement")
+SHEETS = ("rounds", "settlements", "statement", "adjustments")
 MEDIA_TYPE = "text/csv; charset=utf-8"
 BOM = "\ufeff"
 BATCH = 5_000
@@ -93,6 +100,18 @@ HEADERS = {
         "amount_decimal",
         "balance",
         "balance_decimal",
+    ),
+    "adjustments": (
+        "position",
+        "time",
+        "table",
+        "round",
+        "bet",
+        "dispute",
+        "adjustment",
+        "amount",
+        "amount_decimal",
+        "transfers",
     ),
 }
 
@@ -186,6 +205,28 @@ def _statement(scope: Scope) -> _Query:
     )
 
 
+def _adjustments(scope: Scope) -> _Query:
+    where: list[str] = []
+    params: list[Any] = []
+    if scope.kind == "table":
+        where.append("a.stream = ?")
+        params.append(TABLE_PREFIX + str(scope.table))
+    elif scope.kind == "player":
+        where.append(
+            "EXISTS (SELECT 1 FROM postings p WHERE p.position = a.position AND p.account = ?)"
+        )
+        params.append(player_account(str(scope.player)))
+    _times(where, params, scope, "a.recorded_at")
+    return _Query(
+        "a.position, a.recorded_at, a.stream, a.round, a.bet_id, a.dispute_id, a.adjustment,"
+        " a.transfers",
+        "adjustments a",
+        tuple(where),
+        tuple(params),
+        ("a.position",),
+    )
+
+
 def _times(where: list[str], params: list[Any], scope: Scope, column: str) -> None:
     # recorded_at is written in one ISO form that sorts as text in time order (scope.py).
     if scope.since is not None:
@@ -196,7 +237,12 @@ def _times(where: list[str], params: list[Any], scope: Scope, column: str) -> No
         params.append(scope.until)
 
 
-_QUERIES = {"rounds": _rounds, "settlements": _settlements, "statement": _statement}
+_QUERIES = {
+    "rounds": _rounds,
+    "settlements": _settlements,
+    "statement": _statement,
+    "adjustments": _adjustments,
+}
 
 
 def _pages(conn: sa.Connection, q: _Query) -> Iterator[list[Any]]:
@@ -423,6 +469,24 @@ def _statement_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
     ]
 
 
+def _adjustment_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
+    position, at, stream, number, bet, dispute, adjustment, transfers = row
+    moved = json.loads(transfers)
+    amount = sum(t["amount"] for t in moved)  # party to party: all of it changes hands
+    return [
+        position,
+        at,
+        escaped(_table(stream)),
+        number,
+        escaped(bet),
+        escaped(dispute),
+        adjustment,
+        amount,
+        decimal(amount, decimals),
+        escaped("; ".join(f"{t['source']} → {t['target']} {t['amount']}" for t in moved)),
+    ]
+
+
 def _table(stream: str) -> str:
     return stream.removeprefix(TABLE_PREFIX)
 
@@ -431,4 +495,5 @@ _ROWS: dict[str, Row] = {
     "rounds": _round_row,
     "settlements": _settlement_row,
     "statement": _statement_row,
+    "adjustments": _adjustment_row,
 }

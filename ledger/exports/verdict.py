@@ -3,7 +3,7 @@ on once checked, what it verified, and where the file first disagrees."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -13,8 +13,18 @@ from engine.state import TableState
 from ledger.store.eventstore import Recorded
 from ledger.store.keys import Verifier
 
-FIGURES = ("deposited", "paid", "staked", "withdrawn")
+FIGURES = ("deposited", "paid", "staked", "withdrawn", "adjusted")
 """What the closing record says of each account's money, in its order."""
+
+
+def figures_view(figures: Sequence[int]) -> dict[str, int]:
+    """An account's money as the closing record writes it: `adjusted` only where a
+    dispute's adjustments left the account better or worse off, so that a file with no
+    disputes reads as it did before there were any."""
+    view = dict(zip(FIGURES, figures, strict=True))
+    if not view["adjusted"]:
+        del view["adjusted"]
+    return view
 
 
 class Disagreement(Exception):
@@ -103,11 +113,13 @@ class Money:
     paid: int = 0
     staked: int = 0
     withdrawn: int = 0
+    adjusted: int = 0
+    """What disputes' adjustments moved in, less what they moved out (party to party)."""
 
     @property
     def net(self) -> int:
         """What the account gained from the file's events."""
-        return self.deposited + self.paid - self.staked - self.withdrawn
+        return self.deposited + self.paid - self.staked - self.withdrawn + self.adjusted
 
 
 @dataclass
@@ -158,12 +170,12 @@ class Verified:
             out.append("money, in minor units:")
             out.append(
                 f"  {'account':<{width}}  {'staked':>12}  {'paid':>12}  {'deposited':>14}  "
-                f"{'withdrawn':>12}  {'net':>14}"
+                f"{'withdrawn':>12}  {'adjusted':>12}  {'net':>14}"
             )
             for account, m in sorted(self.money.items()):
                 out.append(
                     f"  {account:<{width}}  {m.staked:>12}  {m.paid:>12}  {m.deposited:>14}  "
-                    f"{m.withdrawn:>12}  {m.net:>14}"
+                    f"{m.withdrawn:>12}  {m.adjusted:>12}  {m.net:>14}"
                 )
         if self.trusted:
             out.append("taken on trust:")

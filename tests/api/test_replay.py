@@ -148,8 +148,8 @@ def test_recall_of_a_table_and_of_a_player(api: Api) -> None:
         {"account": "setter", "amount": -100},
     ]
     assert nick["balances"] == [
-        {"account": "player:ann", "before": 1000, "after": 1100},
-        {"account": "setter", "before": 10_000, "after": 9900},
+        {"account": "player:ann", "before": 1000, "after": 1100, "adjusted": None},
+        {"account": "setter", "before": 10_000, "after": 9900, "adjusted": None},
     ]
     assert out["won"] == [
         {"account": "player:ann", "amount": -50},
@@ -159,8 +159,8 @@ def test_recall_of_a_table_and_of_a_player(api: Api) -> None:
     ann = night.players["ann"].ok("get", "/players/ann/recall")
     assert [r["round"] for r in ann["rounds"]] == [2, 1]
     assert [r["balances"] for r in ann["rounds"]] == [
-        [{"account": "player:ann", "before": 1100, "after": 1050}],
-        [{"account": "player:ann", "before": 1000, "after": 1100}],
+        [{"account": "player:ann", "before": 1100, "after": 1050, "adjusted": None}],
+        [{"account": "player:ann", "before": 1000, "after": 1100, "adjusted": None}],
     ]
     assert night.auditor.ok("get", "/players/bob/recall")["rounds"] == []
     assert night.players["bob"].get("/players/ann/recall").status_code == 403

@@ -255,8 +255,13 @@ def money(store: EventStore, positions: set[int]) -> dict[str, dict[str, int]]:
                 figures["deposited" if amount > 0 else "withdrawn"] += abs(amount)
             elif other.startswith("escrow:"):
                 figures["paid" if amount > 0 else "staked"] += abs(amount)
+            else:  # party to party: a dispute's adjustment
+                figures["adjusted"] += amount
     keys = ("deposited", "paid", "staked", "withdrawn")
-    return {a: {k: f[k] for k in keys} for a, f in sorted(out.items())}
+    return {
+        a: {k: f[k] for k in keys} | ({"adjusted": f["adjusted"]} if f["adjusted"] else {})
+        for a, f in sorted(out.items())
+    }
 
 
 def test_the_whole_log(store: EventStore) -> None:

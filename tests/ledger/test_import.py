@@ -285,3 +285,22 @@ def test_hazard_import_refuses_a_file_signed_by_another_key(
     done = hazard("import", str(path), "--key", other.verifier.text(), "--database-url", target_url)
     assert done.exit_code == 1
     assert "nothing was written" in done.output
+
+
+def test_a_disputed_log_round_trips_with_its_disputes_and_adjustments(
+    engine: sa.Engine, target: sa.Engine
+) -> None:
+    from ledger.store.schema import adjustments, disputes
+    from tests.ledger.test_independent_export_check import play_disputes
+
+    store = EventStore(engine, signer=SIGNER)
+    club = Club(Book(store))
+    play(club)
+    play_disputes(club)
+    before = export(store.engine)
+    restore.restore(target, lines(before), key=SIGNER.verifier)
+    assert export(target) == before
+    for table in (disputes, adjustments):
+        assert len(rows(target, table)) == 3 and rows(target, table) == rows(engine, table)
+    assert list(deep.differences(EventStore(target))) == []
+    store.close()

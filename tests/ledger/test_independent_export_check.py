@@ -35,6 +35,10 @@ from engine.rules import from_mapping
 ZEROS = "0" * 64
 NOT_HASHED = ("record", "leaf", "hash", "prev_hash")
 FIGURES = ("deposited", "paid", "staked", "withdrawn")
+ADJUSTED = "adjusted"
+"""The closing's figure for disputes' party-to-party transfers, written only when not 0."""
+WINDOW = 50
+"""How many rounds old a round may be and still be disputed."""
 
 
 class Rejected(Exception):
@@ -191,6 +195,90 @@ def ledger_account(table: str, local: str) -> str:
     return local if local == "setter" else f"player:{local}"
 
 
+def party_nets(transfers: Any) -> dict[str, int]:
+    """Each party's gain over `transfers` (table-local names), escrows aside, zeros
+    dropped."""
+    nets: dict[str, int] = {}
+    for t in transfers:
+        for who, amount in ((t.source, -t.amount), (t.target, t.amount)):
+            if not who.startswith("escrow:"):
+                nets[who] = nets.get(who, 0) + amount
+    return {who: n for who, n in nets.items() if n}
+
+
+@dataclasses.dataclass
+class Disputes:
+    """A table's bets by the round they were placed in, and what they moved: what the
+    format's "Disputes" rules are read against. Only a table replayed from its opening
+    is held to them (this checker replays no other)."""
+
+    round_of: dict[str, int] = dataclasses.field(default_factory=dict)
+    moved: dict[str, list[ev.Transfer]] = dataclasses.field(default_factory=dict)
+    voiding: tuple[int, str, dict[str, dict[str, int]]] | None = None
+    """A void being checked: (its line, its dispute, each bet's reversal still due)."""
+
+    def see(self, number: int, event: ev.Event, state: Any) -> None:
+        """Hold `event` to the rules, `state` the table before it; then note its money."""
+        if self.voiding is not None and not (
+            isinstance(event, ev.BetAdjusted) and event.dispute_id == self.voiding[1]
+        ):
+            self.void_done()
+        if isinstance(event, ev.DisputeOpened):
+            self.opened(number, event, state)
+        elif isinstance(event, ev.DisputeResolved) and event.resolution == "voided":
+            self.voiding = (number, event.dispute_id, self.reversals(event.round))
+        elif isinstance(event, ev.BetAdjusted):
+            if any(t.source.startswith("escrow:") or t.target.startswith("escrow:")
+                   for t in event.transfers):  # fmt: skip
+                raise Rejected(number, "an adjustment goes party to party, not by an escrow")
+            if self.voiding is not None and event.adjustment == "reversal":
+                due = self.voiding[2].pop(event.bet_id, None)
+                if due != party_nets(event.transfers):
+                    raise Rejected(
+                        number,
+                        f"the reversal of {event.bet_id} moves {party_nets(event.transfers)}, "
+                        f"not the bet's net reversed ({due})",
+                    )
+            return
+        bet_id = getattr(event, "bet_id", None)
+        if bet_id is not None:
+            self.round_of.setdefault(bet_id, state.round)
+            self.moved.setdefault(bet_id, []).extend(holds(event))
+
+    def opened(self, number: int, event: ev.DisputeOpened, state: Any) -> None:
+        if not state.round - WINDOW <= event.round < state.round:
+            raise Rejected(
+                number, f"round {event.round} is not an ended round of the last {WINDOW}"
+            )
+        if event.role not in ("setter", "croupier", "player"):
+            raise Rejected(number, f"a claimant is no {event.role!r}")
+        staked = {
+            t.source
+            for bet, round_ in self.round_of.items()
+            if round_ == event.round
+            for t in self.moved[bet]
+            if t.target.startswith("escrow:") and t.amount > 0
+        }
+        if event.role == "player" and event.claimant not in staked:
+            raise Rejected(number, f"{event.claimant} had no money in round {event.round}")
+
+    def reversals(self, round_: int) -> dict[str, dict[str, int]]:
+        """Each bet of the round that moved money, and the opposite of its net."""
+        due = {}
+        for bet, placed in self.round_of.items():
+            nets = party_nets(self.moved[bet]) if placed == round_ else {}
+            if nets:
+                due[bet] = {who: -n for who, n in nets.items()}
+        return due
+
+    def void_done(self) -> None:
+        assert self.voiding is not None
+        number, dispute, due = self.voiding
+        self.voiding = None
+        if due:
+            raise Rejected(number, f"{dispute} voids its round but leaves {sorted(due)} as paid")
+
+
 @dataclasses.dataclass
 class Checker:
     key: str | None = None
@@ -236,6 +324,7 @@ class Checker:
 
         heads: dict[str, tuple[int, str]] = {}
         referees: dict[str, Referee] = {}
+        books: dict[str, Disputes] = {}
         turns: dict[str, Turn] = {}
         money: dict[str, dict[str, int]] = {}
         counted = {"events": 0, "skipped": 0, "rounds": 0, "settled": 0, "drawn": 0}
@@ -265,7 +354,7 @@ class Checker:
                 heads[r["stream"]] = (r["version"], r["hash"])
                 if r["type"] in SERVER_DICE:  # the format's own check, before the engine's
                     counted["drawn"] += hold_turn(number, r, turns)
-                self._replay(number, r, referees, money)
+                self._replay(number, r, referees, books, money)
                 types[r["type"]] = types.get(r["type"], 0) + 1
                 counted["events"] += 1
                 push(leaf, 1)
@@ -307,6 +396,9 @@ class Checker:
             raise Rejected(end, "the closing checkpoint is not the log's")
         if last and not consistent(last, signed_size, root(), signed_root, proof):
             raise Rejected(end, "the signed checkpoint does not prove the tree of these events")
+        for book in books.values():
+            if book.voiding is not None:
+                book.void_done()
         for stream, referee in referees.items():
             try:
                 referee.finish()
@@ -317,6 +409,9 @@ class Checker:
             raise Rejected(end, "the counts are not the file's")
         if closing["types"] != types:
             raise Rejected(end, "the types are not the file's")
+        for figures in money.values():
+            if not figures[ADJUSTED]:
+                del figures[ADJUSTED]
         if {a: m for a, m in closing["money"].items() if any(m.values())} != money:
             raise Rejected(end, "the money is not what the events moved")
         on_trust = sum(len(turn.throws) for turn in turns.values())
@@ -327,6 +422,7 @@ class Checker:
         number: int,
         r: dict[str, Any],
         referees: dict[str, Referee],
+        books: dict[str, Disputes],
         money: dict[str, dict[str, int]],
     ) -> None:
         stream, payload = r["stream"], r["payload"]
@@ -334,6 +430,9 @@ class Checker:
             table = stream.removeprefix("table:")
             event = table_event(r)
             referee = referees.setdefault(stream, Referee())
+            # The format's dispute rules, checked here before the engine's referee runs
+            # the event as a command.
+            books.setdefault(stream, Disputes()).see(number, event, referee.state)
             try:
                 referee.check(event)
             except Disagreement as exc:
@@ -357,9 +456,14 @@ class Checker:
                 account, figure = source, "staked"
             elif source.startswith("escrow:") and not target.startswith("escrow:"):
                 account, figure = target, "paid"
+            elif not source.startswith("escrow:") and not target.startswith("escrow:"):
+                for account, gain in ((source, -amount), (target, amount)):  # an adjustment
+                    figures = money.setdefault(account, dict.fromkeys((*FIGURES, ADJUSTED), 0))
+                    figures[ADJUSTED] += gain
+                continue
             else:
                 continue
-            figures = money.setdefault(account, dict.fromkeys(FIGURES, 0))
+            figures = money.setdefault(account, dict.fromkeys((*FIGURES, ADJUSTED), 0))
             figures[figure] += amount
 
 
@@ -477,7 +581,9 @@ def test_the_checker_imports_nothing_from_ledger() -> None:
         )
     }
     assert imported, "the checker's imports are read"
-    assert not any(n.startswith(("ledger", "tests", "engine.serverdice")) for n in imported)
+    assert not any(
+        n.startswith(("ledger", "tests", "engine.serverdice", "engine.disputes")) for n in imported
+    )
     assert {n.split(".")[0] for n in imported} <= {
         "__future__", "base64", "collections", "dataclasses", "fractions", "hashlib", "hmac",
         "json", "typing", "pytest", "sqlalchemy", "cryptography", "engine",
@@ -535,3 +641,110 @@ def test_server_dice_are_drawn_again_from_the_revealed_seeds(
     with pytest.raises(Rejected, match="the revealed seed draws") as caught:
         Checker(key).check(twice)
     assert caught.value.line == at + 1
+
+
+def play_disputes(club: Any) -> None:
+    """Table t3, as tests/api/test_disputes.py plays its two rounds, then a dispute of
+    each resolution: round 1 voided (ann hands back the setter's 100 and bob's 60), round
+    2 upheld and then corrected (its 4+4 was 4+5: bob wins the side bet, cat pays 70)."""
+    import engine as hz
+    from ledger.audit.disputes import open_dispute, resolve_dispute
+    from tests.engine.tablekit import next_total
+
+    def do(command: Any, *args: Any, new: bool = False) -> list[ev.Event]:
+        made: list[ev.Event] = []
+
+        def decide(state: Any, _reads: Any) -> list[ev.Event]:
+            made.extend(command(state, *args))
+            return made
+
+        club.command("t3", "croupier:cecil", decide, new_table=new)
+        return made
+
+    do(lambda s: hz.open_table(hz.BUILTIN["english"]), new=True)
+    for name in ("ann", "bob", "cat"):
+        do(hz.seat, name)
+    for name, die in (("ann", 1), ("bob", 2), ("cat", 3)):
+        do(hz.cast_for_caster, name, die)
+    do(hz.stake, 100)
+    laid = do(hz.lay, "bob", 60)[0]
+    do(hz.cover, 1000, [laid.bet_id])  # type: ignore[union-attr]
+    do(hz.call_main, 7)
+    do(hz.throw, 3, 4)  # a nick
+    do(hz.call_main, 7)
+    do(hz.throw, 2, 4)  # the chance is 6
+    side = do(hz.offer_side_bet, "cat", next_total(8), True, 20, 50, "bob")[0]
+    do(hz.accept_side_bet, side.bet_id, "bob")  # type: ignore[union-attr]
+    eight = do(hz.throw, 4, 4)[0].version
+    do(hz.throw, 3, 3)  # the chance: ann wins round 2
+
+    voided = open_dispute(club, "t3", "player:bob", "player", "bob", 1, "the dice left the table")
+    resolve_dispute(club, "t3", "setter:bank", voided["dispute_id"], "voided", "a wild throw")
+    upheld = open_dispute(club, "t3", "player:cat", "player", "cat", 2, "bob nudged the table")
+    resolve_dispute(club, "t3", "setter:bank", upheld["dispute_id"], "upheld", "he did not")
+    corrected = open_dispute(club, "t3", "player:bob", "player", "bob", 2, "4+5", eight, (4, 5))
+    resolve_dispute(
+        club, "t3", "setter:bank", corrected["dispute_id"], "corrected", "the camera", eight, (4, 5)
+    )
+
+
+@pytest.fixture
+def disputed_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+    from ledger.books.book import Book
+    from ledger.service import Club
+    from ledger.store.eventstore import EventStore
+    from tests.ledger.test_export import play, ticking
+    from tests.signing import SIGNER
+
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    club = Club(Book(store))
+    play(club)
+    play_disputes(club)
+    store.close()
+    yield engine, SIGNER.verifier.text()
+
+
+def test_disputes_are_checked_and_their_adjustments_counted(
+    disputed_log: tuple[sa.Engine, str],
+) -> None:
+    engine, key = disputed_log
+    for scope in ({"everything": True}, {"table": "t3"}):
+        data = exported(engine, **scope)
+        found = Checker(key).check(data)
+        adjusted = {a: m.get(ADJUSTED, 0) for a, m in found["money"].items() if m.get(ADJUSTED)}
+        assert adjusted == {
+            "player:ann": -160,  # round 1 voided: the setter's 100 and bob's 60 back
+            "player:bob": 60 + 70,  # and round 2 corrected: cat's 20, and his 50 back
+            "player:cat": -70,
+            "setter": 100,
+        }
+        types = json.loads(data.splitlines()[-1])["types"]
+        assert (types["DisputeOpened"], types["DisputeResolved"], types["BetAdjusted"]) == (3, 3, 3)
+
+
+def test_a_reversal_that_is_not_the_bets_net_reversed_is_rejected(
+    disputed_log: tuple[sa.Engine, str],
+) -> None:
+    engine, key = disputed_log
+    data = exported(engine, table="t3")
+
+    def is_reversal(r: dict[str, Any]) -> bool:
+        return bool(r["type"] == "BetAdjusted" and r["payload"]["adjustment"] == "reversal")
+
+    def less(r: dict[str, Any]) -> None:
+        r["payload"]["transfers"][0]["amount"] -= 1
+
+    with pytest.raises(Rejected, match="not the bet's net reversed"):
+        Checker(key).check(_rehashed(data, is_reversal, less))
+
+    def to_cat(r: dict[str, Any]) -> None:  # the setter's 100 paid to cat instead
+        r["payload"]["transfers"][0]["target"] = "cat"
+
+    with pytest.raises(Rejected, match="not the bet's net reversed"):
+        Checker(key).check(_rehashed(data, is_reversal, to_cat))
+
+    def by_cat(r: dict[str, Any]) -> bool:
+        return bool(r["type"] == "DisputeOpened" and r["payload"]["claimant"] == "cat")
+
+    with pytest.raises(Rejected, match="cat had no money in round 1"):
+        Checker(key).check(_rehashed(data, by_cat, lambda r: r["payload"].update(round=1)))

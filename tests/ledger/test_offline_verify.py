@@ -131,7 +131,7 @@ def test_nothing_in_the_range_verifies(store: EventStore) -> None:
 
 def _figures(verified: offline.Verified) -> dict[str, dict[str, int]]:
     return {
-        account: {f: getattr(m, f) for f in offline.FIGURES}
+        account: offline.figures_view([getattr(m, f) for f in offline.FIGURES])
         for account, m in verified.money.items()
     }
 
