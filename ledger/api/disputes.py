@@ -108,9 +108,10 @@ class DisputeSchema(Schema):
         metadata={
             "description": "The service's answer: whether the recorded settlements match the "
             "round derived again from its events (`matches`, `mismatch`), what each bet did "
-            "(`bets`), and, when the claimant gave dice, `what_if`: the round and every bet "
-            "with them, whether a correction could be made (`correctable`, `refused`) and "
-            "the `adjustments` it would post"
+            "(`bets`: each bet's outcome and `net`, what each party is up or down on it; a bet "
+            "`open` at the end shows what each has put into its escrow), and, when the claimant "
+            "gave dice, `what_if`: the round and every bet with them, whether a correction "
+            "could be made (`correctable`, `refused`) and the `adjustments` it would post"
         },
     )
 
