@@ -251,6 +251,9 @@ def settlement_view(row: Mapping[str, Any]) -> dict[str, Any]:
         "recorded_at": row["recorded_at"],
         "transfers": json.loads(row["transfers"]),
         "sources": json.loads(row["sources"]),
+        # As the settlement was made, at its step: a later dispute's adjustments are steps
+        # of their own when the replay reaches them.
+        "adjustments": [],
     }
 
 
