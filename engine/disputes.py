@@ -48,6 +48,9 @@ what the referee keeps to judge a dispute (the records of the last rounds)."""
 MAX_OPEN_DISPUTES = 100
 """A table holds at most this many disputes waiting for the setter."""
 MAX_TEXT = 500
+MAX_ROUND_EVENTS = 20_000
+"""The longest round, in events, the referee keeps to judge a dispute over it: a longer
+one (a caster throwing on and on) is let go, and a dispute over it taken on trust."""
 """The longest claim or reason, in characters."""
 ROLES = (SETTER, "croupier", "player")
 """How a claimant comes to a dispute: the setter (the bank, whose role and account share
@@ -61,6 +64,7 @@ _BET_MONEY = frozenset(cls for cls in ev.TABLE_EVENTS if "bet_id" in cls.__datac
 """Events that place, take or close a bet: a round's money (a dispute's adjustments are
 the dispute's, not the round's)."""
 _CLOSING = (ev.BetSettled, ev.BetVoided)
+_DISPUTE_CAUSES = frozenset({ev.DisputeOpened, ev.DisputeResolved})
 
 
 class Group(NamedTuple):
@@ -114,75 +118,135 @@ class RoundBook:
 
     `add` each group in order. A round's record is *whole* only if the book saw the
     round begin: it started on the round's first group (`whole_from` says so), or saw a
-    group of an earlier round first."""
+    group of an earlier round first. The book keeps each round's state before it and its
+    groups' events, not a state per group (the referee adds every group of a stream, so
+    what it costs is paid a million times; a record is built, by folding, only for a
+    dispute). A round of more than `most` events is let go as it grows past that, so that
+    a caster who throws and throws cannot make the book hold a whole session."""
 
-    def __init__(self, keep: int = DISPUTE_WINDOW + 1, whole_from: int | None = None):
+    def __init__(
+        self,
+        keep: int = DISPUTE_WINDOW + 1,
+        whole_from: int | None = None,
+        most: int | None = MAX_ROUND_EVENTS,
+    ):
         self._keep = keep
-        self._rounds: dict[int, list[Group]] = {}
-        self._money: dict[int, dict[str, list[ev.Transfer]]] = {}
-        self._bet_round: dict[str, int] = {}
+        self._most = most
+        self._rounds: dict[int, tuple[TableState, list[Sequence[ev.Event]], list[int]]] = {}
+        """Per round kept: the state before it, its groups' events, and its event count."""
+        self._watch: dict[str, int] = {}
+        """Bets of a kept round still open when it ended, by id: their round."""
+        self._late: dict[int, list[ev.Event]] = {}
+        """Per kept round, the events of its bets that came after it (see `_watch`)."""
         self._whole: set[int] = set()
         self._lowest_seen: int | None = whole_from
         self._let_go = 0
         """The newest round seen whole and let go (too old to dispute)."""
+        self.too_long: set[int] = set()
+        """Rounds seen whole but let go for their length: a dispute over one cannot be
+        judged by this book."""
         self.mismatch: dict[int, str] = {}
 
     def add(self, events: Sequence[ev.Event], before: TableState, after: TableState) -> None:
+        # Run for every command of every stream the referee reads: it only files the
+        # events. What the round's bets moved is worked out by `record`, for a dispute.
         number = before.round
-        if events and isinstance(events[0], ev.DisputeOpened | ev.DisputeResolved):
+        if events and events[0].__class__ in _DISPUTE_CAUSES:
             number = -1  # a dispute is not a command of the round it is played in
-        if number > 0:
-            groups = self._rounds.get(number)
-            if groups is None:
-                groups = self._rounds[number] = []
-                self._money[number] = {}
-                if self._lowest_seen is not None and self._lowest_seen <= number:
-                    self._whole.add(number)
-                self._prune(number, set(after.disputes.values()))
-            groups.append(Group(tuple(events), before, after))
+        kept = self._rounds.get(number) if number > 0 else None
+        if kept is None and number > 0 and number not in self.too_long:
+            kept = self._begin_round(number, before, after)
+        if self._watch:
+            self._follow(events)
+        if kept is not None:
+            kept[1].append(events)
+            kept[2][0] += len(events)
+            if self._most is not None and kept[2][0] > self._most:
+                self._too_long(number)
         if self._lowest_seen is None and number >= 0:
             self._lowest_seen = number + 1  # rounds after this one are seen from the start
+
+    def _begin_round(
+        self, number: int, before: TableState, after: TableState
+    ) -> tuple[TableState, list[Sequence[ev.Event]], list[int]]:
+        kept = self._rounds[number] = (before, [], [0])
+        self._late[number] = []
+        if self._lowest_seen is not None and self._lowest_seen <= number:
+            self._whole.add(number)
+        for bet in before.bets.values():  # bets of earlier rounds that outlive them
+            if bet.round in self._rounds and bet.round != number:
+                self._watch[bet.id] = bet.round
+        self._prune(number, after.disputes.values())
+        return kept
+
+    def _follow(self, events: Sequence[ev.Event]) -> None:
         for e in events:
-            if e.__class__ not in _BET_MONEY:
-                continue
-            bet_id = e.bet_id  # type: ignore[union-attr]
-            owner = self._bet_round.get(bet_id)
-            if owner is None:
-                bet = after.bets.get(bet_id)
-                owner = bet.round if bet is not None else None
-                if owner is None or owner not in self._money:
-                    continue
-                self._bet_round[bet_id] = owner
-            money = self._money.get(owner)
-            if money is not None:
-                money.setdefault(bet_id, []).extend(holds(e))
+            if e.__class__ in _BET_MONEY:
+                owner = self._watch.get(e.bet_id)  # type: ignore[union-attr]
+                if owner is not None:
+                    self._late[owner].append(e)
+                    if e.__class__ in _CLOSING:
+                        del self._watch[e.bet_id]
+
+    def _too_long(self, number: int) -> None:
+        if number in self._whole:
+            self.too_long.add(number)
+        self._drop(number)
+
+    def _drop(self, number: int) -> None:
+        del self._rounds[number]
+        self._late.pop(number, None)
+        self._whole.discard(number)
+        for bet_id in [b for b, n in self._watch.items() if n == number]:
+            del self._watch[bet_id]
 
     def knows(self, number: int) -> bool:
         """Whether the book saw round `number` whole (it may since have let it go)."""
         return number in self._whole or (
-            self._lowest_seen is not None and self._lowest_seen <= number <= self._let_go
+            self._lowest_seen is not None
+            and self._lowest_seen <= number <= self._let_go
+            and number not in self.too_long
         )
 
-    def _prune(self, newest: int, disputed: set[int]) -> None:
-        # A round with a dispute open is kept until it is resolved, however old.
-        for old in [n for n in self._rounds if n <= newest - self._keep and n not in disputed]:
+    def _prune(self, newest: int, disputed: Iterable[int]) -> None:
+        # Rounds are filed in the order played, so the old ones are first; a round with a
+        # dispute open is kept until it is resolved, however old.
+        oldest_kept = newest - self._keep
+        gone = []
+        for old in self._rounds:
+            if old > oldest_kept:
+                break
+            gone.append(old)
+        if gone and disputed:
+            gone = [n for n in gone if n not in set(disputed)]
+        for old in gone:
             if old in self._whole:
                 self._let_go = max(self._let_go, old)
-            del self._rounds[old]
-            self._whole.discard(old)
-            for bet_id in self._money.pop(old, {}):
-                self._bet_round.pop(bet_id, None)
+            self._drop(old)
 
     def record(self, number: int, now: TableState) -> RoundRecord | None:
         """Round `number`'s record, its open bets as `now` has them; None unless the book
-        holds the whole round."""
+        holds the whole round. Its states and money are worked out here, by folding."""
         if number not in self._whole:
             return None
-        groups = self._rounds[number]
-        money = self._money[number]
+        before, kept, _ = self._rounds[number]
+        groups = []
+        money: dict[str, list[ev.Transfer]] = {}
+        state = before
+        for events in kept:
+            after = fold(events, state)
+            groups.append(Group(tuple(events), state, after))
+            for e in events:
+                if e.__class__ in _BET_MONEY:
+                    bet = after.bets.get(e.bet_id) or state.bets.get(e.bet_id)  # type: ignore[union-attr]
+                    if bet is not None and bet.round == number:
+                        money.setdefault(bet.id, []).extend(holds(e))
+            state = after
+        for e in self._late.get(number, ()):
+            money.setdefault(e.bet_id, []).extend(holds(e))  # type: ignore[union-attr]
         return RoundRecord(
             number,
-            groups[0].before,
+            before,
             tuple(groups),
             {b: tuple(ts) for b, ts in money.items()},
             frozenset(b for b in money if b in now.bets),
@@ -235,7 +299,7 @@ def read_round(
     Raises RuleBroken(ROUND_NOT_ENDED) if the events never reach the round's end."""
     from engine.referee import Disagreement, Referee
 
-    book = RoundBook(keep=1 << 30, whole_from=start.round)
+    book = RoundBook(keep=1 << 30, whole_from=start.round, most=None)
     referee = Referee(start, on_group=book.add, judge_disputes=False)
     pending: list[ev.Event] = []
     state = start

@@ -84,7 +84,7 @@ class _Table:
     dice: str
     commitment: str | None
     nonce: int
-    disputes: dict[str, int]
+    disputes: Mapping[str, int]
     adjusted: frozenset[int]
 
     def __init__(self, s: TableState) -> None:
@@ -96,7 +96,8 @@ class _Table:
         self.abandoned, self.contest, self.casts = s.abandoned, s.contest, dict(s.casts)
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
         self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
-        self.disputes, self.adjusted = dict(s.disputes), s.adjusted
+        # Disputes change a few times a session: shared, and copied only when they do.
+        self.disputes, self.adjusted = s.disputes, s.adjusted
         self.first_throw = (
             s.rules.first_throw[s.main] if s.rules is not None and s.main is not None else ()
         )
@@ -132,7 +133,7 @@ class _Table:
             commitment=self.commitment,
             nonce=self.nonce,
             bets=MappingProxyType(dict(self.bets)),
-            disputes=MappingProxyType(dict(self.disputes)),
+            disputes=self.disputes,
             adjusted=self.adjusted,
         )
         return state
@@ -419,13 +420,14 @@ def _bet_closed(t: _Table, e: ev.BetSettled | ev.BetVoided) -> None:
 
 def _dispute_opened(t: _Table, e: ev.DisputeOpened) -> None:
     _next_version(t, e)
-    t.disputes[e.dispute_id] = e.round
+    t.disputes = MappingProxyType({**t.disputes, e.dispute_id: e.round})
 
 
 def _dispute_resolved(t: _Table, e: ev.DisputeResolved) -> None:
     _next_version(t, e)
-    if t.disputes.pop(e.dispute_id, None) is None:
+    if e.dispute_id not in t.disputes:
         raise ReplayError(f"event {e.version}: dispute {e.dispute_id} is not open")
+    t.disputes = MappingProxyType({d: n for d, n in t.disputes.items() if d != e.dispute_id})
     if e.resolution != "upheld":
         t.adjusted = t.adjusted | {e.round}
 

@@ -92,6 +92,7 @@ class Disagreement(HazardError):
 
 _PLACED = frozenset({ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered})
 _CLOSING = (ev.BetSettled, ev.BetVoided)
+_DISPUTE_CAUSES = frozenset({ev.DisputeOpened, ev.DisputeResolved})
 _FROM_FILE = ""
 """The seed or commitment of a turn event the referee expects: the file gives it."""
 _NEXT_COMMITMENT = "(the next turn's commitment)"
@@ -204,7 +205,7 @@ class Referee:
         run = _COMMANDS.get(event.__class__)
         if run is None:
             raise Disagreement(event.version, f"unknown event type {type(event).__name__}")
-        if isinstance(event, ev.DisputeOpened | ev.DisputeResolved):
+        if event.__class__ in _DISPUTE_CAUSES:
             run = self._judge
         try:
             due = run(state, event)

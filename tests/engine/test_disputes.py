@@ -450,3 +450,33 @@ def test_an_old_dispute_is_kept_until_resolved_and_a_too_old_one_is_refused():
     with pytest.raises(Disagreement) as caught:
         referee.check(forged)
     assert "more than 50 rounds ago" in caught.value.reason
+
+
+def test_a_bet_that_outlives_its_round_is_reversed_with_it():
+    """A next-total side bet is not decided by its round: if the caster leaves, it waits
+    for the next valid throw, in the next caster's round. Voiding the round it was made
+    in reverses it, wherever it was settled."""
+    g = Game()
+    g.do(engine.call_main, 7)
+    offer = g.do(engine.offer_side_bet, "bob", next_total(2), True, 5, 10, "cat")[0]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "cat")
+    g.do(engine.leave, "ann")  # round 1 abandoned; the dice pass to bob
+    assert g.state.round == 2 and offer.bet_id in g.state.bets
+    with pytest.raises(RuleBroken) as refused:  # the bet of round 1 is still open
+        g.open(1, "bob")
+    assert refused.value.rule is Rule.ROUND_NOT_ENDED
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 1, 1)  # 2: bob wins cat's 10, in round 2
+    assert g.balance()["bob"] == 10 and g.balance()["cat"] == -10
+    d = g.open(1, "cat")
+    reversal = g.resolve(d, "voided")[1:]
+    assert [(a.bet_id, a.transfers) for a in reversal] == [
+        (offer.bet_id, (ev.Transfer("bob", "cat", 10),))
+    ]
+    assert (g.balance()["bob"], g.balance()["cat"]) == (0, 0)
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == []
