@@ -22,27 +22,13 @@ from engine.fold import INITIAL, fold
 from engine.money import balances, postings
 from engine.referee import Disagreement, Referee
 from engine.rulesets import BUILTIN
-from engine.state import SETTER, TableState
+from engine.state import SETTER
 from tests.engine.tablekit import next_total
+from tests.engine.test_referee import Game as Played
 
 
-class Game:
-    """Commands played on a table, keeping the stream they record."""
-
-    def __init__(self, rules: str = "english", players: tuple[str, ...] = ("ann", "bob", "cat")):
-        self.events: list[ev.Event] = []
-        self.state: TableState = INITIAL
-        self.do(lambda s: engine.open_table(BUILTIN[rules], ev.Limits(), s))
-        for p in players:
-            self.do(engine.seat, p)
-        for die, p in enumerate(players, start=1):  # the first seat casts lowest
-            self.do(engine.cast_for_caster, p, die)
-
-    def do(self, command: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
-        new = command(self.state, *args)
-        self.events += new
-        self.state = fold(new, self.state)
-        return new
+class Game(Played):
+    """test_referee's table, that records its stream, with disputes."""
 
     def record(self, number: int) -> disputes.RoundRecord:
         return disputes.read_round(number, INITIAL, self.events, self.state)
