@@ -12,6 +12,7 @@ round under the table's recorded rule set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,11 @@ from ledger.store import snapshots
 from ledger.store.eventstore import decode_row
 from ledger.store.schema import events as events_table
 
+DISPUTE_ID = re.compile(r"d[1-9][0-9]{0,9}")
+"""A dispute's id: "d" and the version that opened it. Nothing else is looked up (a NUL
+is refused by PostgreSQL as a parameter rather than found missing)."""
+LAST_ROUND = 2**31 - 1
+"""Rounds are signed 32-bit columns."""
 PAGE = 2000
 """Events read at a time while a round is read back."""
 
@@ -36,8 +42,8 @@ def round_record(
 ) -> disputes.RoundRecord | None:
     """Round `number` of the table, read back (None if the table has no such round, or
     it has not ended)."""
-    if type(number) is not int:
-        return None
+    if type(number) is not int or not 1 <= number <= LAST_ROUND:
+        return None  # never played: and a number past the column's range is not looked up
     row = tableviews.round_row(conn, stream, number)
     if row is None:
         return None
@@ -135,7 +141,7 @@ def resolve_dispute(
     def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
         number = state.disputes.get(dispute_id)
         earlier = None
-        if number is None:
+        if number is None and DISPUTE_ID.fullmatch(dispute_id):
             row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
             if row is not None and row.resolution is not None:
                 earlier = (
@@ -213,6 +219,8 @@ def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
     """One dispute: who opened it and why, how it was resolved, its adjustments, and the
     service's answer, derived again from the round's events."""
     stream = require_table(club, table)
+    if not DISPUTE_ID.fullmatch(dispute_id):
+        raise NotFound(f"there is no dispute {dispute_id!r} at table {table!r}")
     with club.store.engine.connect() as conn:
         row = disputeviews.row_of(conn, stream, dispute_id)
         if row is None:

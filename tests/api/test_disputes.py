@@ -226,6 +226,16 @@ def test_who_may_open_and_resolve_and_only_once(api: Api) -> None:
         night.players["cat"].get(f"/tables/{TABLE}/disputes/{opened['dispute_id']}").status_code
         == 403
     )
+    # An id that could name no dispute is not looked up: 404, or the rule, not a 500.
+    assert night.bank.get(f"/tables/{TABLE}/disputes/d%00").status_code == 404
+    assert night.bank.get(f"/tables/{TABLE}/disputes/{'9' * 30}").status_code == 404
+    refused(
+        night.bank.post(
+            f"/tables/{TABLE}/disputes/d%00/resolution",
+            json={"resolution": "upheld", "reason": "r"},
+        ),
+        "no-such-dispute",
+    )
     queue = night.bank.ok("get", "/disputes?status=open")["items"]
     assert queue == []
 
