@@ -32,7 +32,10 @@ LAYERS = (
             "ledger.audit",
         ),
     ),
-    ("api and cli", ("ledger.api", "ledger.cli", "ledger.wsgi", "ledger.__main__")),
+    (
+        "api and cli",
+        ("ledger.api", "ledger.console", "ledger.cli", "ledger.wsgi", "ledger.__main__"),
+    ),
 )
 
 

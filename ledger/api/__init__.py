@@ -77,6 +77,9 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     api.register_blueprint(reports.blp)
     api.register_blueprint(disputes.blp)
     problems.register(app)
+    from ledger import console
+
+    console.register(app)
 
     protected = {
         blp.name

@@ -170,6 +170,32 @@ def table_state(query: dict[str, Any], table: str) -> tuple[dict[str, Any], int,
 
 Make = Callable[[Holder, dict[str, Any]], tuple[Decide, Sequence[str]]]
 
+COMMANDS: dict[str, tuple[type | None, Make, tuple[Role, ...]]] = {}
+"""Every table write by its rule ("throws", "lays", ...): the schema of its body, what
+builds its engine command, and who may send it. The API's routes are made from it, and
+the console (ledger.console) runs the same commands through `run_command`."""
+
+
+def run_command(
+    rule: str, table: str, body: dict[str, Any], key: str | None, if_match: int | None
+) -> dict[str, Any]:
+    """Run the table write `rule` as the caller (`g.holder`), as its API route would:
+    the body checked by the route's schema (marshmallow.ValidationError if it is bad),
+    the role checked, the command through Club.command under the scoped `key`."""
+    schema, make, roles = COMMANDS[rule]
+    data = schema().load(body) if schema is not None else {}
+    who = require(*roles)
+    decide, players = make(who, data)
+    return club().command(
+        table,
+        who.actor,
+        decide,
+        if_match=if_match,
+        key=None if key is None else f"{who.id}:{key}",
+        request={"path": f"/tables/{table}/{rule}", "body": data},
+        players=players,
+    )
+
 
 def _write(rule: str, schema: type | None, doc: str, roles: tuple[Role, ...] = WRITE) -> Any:
     """Register POST /tables/<table>/<rule>, which runs the engine command `make` builds
@@ -199,6 +225,7 @@ def _write(rule: str, schema: type | None, doc: str, roles: tuple[Role, ...] = W
             422, schema=s.ProblemSchema, description="A rule of the table broken, or a bad field"
         )(wrapped)
         blp.route(f"/<table>/{rule}", methods=["POST"])(wrapped)
+        COMMANDS[rule] = (schema, make, roles)
         return make
 
     return register

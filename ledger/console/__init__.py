@@ -1,0 +1,59 @@
+"""The club's console: web pages for the croupier, the setter, the player and the
+auditor, served by the same app as the API, on the same write path and the same roles.
+
+Pages are rendered by the server (Jinja2); a little plain JavaScript (static/console.js)
+keeps a table's view live and stops a double click posting twice. Every asset is served
+from this package: no CDN. A person signs in by pasting their API token once; it is
+kept in Flask's signed session cookie (HttpOnly, SameSite=Strict, Secure over HTTPS),
+never in a URL or a page. Every form carries a CSRF token and an idempotency key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+
+from flask import Flask, Request, request
+from flask.sessions import SecureCookieSessionInterface
+
+SECRET_ENV = "HAZARD_SECRET_KEY"
+
+
+class _Sessions(SecureCookieSessionInterface):
+    """The session cookie is Secure when the request came over HTTPS (directly, or as
+    the proxy in front says with X-Forwarded-Proto, which ProxyFix trusts)."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        req: Request = request
+        return bool(req.is_secure) or bool(app.config.get("SESSION_COOKIE_SECURE"))
+
+
+def register(app: Flask) -> None:
+    from ledger.console import views
+
+    app.session_interface = _Sessions()
+    # The token is in this cookie: script on a page never reads it, and no other site's
+    # page makes the browser send it.
+    app.config["SESSION_COOKIE_HTTPONLY"] = True
+    app.config["SESSION_COOKIE_SAMESITE"] = "Strict"
+    app.config["SESSION_COOKIE_NAME"] = "hazard_console"
+    app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
+    app.register_blueprint(views.blp)
+    # Every worker derives the same secret from the same signing key: a session signed
+    # by one is read by the other, and survives a restart.
+    if not app.secret_key:
+        app.secret_key = secret_key(app)
+
+
+def secret_key(app: Flask) -> str:
+    """HAZARD_SECRET_KEY if set; else HMAC-SHA256 of the log's signing key (so it is as
+    secret as that key and needs no file of its own); else, a store that cannot sign,
+    a secret of this process alone."""
+    if os.environ.get(SECRET_ENV):
+        return os.environ[SECRET_ENV]
+    signer = app.extensions["hazard.club"].store.signer
+    if signer is not None:
+        return hmac.new(signer.seed, b"hazard console sessions", hashlib.sha256).hexdigest()
+    return secrets.token_hex(32)

@@ -1,0 +1,332 @@
+"""The console's pages and forms. Reads come from the same queries as the API; every
+write is the API's own command (ledger.api.tables.run_command, Club.command), run as
+the signed-in token's holder, so the console can do exactly what that token may."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+import engine as hz
+from ledger.api import club
+from ledger.api.tables import COMMANDS, run_command, state_view
+from ledger.api.tokens import Holder, Role, holder
+from ledger.books.accounts import TABLE_PREFIX, owed, player_account
+from ledger.service import NotFound, StaleVersion, table_stream
+from ledger.store.schema import accounts, events
+
+blp = Blueprint(
+    "console",
+    __name__,
+    template_folder="templates",
+    static_folder="static",
+    static_url_path="/console/static",
+)
+
+RUN = (Role.SETTER, Role.CROUPIER)
+
+
+@blp.before_request
+def _who() -> None:
+    token = session.get("token")
+    g.holder = holder(club().store.engine, token) if isinstance(token, str) else None
+
+
+@blp.app_context_processor
+def _context() -> dict[str, Any]:
+    return {"csrf_token": generate_csrf, "new_key": lambda: secrets.token_urlsafe(16)}
+
+
+def _signed_in(*roles: Role) -> Holder:
+    """The person signed in, who must hold one of `roles` (any, if none are named)."""
+    who: Holder | None = g.get("holder")
+    if who is None:
+        abort(redirect(url_for("console.home")))
+    assert who is not None
+    if roles and who.role not in roles:
+        abort(403, description=f"a {who.role.value} may not open this page")
+    return who
+
+
+def _check_csrf() -> None:
+    try:
+        validate_csrf(request.form.get("csrf_token"))
+    except (CSRFError, ValidationError, Exception) as exc:  # flask-wtf raises ValidationError
+        abort(400, description=f"the form's CSRF token is missing or stale ({exc}): reload")
+
+
+@blp.errorhandler(403)
+@blp.errorhandler(400)
+def _refused(exc: HTTPException) -> tuple[str, int]:
+    return render_template("refused.html", status=exc.code, reason=exc.description), exc.code or 400
+
+
+# -- signing in and out ---------------------------------------------------------------------
+
+
+@blp.route("/", methods=["GET"])
+def home() -> Any:
+    who: Holder | None = g.get("holder")
+    if who is None:
+        return render_template("sign_in.html", error=None)
+    return render_template("home.html", who=who, tables=_tables())
+
+
+@blp.route("/console/sign-in", methods=["POST"])
+def sign_in() -> Any:
+    _check_csrf()
+    token = request.form.get("token", "").strip()
+    found = holder(club().store.engine, token) if token else None
+    if found is None:
+        return render_template("sign_in.html", error="That token is not a live token."), 401
+    session.clear()
+    session["token"] = token
+    return redirect(url_for("console.home"))
+
+
+@blp.route("/console/sign-out", methods=["POST"])
+def sign_out() -> Any:
+    _check_csrf()
+    session.clear()
+    return redirect(url_for("console.home"))
+
+
+# -- the table, for the croupier -------------------------------------------------------------
+
+
+def _tables() -> list[str]:
+    with club().store.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(events.c.stream)
+            .where(events.c.stream.startswith(TABLE_PREFIX), events.c.version == 1)
+            .order_by(events.c.position)
+        )
+        return [r.stream.removeprefix(TABLE_PREFIX) for r in rows]
+
+
+def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
+    try:
+        state = club().state(table)
+    except NotFound:
+        abort(404, description=f"there is no table {table!r}")
+    return state, state_view(table, state)
+
+
+@blp.route("/console/tables", methods=["POST"])
+def open_table() -> Any:
+    """Open a table: the API's own route, run as the person signed in."""
+    who = _signed_in(*RUN)
+    _check_csrf()
+    table = request.form.get("id", "").strip()
+    body = {"id": table, "ruleset": request.form.get("ruleset") or hz.DEFAULT}
+    from ledger.api.tables import open_table as _open
+
+    del who, _open  # the route parses its own request: the command is run directly here
+    try:
+        rules = hz.BUILTIN[body["ruleset"]]
+        club().command(
+            table,
+            g.holder.actor,
+            lambda _st, _reads: hz.open_table(rules, hz.Limits()),
+            key=f"{g.holder.id}:{request.form.get('key')}",
+            request={"path": "/tables", "body": body},
+            new_table=True,
+        )
+    except (hz.HazardError, KeyError) as exc:
+        return _table_page_error(None, "open", str(exc), 422)
+    except Exception as exc:  # AlreadyExists, InvalidName: refused with their words
+        from ledger.store.eventstore import Refused
+
+        if isinstance(exc, Refused):
+            return _table_page_error(None, "open", str(exc), 422)
+        raise
+    return redirect(url_for("console.table", table=table))
+
+
+def _table_page_error(table: str | None, control: str, message: str, status: int) -> Any:
+    if table is None:
+        who = _signed_in()
+        return render_template("home.html", who=who, tables=_tables(), error=message), status
+    state, view = _state(table)
+    return (
+        render_template(
+            "table.html",
+            who=_signed_in(),
+            view=view,
+            errors={control: message},
+            rules=state.rules,
+        ),
+        status,
+    )
+
+
+@blp.route("/console/tables/<table>", methods=["GET"])
+def table(table: str) -> Any:
+    who = _signed_in(*RUN)
+    state, view = _state(table)
+    return render_template("table.html", who=who, view=view, errors={}, rules=state.rules)
+
+
+@blp.route("/console/tables/<table>/panel", methods=["GET"])
+def panel(table: str) -> Any:
+    """The table's state alone, for the page to poll: 304 while its version (the ETag)
+    is the one the page shows."""
+    _signed_in(*RUN)
+    state, view = _state(table)
+    etag = f'"{state.version}"'
+    if request.headers.get("If-None-Match") == etag:
+        return Response(status=304, headers={"ETag": etag})
+    html = render_template("_panel.html", view=view)
+    return Response(html, headers={"ETag": etag, "Cache-Control": "no-cache"})
+
+
+# What each control's form gives, as the body of its API command.
+FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "seats": lambda f: {"player": f["player"]},
+    "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
+    "main": lambda f: {"main": _int(f["main"])},
+    "throws": lambda f: {"die1": _int(f["die1"]), "die2": _int(f["die2"])},
+    "void-throws": lambda f: {
+        "reason": f["reason"],
+        "off": _int(f["off"]),
+        **({"standing": _int(f["standing"])} if f.get("standing") else {}),
+    },
+    "stakes": lambda f: {"amount": _int(f["amount"])},
+    "lays": lambda f: {"player": f["player"], "amount": _int(f["amount"])},
+    "covers": lambda f: {"bets": [f["bet"]]},
+    "refusals": lambda f: {"bet": f["bet"]},
+    "odds": lambda f: {"player": f["player"], "on": f["on"], "amount": _int(f["amount"])},
+    "side-bets": lambda f: {
+        "player": f["player"],
+        "proposition": {
+            "kind": f["kind"],
+            "totals": [_int(t) for t in f.get("totals", "").replace(",", " ").split()],
+        },
+        "backs": f.get("backs") == "yes",
+        "stake": _int(f["stake"]),
+        "asks": _int(f["asks"]),
+        "to": f.get("to") or None,
+    },
+    "side-bets/accept": lambda f: {"player": f["player"], "bet": f["bet"]},
+    "pass": lambda f: {},
+    "close": lambda f: {},
+}
+
+
+def _int(text: str) -> Any:
+    """A whole number typed in a form; anything else goes to the schema as typed, which
+    refuses it with the field's own message."""
+    text = (text or "").strip()
+    return int(text) if text.isascii() and text.lstrip("-").isdigit() and len(text) < 19 else text
+
+
+@blp.route("/console/tables/<table>/do/<path:rule>", methods=["POST"])
+def do(table: str, rule: str) -> Any:
+    """Run one of the table's commands from its form. A refusal is shown beside the
+    control that sent it, and nothing is written; a stale page (the table moved on
+    since it was drawn) gets 409 and the table as it is now."""
+    who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
+    _check_csrf()
+    if rule not in FORMS or rule not in COMMANDS:
+        abort(404)
+    form = request.form
+    try:
+        body = FORMS[rule](form)
+    except KeyError as exc:
+        return _table_page_error(table, rule, f"the form is missing {exc.args[0]}", 422)
+    version = form.get("version")
+    if_match = int(version) if version and version.isdigit() else None
+    try:
+        run_command(rule, table, body, form.get("key") or None, if_match)
+    except StaleVersion as exc:
+        state, view = _state(table)
+        message = f"The table has changed (it is at version {exc.current}): look again."
+        return (
+            render_template(
+                "table.html", who=who, view=view, errors={rule: message}, rules=state.rules
+            ),
+            409,
+        )
+    except hz.RuleBroken as exc:
+        return _table_page_error(table, rule, f"{exc.detail} (rule {exc.code})", 422)
+    except ValidationError as exc:
+        return _table_page_error(table, rule, _fields(exc), 422)
+    except HTTPException as exc:
+        if exc.code in (401, 403):
+            abort(403, description=f"a {who.role.value} may not do this")
+        raise
+    except NotFound as exc:  # the table is there (the page drew it): a player is not
+        return _table_page_error(table, rule, str(exc), 404)
+    except Exception as exc:
+        from ledger.store.eventstore import Refused
+
+        if isinstance(exc, Refused):
+            return _table_page_error(table, rule, str(exc), 422)
+        raise
+    if who.role is Role.PLAYER:
+        return redirect(url_for("console.me"))
+    return redirect(url_for("console.table", table=table))
+
+
+def _fields(exc: ValidationError) -> str:
+    messages = exc.normalized_messages()  # type: ignore[no-untyped-call]
+    if isinstance(messages, dict):
+        return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for k, v in messages.items())  # fmt: skip
+    return str(messages)
+
+
+# -- the player ---------------------------------------------------------------------------
+
+
+@blp.route("/console/me", methods=["GET"])
+def me() -> Any:
+    """A player's balance, statement and open bets."""
+    who = _signed_in(Role.PLAYER)
+    from ledger.books import projections
+
+    account = player_account(who.name)
+    with club().store.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
+                accounts.c.account == account
+            )
+        ).first()
+        balance, limit = (row.balance, row.credit_limit) if row is not None else (0, 0)
+        lines = projections.statement(conn, account, after_position=0, limit=200)
+    open_bets = [
+        (t, b) for t in _tables() for b in club().state(t).open_bets if who.name in b.parties
+    ]
+    return render_template(
+        "me.html",
+        who=who,
+        balance=balance,
+        credit_limit=limit,
+        owed=owed(balance, limit),
+        lines=lines,
+        open_bets=open_bets,
+    )
+
+
+def table_of(stream: str) -> str:
+    return stream.removeprefix(TABLE_PREFIX)
+
+
+del table_stream
