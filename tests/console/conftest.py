@@ -1,0 +1,99 @@
+"""The console in a real browser: the app served over loopback by a real server in a
+thread, and Debian's chromium driven by Playwright.
+
+Playwright's own browser download cannot be reached from these machines, so the
+browser is the `chromium` package's (`.ci/run` installs it if missing), found on PATH;
+as root it runs with --no-sandbox. Each test saves a screenshot of where it ended in
+build/screenshots/ (README.md shows two, copied to docs/screenshots/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from werkzeug.serving import make_server
+
+from ledger.api import create_app
+from ledger.api.tokens import Role, create
+from ledger.books.book import Book
+from ledger.store import db
+from ledger.store.eventstore import EventStore
+from tests.signing import SIGNER
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SHOTS = ROOT / "build" / "screenshots"
+
+
+class Served:
+    """The app behind a real HTTP server on 127.0.0.1, and its book."""
+
+    def __init__(self, app: Any, url: str) -> None:
+        self.app, self.url = app, url
+        self.book: Book = app.extensions["hazard.club"].book
+
+    def token(self, role: str, name: str) -> str:
+        return create(self.book.store.engine, Role(role), name)
+
+    def balance(self, name: str) -> int:
+        account = name if name == "setter" else f"player:{name}"
+        return self.book.balances().get(account, 0)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    engine = db.make_engine(f"sqlite:///{tmp_path / 'console.sqlite3'}")
+    db.upgrade(engine)
+    store = EventStore(engine, signer=SIGNER)
+    app = create_app(book=Book(store))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Served(app, f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        thread.join()
+        store.close()
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("Debian's chromium is not on PATH: apt-get install chromium (.ci/run does)")
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=args)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh browser context (its own cookies) at a tablet's width; a screenshot of
+    where the test ended is saved as it ends."""
+    context = browser.new_context(viewport={"width": 1024, "height": 1366})
+    tab = context.new_page()
+    tab.set_default_timeout(10_000)
+    yield tab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
+    tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    context.close()
+
+
+def sign_in(page: Any, url: str, token: str) -> None:
+    page.goto(url + "/")
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign out").wait_for()

@@ -1,0 +1,220 @@
+"""An evening at the table, played through the console in a real browser (Debian's
+chromium, driven by Playwright), with every balance worked by hand.
+
+English rules: the caster calls the main; 11 nicks a main of 7, 2 throws out; once a
+chance is set, the chance wins and the main loses; odds on the chance pay ways(main)
+to ways(chance). Deposits ann 1000, bob 1000, cat 1000, the setter 10 000.
+
+| round | main | throws   | bets                                   | after                     |
+|-------|------|----------|----------------------------------------|---------------------------|
+| 1     | 7    | 5+6 nick | ann stakes 100; bob lays 50, covered    | ann 1150, bob 950, S 9900 |
+| 2     | 6    | 1+1 out  | ann stakes 100                          | ann 1050, S 10000         |
+| 3     | 7    | 2+2, 1+3 | ann stakes 100; chance 4; odds 50 at 2:1| ann 1250, S 9800          |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from ledger.store.schema import events
+from tests.console.conftest import Served, sign_in
+
+DEPOSITS = {"ann": 1000, "bob": 1000, "cat": 1000}
+
+
+def fund(served: Served) -> None:
+    club = served.app.extensions["hazard.club"]
+    from ledger.store.vocabulary import Deposited
+
+    for name, amount in DEPOSITS.items():
+        club.create_player(name, "setter:bank")
+        club.account_command(name, Deposited, amount, "setter:bank")
+    club.account_command("setter", Deposited, 10_000, "setter:bank")
+
+
+def event_count(served: Served, kind: str | None = None) -> int:
+    query = sa.select(sa.func.count()).select_from(events)
+    if kind is not None:
+        query = query.where(events.c.type == kind)
+    with served.book.store.engine.connect() as conn:
+        return int(conn.execute(query).scalar_one())
+
+
+def control(page: Any, label: str) -> Any:
+    """The form of one control, by its accessible name."""
+    return page.get_by_role("form", name=label)
+
+
+def throw(page: Any, die1: int, die2: int) -> None:
+    form = control(page, "Record a throw")
+    form.locator(f"label[for='d1-{die1}']").click()
+    form.locator(f"label[for='d2-{die2}']").click()
+    form.get_by_role("button", name="Record throw").click()
+    page.wait_for_load_state()
+
+
+def submit(page: Any, label: str, button: str, **fields: str) -> None:
+    form = control(page, label)
+    for field, value in fields.items():
+        form.get_by_label(field, exact=True).fill(value)
+    form.get_by_role("button", name=button).click()
+    page.wait_for_load_state()
+
+
+def open_bet(page: Any, kind: str) -> str:
+    """The id of the one open bet of `kind` the table shows waiting."""
+    row = page.locator("#panel tr[data-bet]", has_text=kind).filter(has_text="waiting")
+    bet: str = row.first.get_attribute("data-bet")
+    return bet
+
+
+def set_up_table(served: Served, page: Any) -> None:
+    sign_in(page, served.url, served.token("croupier", "cecil"))
+    page.get_by_label("New table").fill("t1")
+    page.get_by_label("Rule set").select_option("english")
+    page.get_by_role("button", name="Open the table").click()
+    page.get_by_role("heading", name="Table t1").wait_for()
+    for name in ("ann", "bob", "cat"):
+        submit(page, "Seat a player", "Seat", Player=name)
+    for name, die in (("ann", "1"), ("bob", "3"), ("cat", "5")):
+        form = control(page, "First caster cast")
+        form.get_by_label("Player casting for first caster").fill(name)
+        form.get_by_label("Die").select_option(die)
+        form.get_by_role("button", name="Enter the cast").click()
+        page.wait_for_load_state()
+    assert page.locator("[data-field=caster]").inner_text() == "ann"
+
+
+def test_an_evening_through_the_console(served: Served, page: Any, browser: Any) -> None:
+    fund(served)
+    set_up_table(served, page)
+
+    # Round 1: ann stakes 100; bob lays 50 and ann covers it; main 7; 5+6 nicks.
+    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
+    submit(page, "Lay against the caster", "Lay", **{"Player laying": "bob", "Amount": "50"})
+    laid = open_bet(page, "laid")
+    control(page, f"Cover {laid}").get_by_role("button").click()
+    page.wait_for_load_state()
+    control(page, "Call the main").get_by_role("button", name="Main 7").click()
+    page.wait_for_load_state()
+    throw(page, 5, 6)
+    assert (served.balance("ann"), served.balance("bob"), served.balance("setter")) == (
+        1150,
+        950,
+        9900,
+    )
+
+    # Round 2: ann stakes 100; main 6; 1+1 throws out.
+    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
+    control(page, "Call the main").get_by_role("button", name="Main 6").click()
+    page.wait_for_load_state()
+    throw(page, 1, 1)
+    assert (served.balance("ann"), served.balance("setter")) == (1050, 10_000)
+
+    # Round 3: ann stakes 100; main 7; 2+2 sets the chance 4; ann lays 50 odds on the
+    # chance at 2:1 (6 ways to 3); 1+3 is the chance: 100 and 100 more.
+    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
+    control(page, "Call the main").get_by_role("button", name="Main 7").click()
+    page.wait_for_load_state()
+    throw(page, 2, 2)
+    assert page.locator("[data-field=chance]").inner_text() == "4"
+    form = control(page, "Lay odds")
+    form.get_by_label("Player laying odds").fill("ann")
+    form.get_by_label("On").select_option("chance")
+    form.get_by_label("Amount").fill("50")
+    form.get_by_role("button", name="Lay odds").click()
+    page.wait_for_load_state()
+    throw(page, 1, 3)
+    balances = {name: served.balance(name) for name in ("ann", "bob", "cat", "setter")}
+    assert balances == {"ann": 1250, "bob": 950, "cat": 1000, "setter": 9800}
+    assert sum(balances.values()) == 13_000
+
+    # ann reads her own statement: her balance, and every posting that made it.
+    reader = browser.new_context().new_page()
+    sign_in(reader, served.url, served.token("player", "ann"))
+    reader.goto(served.url + "/console/me")
+    assert reader.locator("#balance").inner_text() == "1250"
+    amounts = [int(a) for a in reader.locator("table.statement td.amount").all_inner_texts()]
+    assert sum(amounts) == 1250
+    reader.context.close()
+
+
+def test_a_refused_command_shows_its_rule_beside_the_control(served: Served, page: Any) -> None:
+    fund(served)
+    set_up_table(served, page)
+    before = event_count(served)
+    throw(page, 3, 4)  # no main called yet under english rules
+    error = control(page, "Record a throw").get_by_role("alert")
+    assert "throw-before-main" in error.inner_text()
+    assert event_count(served) == before
+
+
+def test_a_double_click_on_record_throw_posts_once(served: Served, page: Any) -> None:
+    fund(served)
+    set_up_table(served, page)
+    control(page, "Call the main").get_by_role("button", name="Main 7").click()
+    page.wait_for_load_state()
+    form = control(page, "Record a throw")
+    form.locator("label[for='d1-4']").click()
+    form.locator("label[for='d2-4']").click()  # 8: the chance, the round goes on
+    form.get_by_role("button", name="Record throw").dblclick()
+    page.wait_for_load_state()
+    page.wait_for_timeout(500)
+    assert event_count(served, "DiceThrown") == 1
+
+
+def test_a_second_browser_sees_the_table_change_by_itself(
+    served: Served, page: Any, browser: Any
+) -> None:
+    fund(served)
+    set_up_table(served, page)
+    other = browser.new_context().new_page()
+    sign_in(other, served.url, served.token("croupier", "carol"))
+    other.goto(served.url + "/console/tables/t1")
+    assert other.locator("[data-field=main]").inner_text() == "—"
+    control(page, "Call the main").get_by_role("button", name="Main 8").click()
+    page.wait_for_load_state()
+    # No reload: the second screen polls and redraws itself.
+    other.locator("[data-field=main]", has_text="8").wait_for(timeout=5_000)
+    other.context.close()
+
+
+def test_a_player_cannot_reach_the_croupiers_page(served: Served, page: Any) -> None:
+    fund(served)
+    croupier = page
+    set_up_table(served, croupier)
+    player = croupier.context.browser.new_context().new_page()
+    sign_in(player, served.url, served.token("player", "bob"))
+    before = event_count(served)
+    answer = player.goto(served.url + "/console/tables/t1")
+    assert answer.status == 403
+    # Nor post to its forms, with a CSRF token of their own session.
+    token = player.evaluate(
+        "() => fetch('/').then(r => r.text())"
+        "  .then(t => t.match(/name=\"csrf_token\" value=\"([^\"]+)\"/)[1])"
+    )
+    status = player.evaluate(
+        """([token]) => fetch('/console/tables/t1/do/seats', {method: 'POST',
+             headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+             body: new URLSearchParams({csrf_token: token, player: 'dan', key: 'k'})})
+             .then(r => r.status)""",
+        [token],
+    )
+    assert status == 403
+    assert event_count(served) == before
+    player.context.close()
+
+
+def test_a_form_without_its_csrf_token_is_refused(served: Served, page: Any) -> None:
+    fund(served)
+    set_up_table(served, page)
+    before = event_count(served)
+    page.evaluate(
+        "() => document.querySelectorAll('input[name=csrf_token]').forEach(e => e.remove())"
+    )
+    control(page, "Call the main").get_by_role("button", name="Main 7").click()
+    page.wait_for_load_state()
+    assert "CSRF" in page.get_by_role("alert").inner_text()
+    assert event_count(served) == before
