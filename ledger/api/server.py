@@ -95,6 +95,7 @@ def banner(url: str, token: str | None, workers: int, database: str, key: str | 
     more = f"`{hazard_command()} token create --role ROLE --name NAME`"
     lines = [
         f"Hazard ledger serving at {url} ({workers} worker{'s' * (workers != 1)}, {database})",
+        f"Console:  {url}/  (sign in with a token)",
         f"API docs: {url}/docs",
         "",
     ]

@@ -28,8 +28,10 @@ import engine as hz
 from ledger.api import club
 from ledger.api.tables import COMMANDS, run_command, state_view
 from ledger.api.tokens import Holder, Role, holder
-from ledger.books.accounts import TABLE_PREFIX, owed, player_account
-from ledger.service import NotFound, StaleVersion, table_stream
+from ledger.books import disputeviews
+from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
+from ledger.service import NotFound, StaleVersion
+from ledger.store import proofs
 from ledger.store.schema import accounts, events
 
 blp = Blueprint(
@@ -314,6 +316,8 @@ def me() -> Any:
     open_bets = [
         (t, b) for t in _tables() for b in club().state(t).open_bets if who.name in b.parties
     ]
+    with club().store.engine.connect() as conn:
+        mine = disputeviews.listing(conn, claimant=who.name, limit=100)
     return render_template(
         "me.html",
         who=who,
@@ -322,11 +326,28 @@ def me() -> Any:
         owed=owed(balance, limit),
         lines=lines,
         open_bets=open_bets,
+        disputes=mine,
     )
 
 
-def table_of(stream: str) -> str:
-    return stream.removeprefix(TABLE_PREFIX)
-
-
-del table_stream
+@blp.route("/console/me/receipts/<int:position>", methods=["GET"])
+def receipt(position: int) -> Any:
+    """The receipt of one of the player's own events: its leaf in the log's Merkle tree,
+    the audit path to the newest signed checkpoint, and that checkpoint, as the API's
+    GET /log/proofs/inclusion gives them, to keep and check later."""
+    who = _signed_in(Role.PLAYER)
+    account = player_account(who.name)
+    with club().store.engine.connect() as conn:
+        try:
+            if not proofs.concerns(conn, position, account_stream(account), account, who.name):
+                abort(403, description="a player has receipts of their own events only")
+            found = proofs.inclusion(conn, position)
+        except proofs.ProofRefused as exc:
+            abort(404, description=str(exc))
+    return render_template(
+        "receipt.html",
+        who=who,
+        position=position,
+        found=found,
+        proof=[h.hex() for h in found.proof],
+    )

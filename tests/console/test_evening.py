@@ -138,6 +138,10 @@ def test_an_evening_through_the_console(served: Served, page: Any, browser: Any)
     assert reader.locator("#balance").inner_text() == "1250"
     amounts = [int(a) for a in reader.locator("table.statement td.amount").all_inner_texts()]
     assert sum(amounts) == 1250
+    # Each line has its receipt: the event's leaf and audit path to a signed checkpoint.
+    reader.get_by_role("link", name="receipt").last.click()
+    reader.get_by_role("heading", name="Receipt of the event at position").wait_for()
+    assert "test.hazard/ledger" in reader.locator("pre").inner_text()  # the signed note
     reader.context.close()
 
 
