@@ -25,6 +25,12 @@ from ledger.api.tokens import Role, create
 from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from tests.api.conftest import (  # noqa: F401 - the API's app fixtures, for the form tests
+    api,
+    postgres_migrated,
+    sqlite_api,
+    sqlite_migrated,
+)
 from tests.signing import SIGNER
 
 ROOT = Path(__file__).resolve().parent.parent.parent

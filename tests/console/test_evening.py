@@ -197,7 +197,7 @@ def test_a_player_cannot_reach_the_croupiers_page(served: Served, page: Any) -> 
     # Nor post to its forms, with a CSRF token of their own session.
     token = player.evaluate(
         "() => fetch('/').then(r => r.text())"
-        "  .then(t => t.match(/name=\"csrf_token\" value=\"([^\"]+)\"/)[1])"
+        '  .then(t => t.match(/name="csrf_token" value="([^"]+)"/)[1])'
     )
     status = player.evaluate(
         """([token]) => fetch('/console/tables/t1/do/seats', {method: 'POST',
