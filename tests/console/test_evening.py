@@ -222,3 +222,21 @@ def test_a_form_without_its_csrf_token_is_refused(served: Served, page: Any) -> 
     page.wait_for_load_state()
     assert "CSRF" in page.get_by_role("alert").inner_text()
     assert event_count(served) == before
+
+
+def test_a_throw_is_recorded_from_the_keyboard(served: Served, page: Any) -> None:
+    """Tab to the dice, arrows to choose, Enter to record: no mouse at the table."""
+    fund(served)
+    set_up_table(served, page)
+    control(page, "Call the main").get_by_role("button", name="Main 7").click()
+    page.wait_for_load_state()
+    page.locator("#d1-1").focus()
+    page.keyboard.press("ArrowRight")  # die 1: 2
+    page.keyboard.press("Tab")  # to die 2's group
+    page.keyboard.press("ArrowRight")  # die 2: 2
+    page.keyboard.press("ArrowRight")  # die 2: 3
+    page.keyboard.press("Tab")  # to "Record throw"
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    page.locator("[data-field=chance]", has_text="5").wait_for()  # 2+3: the chance 5
+    assert event_count(served, "DiceThrown") == 1
