@@ -26,12 +26,14 @@ from werkzeug.exceptions import HTTPException
 
 import engine as hz
 from ledger.api import club
+from ledger.api.schemas import OpenTableSchema
 from ledger.api.tables import COMMANDS, run_command, state_view
 from ledger.api.tokens import Holder, Role, holder
 from ledger.books import disputeviews
 from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
 from ledger.service import NotFound, StaleVersion
 from ledger.store import proofs
+from ledger.store.eventstore import Refused
 from ledger.store.schema import accounts, events
 
 blp = Blueprint(
@@ -133,33 +135,36 @@ def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
 
 @blp.route("/console/tables", methods=["POST"])
 def open_table() -> Any:
-    """Open a table: the API's own route, run as the person signed in."""
+    """Open a table with a built-in rule set, checked by the API's own schema and run
+    through Club.command as the person signed in."""
     who = _signed_in(*RUN)
     _check_csrf()
-    table = request.form.get("id", "").strip()
-    body = {"id": table, "ruleset": request.form.get("ruleset") or hz.DEFAULT}
-    from ledger.api.tables import open_table as _open
-
-    del who, _open  # the route parses its own request: the command is run directly here
+    form = request.form
     try:
-        rules = hz.BUILTIN[body["ruleset"]]
+        body = OpenTableSchema().load(
+            {
+                "id": form.get("id", "").strip(),
+                "ruleset": form.get("ruleset") or hz.DEFAULT,
+                "dice": form.get("dice") or "croupier",
+            }
+        )
+        rules = hz.BUILTIN.get(body["ruleset"])
+        if rules is None:
+            raise hz.RuleSetError("ruleset", f"{body['ruleset']!r} is not a built-in rule set")
+        limits = hz.Limits(**body["limits"])
         club().command(
-            table,
-            g.holder.actor,
-            lambda _st, _reads: hz.open_table(rules, hz.Limits()),
-            key=f"{g.holder.id}:{request.form.get('key')}",
+            body["id"],
+            who.actor,
+            lambda _st, _reads: hz.open_table(rules, limits, dice=body["dice"]),
+            key=f"{who.id}:{form.get('key')}",
             request={"path": "/tables", "body": body},
             new_table=True,
         )
-    except (hz.HazardError, KeyError) as exc:
+    except ValidationError as exc:
+        return _table_page_error(None, "open", _fields(exc), 422)
+    except (hz.HazardError, Refused) as exc:  # a rule set refused; the table exists
         return _table_page_error(None, "open", str(exc), 422)
-    except Exception as exc:  # AlreadyExists, InvalidName: refused with their words
-        from ledger.store.eventstore import Refused
-
-        if isinstance(exc, Refused):
-            return _table_page_error(None, "open", str(exc), 422)
-        raise
-    return redirect(url_for("console.table", table=table))
+    return redirect(url_for("console.table", table=body["id"]))
 
 
 def _table_page_error(table: str | None, control: str, message: str, status: int) -> Any:
@@ -276,12 +281,8 @@ def do(table: str, rule: str) -> Any:
         raise
     except NotFound as exc:  # the table is there (the page drew it): a player is not
         return _table_page_error(table, rule, str(exc), 404)
-    except Exception as exc:
-        from ledger.store.eventstore import Refused
-
-        if isinstance(exc, Refused):
-            return _table_page_error(table, rule, str(exc), 422)
-        raise
+    except Refused as exc:
+        return _table_page_error(table, rule, str(exc), 422)
     if who.role is Role.PLAYER:
         return redirect(url_for("console.me"))
     return redirect(url_for("console.table", table=table))
