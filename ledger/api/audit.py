@@ -18,7 +18,8 @@ from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
 from ledger.api.tokens import Role
-from ledger.books import deep, queries
+from ledger.books import deep as read_models
+from ledger.books import queries
 from ledger.store import eventlog, logcheck, merkle
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
@@ -56,18 +57,23 @@ def verify(query: dict[str, Any]) -> dict[str, Any]:
     follow `next_after` until it is null to check the whole log. A problem is an
     answer (ok false), not an error."""
     require(*AUDIT)
+    return check(query["after"], query["limit"], query["deep"])
+
+
+def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
+    """One bounded check of the log, as GET /audit/verify answers it (the console's
+    verify page runs it too, page after page, to show its progress)."""
     store = club().store
     # Counted before the check: what the log held when it began.
     before = eventlog.head(store.engine)
     verifier = store.signer.verifier if store.signer is not None else None
-    after = query["after"]
     if after > before["position"]:  # a caller's mistake, not a finding about the log
         abort(
             422,
             message=f"after: {after} is beyond the log, whose last position is "
             f"{before['position']}",
         )
-    if query["deep"] and before["events"] > rs.DEEP_MAX:
+    if deep and before["events"] > rs.DEEP_MAX:
         abort(
             422,
             message=f"a deep check replays the whole log, and {before['events']} events are "
@@ -84,11 +90,11 @@ def verify(query: dict[str, Any]) -> dict[str, Any]:
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
         report = logcheck.check_log(
-            conn, verifier, resume=resume, limit=query["limit"], limit_findings=MAX_PROBLEMS
+            conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS
         )
     differences = None
-    if query["deep"]:
-        differences = [d.view() for d in deep.differences(store)]
+    if deep:
+        differences = [d.view() for d in read_models.differences(store)]
     return {
         "ok": report.ok and not differences,
         "read_models": differences,

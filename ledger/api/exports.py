@@ -28,7 +28,7 @@ from ledger.api.bodies import Blueprint
 from ledger.api.numbers import QueryInteger
 from ledger.api.readschemas import StoredTime
 from ledger.api.schemas import NAME, ProblemSchema
-from ledger.api.tokens import Role
+from ledger.api.tokens import Holder, Role
 from ledger.exports import jsonl, scope
 from ledger.service import NotFound
 from ledger.store.eventstore import NoSigningKey
@@ -103,7 +103,12 @@ RESPONSE = {
 def export(query: dict[str, Any]) -> Response:
     """Export a table's session, a player's statement, a time range of the club or the
     whole log: a file, streamed, that an auditor takes home (`hazard verify FILE`)."""
-    who = require(Role.AUDITOR, Role.PLAYER)
+    return export_response(require(Role.AUDITOR, Role.PLAYER), query)
+
+
+def export_response(who: Holder, query: dict[str, Any]) -> Response:
+    """The export `query` (ExportQuerySchema's, loaded) asks for, as `who` may have it:
+    a response that streams the file (the console's download links use it too)."""
     try:
         asked = scope.scope_of(
             query.get("table"), query.get("player"), query.get("since"), query.get("until"),

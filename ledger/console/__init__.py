@@ -40,6 +40,11 @@ def register(app: Flask) -> None:
     app.config["SESSION_COOKIE_SAMESITE"] = "Strict"
     app.config["SESSION_COOKIE_NAME"] = "hazard_console"
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
+    # The back office's and the auditor's routes join the blueprint before it is
+    # registered: a route added after that would never be served.
+    from ledger.console import audit, office
+
+    del audit, office
     app.register_blueprint(views.blp)
     # Every worker derives the same secret from the same signing key: a session signed
     # by one is read by the other, and survives a restart.

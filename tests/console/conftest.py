@@ -25,13 +25,14 @@ from ledger.api.tokens import Role, create
 from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from tests.api.conftest import (  # noqa: F401 - the API's app fixtures, for the form tests
-    api,
-    postgres_migrated,
-    sqlite_api,
-    sqlite_migrated,
-)
+from tests.api.conftest import _admin, api, sqlite_api, sqlite_migrated
 from tests.signing import SIGNER
+
+# The API's fixtures (tests/api/conftest.py), for the tests that use Flask's test client:
+# `api` on SQLite and PostgreSQL, `sqlite_api` on SQLite alone. The PostgreSQL template
+# is this directory's own: a session that runs tests/api too makes that one under its
+# name, and a fixture imported here would be a second fixture of the same database.
+__all__ = ["api", "postgres_migrated", "sqlite_api", "sqlite_migrated"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SHOTS = ROOT / "build" / "screenshots"
@@ -68,6 +69,17 @@ def served(tmp_path: Path) -> Iterator[Served]:
         thread.join()
         store.close()
         engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_migrated(postgres_server: str) -> str:
+    name = f"console_migrated_{os.getpid()}"
+    with _admin(postgres_server) as admin:
+        admin.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    engine = db.make_engine(postgres_server.replace("/postgres?", f"/{name}?"))
+    db.upgrade(engine)
+    engine.dispose()
+    return name
 
 
 @pytest.fixture(scope="session")

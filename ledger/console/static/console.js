@@ -39,3 +39,47 @@ function live(root) {
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-live]").forEach(live);
 });
+
+// The verify page checks the log a page at a time, each a request of its own, and
+// moves the progress bar between them. Without script each page is a link to follow.
+function verifier(root) {
+  const url = root.dataset.verify;
+  const form = root.querySelector("form");
+  const bar = root.querySelector("progress");
+  const status = root.querySelector("#verify-status");
+  const problems = root.querySelector("#verify-problems");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const button = form.querySelector("button");
+    button.disabled = true;
+    problems.textContent = "";
+    let after = 0;
+    let ok = true;
+    try {
+      for (;;) {
+        const answer = await fetch(`${url}?after=${after}`, { credentials: "same-origin" });
+        if (!answer.ok) throw new Error(`the server answered ${answer.status}`);
+        const report = await answer.json();
+        ok = ok && report.ok;
+        for (const p of report.problems) {
+          const li = document.createElement("li");
+          li.textContent = p;
+          problems.appendChild(li);
+        }
+        bar.max = report.through || 1;
+        bar.value = report.next_after ?? report.through;
+        status.textContent = `Checked ${bar.value} of ${report.through} events` +
+          (report.next_after === null ? (ok ? ": the log is verified." : ": problems found.") : "…");
+        if (report.next_after === null) break;
+        after = report.next_after;
+      }
+    } catch (error) {
+      status.textContent = `The check stopped: ${error.message}. Try again.`;
+    }
+    button.disabled = false;
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-verify]").forEach(verifier);
+});

@@ -1,0 +1,195 @@
+"""The auditor's pages: the event log, verify with its progress, the latest signed
+checkpoint, exports to download, a round's replay stepped throw by throw, and the
+dice-fairness report with its chart. For the auditor and the setter.
+
+What they read is what the API reads: ledger.books.queries' event pages, the check of
+GET /audit/verify (ledger.api.audit.check), ledger.store.proofs' checkpoint, the
+exports of GET /export (ledger.api.exports.export_response), ledger.audit.replay and
+ledger.audit.fairness. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort, jsonify, redirect, render_template, request, url_for
+from marshmallow import ValidationError
+
+from engine.dice import TOTALS, p_total
+from ledger.api import audit as api_audit
+from ledger.api import club
+from ledger.api.exports import ExportQuerySchema, export_response
+from ledger.api.readschemas import SMALL
+from ledger.api.replays import step_view
+from ledger.api.tokens import Role
+from ledger.audit import fairness, replay
+from ledger.books import queries, tableviews
+from ledger.console import charts
+from ledger.console.views import _fields, _signed_in, _tables, blp
+from ledger.service import NotFound, is_name, table_stream
+from ledger.store import eventlog, logcheck, proofs
+
+READERS = (Role.SETTER, Role.AUDITOR)
+PAGE = 50
+"""Events on a page of the log."""
+VERIFY_PAGE = 20_000
+"""Events one step of the verify page checks: a request's worth, the progress shown
+between them."""
+STEPS = 500
+"""The most steps of a round the replay page walks (a round is tens of events)."""
+
+
+def _number(name: str, default: int, most: int = SMALL) -> int:
+    text = request.args.get(name, "")
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) > most:
+        abort(400, description=f"{name} is a whole number from 0 to {most}, not {text!r}")
+    return int(text)
+
+
+@blp.route("/console/audit", methods=["GET"])
+def audit() -> Any:
+    """The event log a page at a time, newest last (the last page unless `after` says
+    otherwise), the log's head and its latest signed checkpoint, and the ways on."""
+    who = _signed_in(*READERS)
+    store = club().store
+    head = eventlog.head(store.engine)
+    last = head["position"]
+    after = _number("after", max(0, last - PAGE))
+    with queries.reading(store) as read:
+        page = read.events(None, after, PAGE)
+        try:
+            checkpoint: dict[str, Any] | None = proofs.latest(read.conn).view()
+        except proofs.NoCheckpoint:
+            checkpoint = None
+    return render_template(
+        "audit.html",
+        who=who,
+        head=head,
+        events=page["items"],
+        after=after,
+        before=max(0, after - PAGE) if after else None,
+        next_after=page["next_after"],
+        checkpoint=checkpoint,
+        key=store.signer.verifier.text() if store.signer is not None else None,
+        tables=_tables(),
+    )
+
+
+# -- verify, with its progress ---------------------------------------------------------
+
+
+@blp.route("/console/audit/verify", methods=["GET"])
+def verify() -> Any:
+    """The log checked as GET /audit/verify checks it, a page of events at a time. With
+    script, the page asks for each page in turn (`verify_step`) and moves a progress
+    bar; without, each page is a request of its own, and a link goes on to the next."""
+    who = _signed_in(*READERS)
+    report = None
+    if "after" in request.args:
+        report = api_audit.check(_number("after", 0), VERIFY_PAGE)
+    return render_template("verify.html", who=who, report=report, page=VERIFY_PAGE)
+
+
+@blp.route("/console/audit/verify/step", methods=["GET"])
+def verify_step() -> Any:
+    """One page of the check, as JSON, for the verify page's script to show."""
+    _signed_in(*READERS)
+    report = api_audit.check(_number("after", 0), VERIFY_PAGE)
+    response = jsonify(report)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# -- exports ---------------------------------------------------------------------------
+
+
+@blp.route("/console/audit/export", methods=["GET"])
+def export() -> Any:
+    """A file to download: the export GET /export streams, as the signed-in reader."""
+    who = _signed_in(*READERS)
+    try:
+        query = ExportQuerySchema().load(request.args)
+    except ValidationError as exc:
+        abort(400, description=_fields(exc))
+    return export_response(who, query)
+
+
+# -- a round's replay ------------------------------------------------------------------
+
+
+@blp.route("/console/audit/replay", methods=["GET"])
+def replay_pick() -> Any:
+    """The replay form's answer: on to the round's page."""
+    _signed_in(*READERS)
+    table = request.args.get("table", "").strip()
+    round = _number("round", 1)
+    return redirect(url_for("console.replay", table=table, round=round))
+
+
+@blp.route("/console/audit/replay/<table>/<int:round>", methods=["GET"], endpoint="replay")
+def replay_step(table: str, round: int) -> Any:
+    """Round `round` of `table`, at step `step` (1, its first event, by default): the
+    event, the table after it, the money it moved, the settlements it made and its
+    parties' balances either side, with controls to step back and on."""
+    who = _signed_in(*READERS)
+    step = _number("step", 1, STEPS) or 1
+    store = club().store
+    stream = table_stream(table)
+    with store.engine.connect() as conn:
+        if not is_name(table) or not store.stream_version(conn, stream):
+            abort(404, description=f"there is no table {table!r}")
+        row = tableviews.round_row(conn, stream, round) if round <= SMALL else None
+        if row is None:
+            abort(404, description=f"table {table!r} has no round {round}")
+        steps, more = replay.round_page(conn, store, row, 0, step)
+    if not steps:
+        abort(404, description=f"round {round} of table {table!r} has no events")
+    if len(steps) < step:
+        return redirect(url_for("console.replay", table=table, round=round, step=len(steps)))
+    shown = step_view(table, steps[step - 1])
+    return render_template(
+        "replay.html",
+        who=who,
+        table=table,
+        round=tableviews.round_view(row),
+        step=step,
+        last=more is None,
+        s=shown,
+        throws=[(i + 1, x.payload) for i, x in enumerate(steps) if x.type == "DiceThrown"],
+    )
+
+
+# -- the dice-fairness report ------------------------------------------------------------
+
+
+@blp.route("/console/audit/fairness", methods=["GET"])
+def fairness_report() -> Any:
+    """The dice-fairness report (GET /reports/dice's) of the club or one table: observed
+    totals against the exact 2d6 distribution, as a chart and as numbers."""
+    who = _signed_in(*READERS)
+    table = request.args.get("table", "").strip() or None
+    scope = fairness.Scope(table=table)
+    try:
+        with club().store.engine.connect() as conn, conn.begin():
+            logcheck.snapshot(conn)
+            report = fairness.report(conn, scope)
+    except NotFound as exc:
+        abort(404, description=str(exc))
+    cells = report["totals"]["cells"]
+    chart = charts.bars(
+        [(str(c["total"]), c["observed"]) for c in cells],
+        title=f"Observed totals of {report['throws']} throws against the exact distribution",
+        marks=[report["throws"] * float(p_total(t)) for t in TOTALS],
+        legend=["bars: throws observed", "lines: throws expected"],
+    )
+    return render_template(
+        "fairness.html",
+        who=who,
+        report=report,
+        chart=chart,
+        table=table,
+        tables=_tables(),
+        lines=fairness.lines(report),
+    )

@@ -1,0 +1,193 @@
+"""The setter's back office: players and balances, deposits, withdrawals and credit,
+the tables with their exposure and takings (per table and per day, with a chart), and
+the disputes waiting for a decision.
+
+Every write is the API's own (Club.create_player, Club.account_command, as
+ledger.api.players runs them), as the signed-in setter, with the form's idempotency key
+scoped to the token as the API scopes an Idempotency-Key: a resubmitted form posts once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from flask import abort, g, redirect, render_template, request, url_for
+from marshmallow import Schema, ValidationError
+
+from engine.state import SETTER
+from ledger.api import club
+from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
+from ledger.api.tokens import Role
+from ledger.books import disputeviews
+from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
+from ledger.console import charts
+from ledger.console.views import _check_csrf, _fields, _int, _signed_in, _tables, blp
+from ledger.service import NotFound
+from ledger.store.eventstore import Refused
+from ledger.store.schema import accounts, events, postings
+from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
+
+PLAYER = "player:"
+DAYS = 14
+"""How many of the latest days with takings the office shows."""
+
+MONEY: dict[str, tuple[type[Deposited | Withdrawn | CreditLimitSet], type[Schema], str]] = {
+    "deposit": (Deposited, AmountSchema, "amount"),
+    "withdraw": (Withdrawn, AmountSchema, "amount"),
+    "credit": (CreditLimitSet, CreditLimitSchema, "limit"),
+}
+"""Each money form: the event it records, the API's schema for its figure, the field."""
+
+
+def players(conn: sa.Connection) -> list[dict[str, Any]]:
+    """Every player's balance, credit limit and what they owe, and the setter's: each
+    account opened (a player's first event), with its balance if money has moved."""
+    a, e = accounts.c, events.c
+    opened = (
+        sa.select(e.stream)
+        .where(e.stream.startswith(ACCOUNT_PREFIX + PLAYER), e.version == 1)
+        .order_by(e.position)
+    )
+    names = [r.stream.removeprefix(ACCOUNT_PREFIX + PLAYER) for r in conn.execute(opened)]
+    rows = {
+        r.account: r
+        for r in conn.execute(
+            sa.select(a.account, a.balance, a.credit_limit).where(
+                sa.or_(a.account.startswith(PLAYER), a.account == SETTER)
+            )
+        )
+    }
+    found = []
+    for name in [SETTER, *sorted(names)]:
+        row = rows.get(player_account(name))
+        balance, limit = (row.balance, row.credit_limit) if row is not None else (0, 0)
+        found.append(
+            {"name": name, "balance": balance, "credit_limit": limit, "owed": owed(balance, limit)}
+        )
+    return found
+
+
+def takings(conn: sa.Connection, days: int = DAYS) -> list[dict[str, Any]]:
+    """The setter's net per table per day, of the latest `days` days with any: the sum of
+    the setter's postings made by each table's events, by the day (UTC) each event was
+    recorded. Money the setter put into a bet's escrow counts when it was put in, and
+    what came back when the bet was settled: a bet still open at the day's end shows
+    as the setter's stake out."""
+    p, e = postings.c, events.c
+    day = sa.func.substr(e.recorded_at, 1, 10)
+    rows = conn.execute(
+        sa.select(e.stream, day.label("day"), sa.func.sum(p.amount).label("net"))
+        .select_from(postings.join(events, e.position == p.position))
+        .where(p.account == SETTER, e.stream.startswith(TABLE_PREFIX))
+        .group_by(e.stream, day)
+    ).all()
+    latest = sorted({r.day for r in rows})[-days:]
+    return [
+        {"table": r.stream.removeprefix(TABLE_PREFIX), "day": r.day, "net": int(r.net)}
+        for r in sorted(rows, key=lambda r: (r.day, r.stream))
+        if r.day in latest
+    ]
+
+
+def _office(errors: dict[str, str] | None = None, status: int = 200) -> Any:
+    who = _signed_in(Role.SETTER)
+    with club().store.engine.connect() as conn:
+        people = players(conn)
+        taken = takings(conn)
+        waiting = disputeviews.listing(conn, status="open", limit=200)
+    tables = []
+    for t in _tables():
+        try:
+            state = club().state(t)
+        except NotFound:
+            continue
+        tables.append(
+            {
+                "table": t,
+                "exposure": state.exposure(),
+                "open_bets": len(state.bets),
+                "net": sum(x["net"] for x in taken if x["table"] == t),
+            }
+        )
+    by_day: dict[str, int] = {}
+    for x in taken:
+        by_day[x["day"]] = by_day.get(x["day"], 0) + x["net"]
+    chart = charts.bars(
+        [(day, net) for day, net in sorted(by_day.items())],
+        title="The setter's takings per day",
+    )
+    return (
+        render_template(
+            "office.html",
+            who=who,
+            players=people,
+            tables=tables,
+            takings=taken,
+            by_day=sorted(by_day.items()),
+            chart=chart,
+            disputes=waiting,
+            errors=errors or {},
+            form=request.form if request.method == "POST" else {},
+        ),
+        status,
+    )
+
+
+@blp.route("/console/office", methods=["GET"])
+def office() -> Any:
+    """The setter's back office."""
+    return _office()
+
+
+@blp.route("/console/office/players", methods=["POST"])
+def create_player() -> Any:
+    who = _signed_in(Role.SETTER)
+    _check_csrf()
+    try:
+        body = PlayerSchema().load({"name": request.form.get("name", "").strip()})
+        club().create_player(body["name"], who.actor, _key())
+    except ValidationError as exc:
+        return _office({"create": _fields(exc)}, 422)
+    except Refused as exc:  # AlreadyExists, InvalidName
+        return _office({"create": str(exc)}, 409 if "already" in str(exc) else 422)
+    return redirect(url_for("console.office"))
+
+
+@blp.route("/console/office/players/<name>/<what>", methods=["POST"])
+def money(name: str, what: str) -> Any:
+    """A deposit, a withdrawal or a credit limit, from the player's row's form."""
+    who = _signed_in(Role.SETTER)
+    _check_csrf()
+    if what not in MONEY:
+        return _office({f"{what}:{name}": f"there is no form {what!r}"}, 404)
+    kind, schema, field = MONEY[what]
+    control = f"{what}:{name}"
+    try:
+        body = schema().load({field: _int(request.form.get(field, ""))})
+        club().account_command(name, kind, body[field], who.actor, _key())
+    except ValidationError as exc:
+        return _office({control: _fields(exc)}, 422)
+    except NotFound as exc:
+        return _office({control: str(exc)}, 404)
+    except Refused as exc:  # an overdraft, credit in use, out of range
+        return _office({control: str(exc)}, 422)
+    return redirect(url_for("console.office"))
+
+
+def _key() -> str | None:
+    """The form's idempotency key, scoped to the token as ledger.api.scoped_key does."""
+    key = request.form.get("key")
+    return f"{g.holder.id}:{key}" if key else None
+
+
+@blp.route("/console/office/disputes/<table>/<dispute_id>", methods=["GET"])
+def dispute(table: str, dispute_id: str) -> Any:
+    """A dispute waiting (or decided): its claim, its round, its adjustments."""
+    who = _signed_in(Role.SETTER, Role.AUDITOR)
+    with club().store.engine.connect() as conn:
+        row = disputeviews.row_of(conn, TABLE_PREFIX + table, dispute_id[:64])
+        if row is None:
+            abort(404, description=f"table {table!r} has no dispute {dispute_id!r}")
+        found = disputeviews.view(conn, row)
+    return render_template("dispute.html", who=who, d=found)
