@@ -1,5 +1,8 @@
 """An evening at the table, played through the console in a real browser (Debian's
-chromium, driven by Playwright), with every balance worked by hand.
+chromium, driven by Playwright), with every balance worked by hand: the setter funds the
+players in the back office, a croupier opens the table and plays three rounds, a player
+reads her statement and a receipt, and an auditor steps through a round's replay,
+downloads the table's export and verifies it with `hazard verify`.
 
 English rules: the caster calls the main; 11 nicks a main of 7, 2 throws out; once a
 chance is set, the chance wins and the main loses; odds on the chance pay ways(main)
@@ -14,12 +17,15 @@ to ways(chance). Deposits ann 1000, bob 1000, cat 1000, the setter 10 000.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from ledger.store.schema import events
-from tests.console.conftest import Served, sign_in
+from tests.console.conftest import SHOTS, Served, sign_in
 
 DEPOSITS = {"ann": 1000, "bob": 1000, "cat": 1000}
 
@@ -87,8 +93,34 @@ def set_up_table(served: Served, page: Any) -> None:
     assert page.locator("[data-field=caster]").inner_text() == "ann"
 
 
-def test_an_evening_through_the_console(served: Served, page: Any, browser: Any) -> None:
-    fund(served)
+def fund_in_the_office(served: Served, browser: Any) -> None:
+    """The setter creates the players and makes the deposits, in the back office."""
+    office = browser.new_context().new_page()
+    sign_in(office, served.url, served.token("setter", "bank"))
+    office.goto(served.url + "/console/office")
+    for name in DEPOSITS:
+        form = control(office, "Create a player")
+        form.get_by_label("New player").fill(name)
+        form.get_by_role("button", name="Create the player").click()
+        office.wait_for_load_state()
+    for name, amount in {**DEPOSITS, "setter": 10_000}.items():
+        form = control(office, f"Deposit for {name}")
+        form.get_by_label(f"Deposit for {name}").fill(str(amount))
+        form.get_by_role("button", name="Deposit").click()
+        office.wait_for_load_state()
+    shown = {
+        name: int(office.locator(f"#player-{name} [data-field=balance]").inner_text())
+        for name in DEPOSITS
+    }
+    assert shown == DEPOSITS
+    office.context.close()
+
+
+def test_an_evening_through_the_console(
+    served: Served, page: Any, browser: Any, tmp_path: Path
+) -> None:
+    fund_in_the_office(served, browser)
+    assert served.balance("setter") == 10_000
     set_up_table(served, page)
 
     # Round 1: ann stakes 100; bob lays 50 and ann covers it; main 7; 5+6 nicks.
@@ -143,6 +175,51 @@ def test_an_evening_through_the_console(served: Served, page: Any, browser: Any)
     reader.get_by_role("heading", name="Receipt of the event at position").wait_for()
     assert "test.hazard/ledger" in reader.locator("pre").inner_text()  # the signed note
     reader.context.close()
+
+    # The auditor steps through round 3's replay, throw by throw...
+    auditor = browser.new_context(accept_downloads=True).new_page()
+    sign_in(auditor, served.url, served.token("auditor", "audrey"))
+    auditor.goto(served.url + "/console/audit")
+    form = control(auditor, "Replay a round")
+    form.get_by_label("Table").select_option("t1")
+    form.get_by_label("Round").fill("3")
+    form.get_by_role("button", name="Replay").click()
+    seen = []
+    while True:
+        auditor.wait_for_load_state()
+        seen.append(
+            (
+                auditor.locator("#step-type").inner_text(),
+                auditor.locator("#step-state [data-field=chance]").inner_text(),
+            )
+        )
+        if auditor.locator("#step-on").count() == 0:
+            break
+        auditor.locator("#step-on").click()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    auditor.screenshot(path=str(SHOTS / "auditor-replay-last-step.png"), full_page=True)
+    kinds = [kind for kind, _ in seen]
+    assert kinds.count("DiceThrown") == 2 and kinds.count("BetSettled") == 2
+    assert ("DiceThrown", "4") in seen  # 2+2 set the chance 4
+    assert "OddsLaid" in kinds
+    # ... then downloads the table's export and checks it offline, without the server.
+    auditor.goto(served.url + "/console/audit#exports")
+    form = control(auditor, "Export a table")
+    form.get_by_label("Table").select_option("t1")
+    form.get_by_label("Format").select_option("jsonl")
+    with auditor.expect_download() as download:
+        form.get_by_role("button", name="Download").click()
+    exported = tmp_path / "t1.jsonl"
+    download.value.save_as(exported)
+    checked = subprocess.run(
+        [sys.executable, "-m", "ledger", "verify", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("verified")
+    auditor.context.close()
 
 
 def test_a_refused_command_shows_its_rule_beside_the_control(served: Served, page: Any) -> None:
