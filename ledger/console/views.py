@@ -23,6 +23,7 @@ from flask import (
 from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
+from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
 from ledger.api import club
@@ -72,7 +73,7 @@ def _signed_in(*roles: Role) -> Holder:
 def _check_csrf() -> None:
     try:
         validate_csrf(request.form.get("csrf_token"))
-    except (CSRFError, ValidationError, Exception) as exc:  # flask-wtf raises ValidationError
+    except (CSRFError, CSRFInvalid) as exc:  # wtforms' ValidationError, as flask-wtf raises
         abort(400, description=f"the form's CSRF token is missing or stale ({exc}): reload")
 
 
