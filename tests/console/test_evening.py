@@ -262,7 +262,7 @@ def test_a_second_browser_sees_the_table_change_by_itself(
     other.context.close()
 
 
-def test_a_player_cannot_reach_the_croupiers_page(served: Served, page: Any) -> None:
+def test_a_player_cannot_reach_the_croupiers_or_setters_pages(served: Served, page: Any) -> None:
     fund(served)
     croupier = page
     set_up_table(served, croupier)
@@ -271,6 +271,7 @@ def test_a_player_cannot_reach_the_croupiers_page(served: Served, page: Any) -> 
     before = event_count(served)
     answer = player.goto(served.url + "/console/tables/t1")
     assert answer.status == 403
+    assert player.goto(served.url + "/console/office").status == 403  # nor the setter's
     # Nor post to its forms, with a CSRF token of their own session.
     token = player.evaluate(
         "() => fetch('/').then(r => r.text())"
