@@ -11,7 +11,9 @@ SQL until it holds the size, as bench.fairness grows its log: each copy's stream
 renamed (`table:t3-c7`), its positions moved on, its times a week on, and with the
 events their postings (to the same players and the setter, so that every account's
 history grows with the log, as a club's does), settlements (their sources moved on),
-rounds and snapshots; then every balance is set to the sum of its postings. The hashes are
+rounds and snapshots (each copy's running balances on its postings moved on by
+what the copies before it netted); then every balance is set to the sum of its
+postings, and checked to be its last posting's running balance. The hashes are
 copied as they are: nothing timed here reads them, and the log check would refuse
 this log, which is a benchmark's and never a club's.
 
@@ -66,13 +68,17 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
                 ),
                 args,
             )
+            # Copy k's running balances: the original's, plus k times what the account
+            # netted over the original (the k copies before it).
             conn.execute(
                 sa.text(
-                    "INSERT INTO postings (position, account, amount, counterparty) "
-                    "SELECT position + :moved, account, amount, counterparty FROM postings "
-                    "WHERE position <= :n"
+                    "INSERT INTO postings (position, account, amount, counterparty, balance) "
+                    "SELECT p.position + :moved, p.account, p.amount, p.counterparty, "
+                    "p.balance + :copy * t.net FROM postings AS p JOIN (SELECT account, "
+                    "sum(amount) AS net FROM postings WHERE position <= :n GROUP BY account) "
+                    "AS t ON t.account = p.account WHERE p.position <= :n ORDER BY p.id"
                 ),
-                args,
+                {**args, "copy": k},
             )
             conn.execute(
                 sa.text(
@@ -108,6 +114,14 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
                 "WHERE postings.account = accounts.account)"
             )
         )
+        wrong = conn.execute(
+            sa.text(
+                "SELECT count(*) FROM accounts AS a WHERE a.balance != coalesce((SELECT "
+                "p.balance FROM postings AS p WHERE p.account = a.account "
+                "ORDER BY p.position DESC, p.id DESC LIMIT 1), 0)"
+            )
+        ).scalar_one()
+        assert wrong == 0, f"{wrong} accounts' last running balance is not their balance"
         total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     engine.dispose()
     return int(total), copies

@@ -6,12 +6,13 @@ times rise with the positions (a clock stepped back would only make a time's pos
 the first of the equal ones). Both are found by bisection over a primary or unique key,
 a few dozen index probes however long the log.
 
-A player's balance as of position P is the sum of their postings up to P, or, what is
-the same, their balance now minus the postings after P. Either reads every posting on
-its side of P along the (account, position, id) index; `balance_at` reads the side
-that the account's first and last postings suggest is shorter, so that an account of a
-million postings reads at most about half of them, and a recent position (what a
-dispute or a recall asks about) only the few after it. bench.asof has the figures.
+A player's balance as of position P is the running balance stored on their last
+posting at or before P (`postings.balance`, the account's balance just after each
+posting, written with it): one probe of the (account, position, id) index, however long
+the account's history and wherever P falls in it. The two ways it replaced, the sum of
+the postings up to P and the balance now less the postings after P, are kept as
+bench.asof's baselines (and as the definition the stored column is checked against):
+either reads every posting on its side of P. bench.asof has the figures.
 """
 
 from __future__ import annotations
@@ -49,23 +50,16 @@ def balance_by_minus_after(conn: sa.Connection, account: str, position: int) -> 
 
 def balance_at(conn: sa.Connection, account: str, position: int) -> int:
     """The account's balance just after the event at `position` (0 before its first
-    posting): from whichever side of `position` holds fewer of its postings, as far as
-    its first and last postings' positions tell (two index probes)."""
+    posting): the running balance of its last posting at or before `position`, one
+    probe of the (account, position, id) index."""
     p = postings.c
-    first = conn.execute(
-        sa.select(p.position).where(p.account == account).order_by(p.position).limit(1)
+    balance = conn.execute(
+        sa.select(p.balance)
+        .where(p.account == account, p.position <= position)
+        .order_by(p.position.desc(), p.id.desc())
+        .limit(1)
     ).scalar()
-    if first is None or position < first:
-        return 0
-    last = conn.execute(
-        sa.select(p.position).where(p.account == account).order_by(p.position.desc()).limit(1)
-    ).scalar()
-    assert last is not None
-    if position >= last:
-        return balance_by_minus_after(conn, account, last)  # no posting after: the balance now
-    if position - first <= last - position:
-        return balance_by_sum_before(conn, account, position)
-    return balance_by_minus_after(conn, account, position)
+    return int(balance or 0)
 
 
 def last_position(conn: sa.Connection) -> int:

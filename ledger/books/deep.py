@@ -16,7 +16,8 @@ reported as a difference.
 
 Postings have no key of their own (their ids are renumbered by a rebuild): a posting
 is named by its event's position, its account and its counterparty (and, should an
-event post the same pair twice, which of those it is, by amount).
+event post the same pair twice, which of those it is, by amount and running balance).
+Its amount and its running balance (the account's balance just after it) are compared.
 
 Snapshots are checked too, though they are a cache of state rather than a read model:
 loading a table starts from its newest one, so a forged snapshot would decide every
@@ -125,7 +126,7 @@ MODELS = (
     _Model(
         postings,
         ("position", "account", "counterparty", "n"),
-        ("amount",),
+        ("amount", "balance"),
         lambda k: f"position {k[0]}, {k[1]} (with {k[2]})" + (f" #{k[3] + 1}" if k[3] else ""),
     ),
     _Model(
@@ -296,7 +297,9 @@ def _rows(model: _Model, conn: sa.Connection) -> Iterator[tuple[Key, tuple[Any, 
     (a server-side cursor on PostgreSQL). Strings are ordered by their bytes (COLLATE
     "C" on PostgreSQL, SQLite's own order), which is Python's order of str."""
     table = model.table
-    ordering = [c for c in model.key if c != "n"] + (["amount"] if table is postings else [])
+    ordering = [c for c in model.key if c != "n"] + (
+        ["amount", "balance"] if table is postings else []
+    )
     postgres = conn.dialect.name == "postgresql"
     order = [
         table.c[c].collate("C")

@@ -59,12 +59,12 @@ LARGEST = 2**63 - 1
 
 
 def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> None:
-    """Post what `rows` move, update balances, and refuse any overdraft, and any credit
-    limit set below what the account has drawn."""
-    delta: Counter[str] = Counter()
+    """Post what `rows` move, each posting with its account's balance just after it,
+    update balances, and refuse any overdraft, and any credit limit set below what the
+    account has drawn."""
     limits: dict[str, int] = {}
     adjusted: set[str] = set()
-    entries = []
+    entries: list[dict[str, Any]] = []
     for row in rows:
         event = row.event()
         if isinstance(event, CreditLimitSet):
@@ -89,11 +89,7 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
                     "counterparty": t.source,
                 }
             )
-            delta[t.source] -= t.amount
-            delta[t.target] += t.amount
-    if entries:
-        db.insert_rows(conn, postings, entries)
-    touched = set(delta) | set(limits)
+    touched = {e["account"] for e in entries} | set(limits)
     if not touched:
         return
     current = {
@@ -104,12 +100,24 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
             )
         )
     }
+    # Each posting's running balance, per account in the order the postings are
+    # inserted (position, then id), which is the order a rebuild inserts them in too.
+    running = {account: current.get(account, (0, 0))[0] for account in touched}
+    delta: Counter[str] = Counter()
+    for entry in entries:
+        account = entry["account"]
+        running[account] += entry["amount"]
+        delta[account] += entry["amount"]
+        if not -LARGEST <= running[account] <= LARGEST:
+            # Refused here, with a reason, rather than by the database as a crash.
+            raise OutOfRange(
+                f"{account} would stand at {running[account]}, beyond what the ledger holds"
+            )
+        entry["balance"] = running[account]
     opened: list[dict[str, Any]] = []
     changed: list[dict[str, Any]] = []
     for account in sorted(touched):
-        balance, limit = current.get(account, (0, 0))
-        balance += delta[account]
-        limit = limits.get(account, limit)
+        balance, limit = running[account], limits.get(account, current.get(account, (0, 0))[1])
         # A dispute's adjustment is posted whatever it leaves: what the account cannot
         # cover is owed to the club, shown beside its balance, never dropped (README:
         # "Overdrafts after a dispute").
@@ -118,11 +126,10 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
                 raise CreditInUse(account, -balance, limit)
             if delta[account] < 0:
                 raise Overdraft(account, balance, limit)
-        if not -LARGEST <= balance <= LARGEST:
-            # Refused here, with a reason, rather than by the database as a crash.
-            raise OutOfRange(f"{account} would stand at {balance}, beyond what the ledger holds")
         values = {"account": account, "balance": balance, "credit_limit": limit}
         (changed if account in current else opened).append(values)
+    if entries:
+        db.insert_rows(conn, postings, entries)
     # One statement each, however many accounts: a replay touches thousands a batch
     # (an escrow per bet), and a statement apiece cost most of a rebuild.
     if opened:

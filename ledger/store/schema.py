@@ -65,6 +65,9 @@ postings = sa.Table(
     sa.Column("account", sa.String(220), nullable=False),
     sa.Column("amount", sa.BigInteger, nullable=False),
     sa.Column("counterparty", sa.String(220), nullable=False),
+    # The account's balance just after this posting (its running balance, in position
+    # and then id order): a balance as of any position is one probe of the index below.
+    sa.Column("balance", sa.BigInteger, nullable=False),
     # A statement pages through one account's postings in ledger order.
     sa.Index("ix_postings_account_position", "account", "position", "id"),
 )

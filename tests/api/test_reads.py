@@ -407,8 +407,14 @@ def test_a_statement_page_keeps_an_events_postings_together(api: Api) -> None:
         conn.execute(
             sa.insert(postings),
             [
-                {"position": first, "account": "player:cat", "amount": a, "counterparty": "x"}
-                for a in (5, -5)
+                {
+                    "position": first,
+                    "account": "player:cat",
+                    "amount": a,
+                    "counterparty": "x",
+                    "balance": 1000 + running,  # after her deposit of 1000
+                }
+                for a, running in ((5, 5), (-5, 0))
             ],
         )
     page = bank.ok("get", "/players/cat/statement?limit=1")

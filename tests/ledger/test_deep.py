@@ -138,6 +138,18 @@ def test_a_posting_multiplied_by_ten_is_named_by_position_and_account(
     )
 
 
+def test_a_running_balance_edited_is_named_by_position_and_account(played: EventStore) -> None:
+    posting = a_posting(played.engine, "player:bob")
+    edit(
+        played.engine,
+        postings.update().where(postings.c.id == posting.id).values(balance=posting.balance + 1),
+    )
+    [difference] = found(played)
+    assert (difference.table, difference.column) == ("postings", "balance")
+    assert difference.key[:3] == (posting.position, "player:bob", posting.counterparty)
+    assert (difference.stored, difference.expected) == (posting.balance + 1, posting.balance)
+
+
 def test_a_posting_deleted_is_named_as_missing(played: EventStore) -> None:
     posting = a_posting(played.engine, "player:bob")
     assert edit(played.engine, postings.delete().where(postings.c.id == posting.id)) == 1
@@ -145,7 +157,7 @@ def test_a_posting_deleted_is_named_as_missing(played: EventStore) -> None:
     assert difference.table == "postings"
     assert difference.key[:3] == (posting.position, "player:bob", posting.counterparty)
     assert difference.stored is None
-    assert difference.expected == {"amount": posting.amount}
+    assert difference.expected == {"amount": posting.amount, "balance": posting.balance}
     assert "not stored, the events give amount" in str(difference)
 
 
@@ -154,13 +166,20 @@ def test_a_posting_added_is_named_as_extra(played: EventStore) -> None:
     edit(
         played.engine,
         postings.insert().values(
-            position=posting.position, account="player:cat", amount=5, counterparty="setter"
+            position=posting.position,
+            account="player:cat",
+            amount=5,
+            counterparty="setter",
+            balance=posting.balance + 5,
         ),
     )
     [difference] = found(played)
     assert difference.table == "postings"
     assert difference.key[:3] == (posting.position, "player:cat", "setter")
-    assert (difference.stored, difference.expected) == ({"amount": 5}, None)
+    assert (difference.stored, difference.expected) == (
+        {"amount": 5, "balance": posting.balance + 5},
+        None,
+    )
     assert "the events give no such row" in str(difference)
 
 
