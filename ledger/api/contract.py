@@ -8,6 +8,7 @@ declare; `document` adds what it cannot know:
   - every operation behind the bearer token (all but those marked `security: []`)
     may answer 401 and 403, every one with a body 400, 413 and 415, and every write 503
     (busy), whether or not its view says so;
+  - links: which values of an answer the next request takes (ledger.api.links);
   - keys in a fixed order (paths sorted, responses by status), so that a change to
     the code is a small, readable diff of openapi.yaml.
 """
@@ -23,6 +24,7 @@ from apispec import APISpec
 from flask import Flask, Response
 from flask_smorest import Api
 
+from ledger.api import links
 from ledger.api.problems import PROBLEM_JSON
 from ledger.api.schemas import ProblemSchema
 
@@ -120,6 +122,7 @@ def document(spec: APISpec) -> dict[str, Any]:
         content = response.get("content", {})
         if content.get("application/json", {}).get("schema") == PROBLEM_REF:
             content[PROBLEM_JSON] = content.pop("application/json")
+    links.add(doc)
     return _ordered(doc)
 
 
