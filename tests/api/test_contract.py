@@ -54,26 +54,27 @@ def _often(dictionary: str) -> dict[str, Any]:
     return {"dictionary": dictionary, "probability": 0.6}
 
 
-CONFIG = schemathesis.Config.from_dict(
-    {
-        # Values the seeded club has, used for these parameters more often than not.
-        "dictionaries": {
-            "tables": {"values": list(TABLES)},
-            "players": {"values": [*PLAYERS, "setter"]},
-            "bets": {"values": list(BETS)},
-        },
-        "parameters": {
-            "path.table": _often("tables"),
-            "path.name": _often("players"),
-            "body.player": _often("players"),
-            "body.bet": _often("bets"),
-            "body.bets[*]": _often("bets"),
-        },
-        # The token is the test's to choose (below); schemathesis's ignored_auth check
-        # still sends each request once more without it.
-        "generation": {"with-security-parameters": False},
-    }
-)
+SETTINGS: dict[str, Any] = {
+    # Values the seeded club has, used for these parameters more often than not.
+    "dictionaries": {
+        "tables": {"values": list(TABLES)},
+        "players": {"values": [*PLAYERS, "setter"]},
+        "bets": {"values": list(BETS)},
+    },
+    "parameters": {
+        "path.table": _often("tables"),
+        "path.name": _often("players"),
+        "body.player": _often("players"),
+        "body.bet": _often("bets"),
+        "body.bets[*]": _often("bets"),
+    },
+    # The token is the test's to choose (below); schemathesis's ignored_auth check
+    # still sends each request once more without it.
+    "generation": {"with-security-parameters": False},
+}
+"""schemathesis's configuration (as its TOML file would hold it); test_stateful_contract
+adds to it."""
+CONFIG = schemathesis.Config.from_dict(SETTINGS)
 schema = schemathesis.openapi.from_path(OPENAPI, config=CONFIG)
 
 HOLDERS = [("setter", "bank"), ("croupier", "cecil"), ("auditor", "audrey"), ("player", "ann")]
