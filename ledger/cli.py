@@ -889,7 +889,23 @@ def token_revoke(token_id: str, database_url: str | None) -> None:
     show_default=True,
     help="gunicorn worker processes",
 )
-def serve(host: str, port: int, workers: int) -> None:
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="threads per worker: requests each worker serves at once; a slow client holds one",
+)
+@click.option(
+    "--io-timeout",
+    type=click.FloatRange(min=0.1, max=600),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="close a connection whose client sends (or takes) nothing for this long while "
+    "a request (or its answer) is under way; a body cut short is answered 408",
+)
+def serve(host: str, port: int, workers: int, threads: int, io_timeout: float) -> None:
     """Run the REST API under gunicorn, on DATABASE_URL (default: hazard.sqlite3 here).
 
     SQLite is created and upgraded; any other database must be upgraded first with
@@ -903,7 +919,7 @@ def serve(host: str, port: int, workers: int) -> None:
     from ledger.store.keys import BadKey
 
     try:
-        run(host, port, workers)
+        run(host, port, workers, threads, io_timeout)
     except (SchemaBehind, BadSetting, BadKey) as exc:
         raise click.ClickException(str(exc)) from None
     except OperationalError as exc:

@@ -31,6 +31,7 @@ from gunicorn.app.base import BaseApplication
 from sqlalchemy.engine import make_url
 
 from ledger import logs
+from ledger.api import slowclients
 from ledger.bootstrap import ensure_key, open_book
 from ledger.store import db
 
@@ -67,11 +68,12 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
     def load(self) -> Any:
         # In the worker, after the fork.
-        from ledger.api import create_app, servererrors
+        from ledger.api import create_app, servererrors, slowclients
 
         logs.configure()
         servererrors.install()  # gunicorn's own error pages as problems too
-        return create_app()
+        app = create_app()
+        return slowclients.WholeBody(app, app.config["MAX_CONTENT_LENGTH"])
 
 
 def url_of(host: str, port: int) -> str:
@@ -211,8 +213,15 @@ def _metrics_dir() -> tuple[str, int]:
     return made, fd
 
 
-def serve(host: str, port: int, workers: int) -> None:
+def serve(
+    host: str,
+    port: int,
+    workers: int,
+    threads: int = slowclients.DEFAULT_THREADS,
+    io_timeout: float = slowclients.DEFAULT_IO_TIMEOUT_S,
+) -> None:
     check_lock_timeout()
+    slowclients.ThreadWorker.io_timeout = io_timeout  # the workers inherit it at fork
     master = os.getpid()
     made = None
     held = -1
@@ -235,6 +244,10 @@ def serve(host: str, port: int, workers: int) -> None:
         options = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": workers,
+            # Threads, whose sockets time out: a slow client holds one thread of one
+            # worker, for at most io_timeout between two reads (ledger.api.slowclients).
+            "worker_class": "ledger.api.slowclients.ThreadWorker",
+            "threads": threads,
             "timeout": WORKER_TIMEOUT_S,
             "proc_name": "hazard",
             "accesslog": None,  # each request is logged by the app, as JSON (ledger.api.observe)

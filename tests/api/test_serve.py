@@ -3,6 +3,7 @@ the OS picks (--port 0), stopped with SIGTERM as a process manager would."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -30,6 +31,7 @@ from ledger.cli import main
 from ledger.store import db
 
 START_SECONDS = 30
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -64,12 +66,21 @@ def _hazard() -> list[str]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
+    _dead_servers_metrics(tmp_path)  # left by a SIGKILL: the start removes it
+    with serving(tmp_path) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Path, *options: str) -> Iterator[Served]:
+    """`hazard serve --port 0 --workers 2 [options]` on a fresh SQLite file in tmp_path."""
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
     env["TMPDIR"] = str(tmp_path)  # where serve makes its metrics directory
-    _dead_servers_metrics(tmp_path)  # left by a SIGKILL: the start removes it
+    # This checkout's code, whichever checkout the installed entry point was made from.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.Popen(
-        [*_hazard(), "serve", "--port", "0", "--workers", "2"],
+        [*_hazard(), "serve", "--port", "0", "--workers", "2", *options],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
