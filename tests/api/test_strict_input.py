@@ -123,3 +123,18 @@ def test_a_compressed_body_is_a_415_saying_bodies_come_uncompressed(
     assert bank.get("/players/ann/balance").status_code == 404  # nothing was made
     plain = {"Content-Type": "application/json", "Content-Encoding": "identity"}
     assert bank.post("/players", data=b'{"name": "ann"}', headers=plain).status_code == 201
+
+
+@pytest.mark.parametrize("path", ["/players/setter/balance", "/tables/t1"])
+def test_an_as_of_of_5000_digits_is_a_validation_naming_it(sqlite_api: Api, path: str) -> None:
+    """Regression: int() refuses more than 4,300 digits with a ValueError, which the
+    `as_of` field let through: a 500 to any token (found by tests/api/test_hostile.py)."""
+    bank = sqlite_api.client()
+    bank.ok("post", "/tables", {"id": "t1"})
+    for digits in ("9" * 5_000, "9" * 20, str(2**63)):
+        answer = bank.get(f"{path}?as_of={digits}")
+        problem = answer.get_json()
+        assert answer.status_code == 422, problem
+        assert problem["type"] == "urn:hazard:validation"
+        assert list(problem["errors"]) == ["as_of"]
+    assert bank.get(f"{path}?as_of=1").status_code == 200
