@@ -9,7 +9,9 @@ refused (they are not JSON), and a body that is not JSON at all says where it fa
 An object that gives a key twice is refused too, naming where (`rules.table.5`), as
 the CLI refuses a rule set file that does: the decoder would let the last one win.
 A body sent as anything but JSON, or compressed, is refused with 415 rather than read
-as no body or as the bytes it is not.
+as no body or as the bytes it is not. A write that takes no body (closing a table,
+passing the dice) refuses one as the others refuse a bad one (`no_body`): it used to
+ignore it, so that a body 30,000 levels deep, or not JSON at all, closed the table.
 """
 
 from __future__ import annotations
@@ -141,6 +143,17 @@ class Parser(FlaskParser):
         if not body:
             return core.missing
         return read(body)
+
+
+NO_BODY = "this operation takes no body: send none, or {}"
+
+
+def no_body(req: Request) -> None:
+    """For a write that takes no body: none, or an empty JSON object, or the 4xx any
+    other body gets (415 not JSON, 400 unreadable); anything else is a 422."""
+    value = Parser().load_json(req, Schema())
+    if value is not core.missing and value != {}:
+        abort(422, messages={"json": {"_schema": [NO_BODY]}})
 
 
 class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smorest is untyped
