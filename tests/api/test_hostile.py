@@ -58,6 +58,7 @@ HOSTILE_NUMBERS = [
     str(2**63),
     str(-(2**63)),
     str(2**64),
+    str(10**15 + 1),
     "-1",
     "1.5",
     "1e400",
@@ -240,9 +241,7 @@ def _try_hostile(api: Api, op: Op) -> int:
     tried = 0
     anonymous = api.client(None)
     for what, data, content_type in _hostile_bodies(op, body):
-        response = _send(bank, op, path, data, _headers(content_type))
-        assert 400 <= response.status_code < 500, (what, response.status_code, response.data[:200])
-        _problem(response)
+        _problem(_send(bank, op, path, data, _headers(content_type)), what=what)
         tried += 1
         # The same input without a token: a 401 before the body is read.
         if tried % 7 == 0:
@@ -314,12 +313,9 @@ def _other(body: Any, where: tuple[Any, ...]) -> int:
     return int(target) - 1 if target > 1 else int(target) + 1
 
 
-COUNTS: dict[str, int] = {}
-
-
 @pytest.mark.parametrize("op", WRITES, ids=[op.name for op in WRITES])
 def test_a_write_refuses_hostile_input_and_writes_nothing(sqlite_api: Api, op: Op) -> None:
-    COUNTS[op.name] = _try_hostile(sqlite_api, op)
+    assert _try_hostile(sqlite_api, op) >= 40  # the suite cannot quietly shrink
 
 
 def test_a_body_less_write_refuses_a_body_rather_than_ignoring_it(sqlite_api: Api) -> None:
@@ -369,7 +365,13 @@ def _get_paths() -> list[tuple[str, list[str]]]:
 
 GETS = _get_paths()
 HOSTILE_QUERY = [HUGE, "-" + HUGE, str(2**63), "-1", "0", "a%00b", "%00", "..", "a/b", "x" * 300,
-                 "%C3%A4nn%C3%A4", "%EF%BC%91", "%FF", "1.5", "true", "%E2%80%AE", ""]  # fmt: skip
+                 "%C3%A4nn%C3%A4", "%EF%BC%91", "%FF", "%ED%A0%80", "1.5", "true", "%E2%80%AE",
+                 "%20", ""]  # fmt: skip
+HOSTILE_PATH = [HUGE, "-1", str(2**63), "%00", "a%00b", "..", "%2e%2e", "a%2Fb", "x" * 300,
+                "%C3%A4nn%C3%A4", "%EF%BC%91", "%ED%A0%80", "%FF"]  # fmt: skip
+REACHING_A_QUERY = [str(2**63), "9" * 20, "a%00b", "%00", "%ED%A0%80", "x" * 300]
+"""What a read tried on PostgreSQL too is sent: what passes a loose check and reaches
+the database, which refuses a NUL and a number past 64 bits where SQLite does not."""
 
 
 def _fill(path: str, context: dict[str, Any], **values: str) -> str:
@@ -378,13 +380,23 @@ def _fill(path: str, context: dict[str, Any], **values: str) -> str:
     return path.format(**filled)
 
 
-def _ask_hostile(api: Api, path: str, query: list[str], context: dict[str, Any]) -> int:
+def _ask_hostile(
+    api: Api,
+    path: str,
+    query: list[str],
+    context: dict[str, Any],
+    values: list[str] = HOSTILE_QUERY,
+    path_values: list[str] = HOSTILE_PATH,
+) -> int:
+    """Send each hostile value in each query parameter of `path` (and an unknown one),
+    and in each of its path parameters: a 4xx problem or an answer, never a 5xx, and
+    never an event. The number of requests."""
     bank = api.client()
     before = _event_count(api)
     tried = 0
     base = _fill(path, context)
     for name in [*query, "unknown", "after%00"]:
-        for value in HOSTILE_QUERY:
+        for value in values:
             answer = bank.get(f"{base}?{name}={value}")
             what = (path, name, value[:12])
             assert answer.status_code < 500, (what, answer.data[:300])
@@ -397,8 +409,7 @@ def _ask_hostile(api: Api, path: str, query: list[str], context: dict[str, Any])
     for parameter in ("table", "name", "round", "dispute_id", "size"):
         if "{" + parameter + "}" not in path:
             continue
-        for value in [HUGE, "-1", str(2**63), "%00", "a%00b", "..", "%2e%2e", "a%2Fb", "x" * 300,
-                      "%C3%A4nn%C3%A4", "%EF%BC%91"]:  # fmt: skip
+        for value in path_values:
             answer = bank.get(_fill(path, context, **{parameter: value}))
             _problem(answer, 400, 404, 422, what=(path, parameter, value[:12]))
             tried += 1
@@ -412,7 +423,7 @@ def test_a_read_refuses_hostile_parameters_and_writes_nothing(
 ) -> None:
     bank = _club(sqlite_api)
     context = _prepare(bank, "disputed")
-    COUNTS[f"GET {path}"] = _ask_hostile(sqlite_api, path, query, context)
+    assert _ask_hostile(sqlite_api, path, query, context) >= 40
 
 
 BOTH = ["deposit", "throw", "offer side bet", "open dispute", "resolve dispute"]
@@ -425,10 +436,10 @@ def test_a_write_refuses_hostile_input_on_each_database(api: Api, name: str) -> 
     _try_hostile(api, op)
 
 
-@pytest.mark.parametrize(
-    "path", ["/events", "/settlements", "/tables/{table}/rounds/{round}", "/players/{name}/balance"]
-)
-def test_a_read_refuses_hostile_parameters_on_each_database(api: Api, path: str) -> None:
-    (query,) = [query for each, query in GETS if each == path]
+@pytest.mark.parametrize(("path", "query"), GETS, ids=[path for path, _ in GETS])
+def test_a_read_refuses_hostile_parameters_on_each_database(
+    api: Api, path: str, query: list[str]
+) -> None:
     bank = _club(api)
-    _ask_hostile(api, path, query, _prepare(bank, "disputed"))
+    context = _prepare(bank, "disputed")
+    _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
