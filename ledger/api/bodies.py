@@ -6,15 +6,21 @@ stack (RecursionError), and it refuses to read an integer of more than 4,300 dig
 (ValueError): both were 500s, to any token. Here the body is read with a bound on both
 (no request needs more than a few levels or a few dozen digits), NaN and Infinity are
 refused (they are not JSON), and a body that is not JSON at all says where it fails.
-An object that gives a key twice is refused too, naming where (`rules.table.5`), as
-the CLI refuses a rule set file that does: the decoder would let the last one win.
+A string with a lone UTF-16 surrogate (`"\\ud800"`, which the decoder reads into a
+string UTF-8 cannot encode) is refused: it was a 500 when the event that held it was
+written. An object that gives a key twice is refused too, naming where
+(`rules.table.5`), as the CLI refuses a rule set file that does: the decoder would let
+the last one win.
 A body sent as anything but JSON, or compressed, is refused with 415 rather than read
-as no body or as the bytes it is not.
+as no body or as the bytes it is not. A write that takes no body (closing a table,
+passing the dice) refuses one as the others refuse a bad one (`no_body`): it used to
+ignore it, so that a body 30,000 levels deep, or not JSON at all, closed the table.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NoReturn
 
 import flask_smorest
@@ -68,18 +74,36 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return twice
 
 
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate on its own: JSON's `\\ud800` escape makes one (a pair makes the one
+character it encodes), but it is no character, and UTF-8 cannot encode it."""
+
+
+def _characters(text: str, path: tuple[str, ...]) -> None:
+    found = SURROGATE.search(text)
+    if found:
+        where = ".".join(path) or "the body"
+        raise NotJson(f"{where}: a lone surrogate (U+{ord(found[0]):04X}) is no character")
+
+
 def _check(value: Any) -> None:
-    """Refuse a body nested deeper than MAX_DEPTH, or with a key given twice in one
-    object (the first in document order, by its path); without recursion."""
+    """Refuse a body nested deeper than MAX_DEPTH, with a key given twice in one object
+    (the first in document order, by its path), or with a lone surrogate in a string;
+    without recursion."""
     stack: list[tuple[Any, int, tuple[str, ...]]] = [(value, 1, ())]
     while stack:
         item, level, path = stack.pop()
+        if isinstance(item, str):
+            _characters(item, path)
+            continue
         if not isinstance(item, dict | list):
             continue
         if level > MAX_DEPTH:
             _too_deep()  # before anything below it is looked at
         if isinstance(item, _Twice):
             raise NotJson(f"{'.'.join((*path, item.key))}: is given twice")
+        for key in item if isinstance(item, dict) else ():
+            _characters(key, path)  # where the key is: the key itself is not echoed
         children = item.items() if isinstance(item, dict) else enumerate(item)
         stack += reversed([(child, level + 1, (*path, str(key))) for key, child in children])
 
@@ -141,6 +165,17 @@ class Parser(FlaskParser):
         if not body:
             return core.missing
         return read(body)
+
+
+NO_BODY = "this operation takes no body: send none, or {}"
+
+
+def no_body(req: Request) -> None:
+    """For a write that takes no body: none, or an empty JSON object, or the 4xx any
+    other body gets (415 not JSON, 400 unreadable); anything else is a 422."""
+    value = Parser().load_json(req, Schema())
+    if value is not core.missing and value != {}:
+        abort(422, messages={"json": {"_schema": [NO_BODY]}})
 
 
 class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]  # flask-smorest is untyped

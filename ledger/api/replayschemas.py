@@ -24,10 +24,10 @@ class AsOf(fields.Field[tuple[str, Any]]):
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, str) and DIGITS.fullmatch(value):
-            number = int(value)
-            if not 0 <= number <= BIG:
+            # Counted before int(), which refuses more than 4,300 digits (a 500 it was).
+            if len(value.lstrip("-")) > len(str(BIG)) or not 0 <= int(value) <= BIG:
                 raise ValidationError("A position is 0 or more, within 64 bits.")
-            return ("position", number)
+            return ("position", int(value))
         try:
             return ("time", StoredTime()._deserialize(value, attr, data, **kwargs))
         except ValidationError:

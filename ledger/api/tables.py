@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flask import request
+
 import engine as hz
 from engine import serverdice
 from engine.play import require_server_throw
 from engine.rules import from_mapping
-from ledger.api import club, require, require_self, scoped_key
+from ledger.api import bodies, club, require, require_self, scoped_key
 from ledger.api import schemas as s
 from ledger.api.bodies import Blueprint
 from ledger.api.replayschemas import TableStateAtSchema, TableStateQuerySchema
@@ -203,6 +205,8 @@ def _write(rule: str, schema: type | None, doc: str, roles: tuple[Role, ...] = W
 
     def register(make: Make) -> Make:
         def view(headers: dict[str, Any], *args: Any, table: str) -> dict[str, Any]:
+            if schema is None:
+                bodies.no_body(request)  # one sent anyway is refused, not ignored
             body = args[0] if args else {}
             who = require(*roles)
             decide, players = make(who, body)

@@ -17,7 +17,7 @@ from marshmallow import Schema, ValidationError
 
 from engine.state import SETTER
 from ledger.api import club
-from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
+from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema, WriteHeadersSchema
 from ledger.api.tokens import Role
 from ledger.books import disputeviews
 from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
@@ -176,9 +176,14 @@ def money(name: str, what: str) -> Any:
 
 
 def _key() -> str | None:
-    """The form's idempotency key, scoped to the token as ledger.api.scoped_key does."""
+    """The form's idempotency key, scoped to the token as ledger.api.scoped_key does,
+    and read as the API reads its header (ValidationError: a key of 64 KiB, or with a
+    NUL that PostgreSQL cannot hold, was a 500)."""
     key = request.form.get("key")
-    return f"{g.holder.id}:{key}" if key else None
+    if not key:
+        return None
+    WriteHeadersSchema().load({"Idempotency-Key": key})
+    return f"{g.holder.id}:{key}"
 
 
 @blp.route("/console/office/disputes/<table>/<dispute_id>", methods=["GET"])

@@ -123,3 +123,49 @@ def test_a_compressed_body_is_a_415_saying_bodies_come_uncompressed(
     assert bank.get("/players/ann/balance").status_code == 404  # nothing was made
     plain = {"Content-Type": "application/json", "Content-Encoding": "identity"}
     assert bank.post("/players", data=b'{"name": "ann"}', headers=plain).status_code == 201
+
+
+@pytest.mark.parametrize("path", ["/players/setter/balance", "/tables/t1"])
+def test_an_as_of_of_5000_digits_is_a_validation_naming_it(sqlite_api: Api, path: str) -> None:
+    """Regression: int() refuses more than 4,300 digits with a ValueError, which the
+    `as_of` field let through: a 500 to any token (found by tests/api/test_hostile.py)."""
+    bank = sqlite_api.client()
+    bank.ok("post", "/tables", {"id": "t1"})
+    for digits in ("9" * 5_000, "9" * 20, str(2**63)):
+        answer = bank.get(f"{path}?as_of={digits}")
+        problem = answer.get_json()
+        assert answer.status_code == 422, problem
+        assert problem["type"] == "urn:hazard:validation"
+        assert list(problem["errors"]) == ["as_of"]
+    assert bank.get(f"{path}?as_of=1").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ('{"name": "\\ud800"}', "name"),
+        ('{"name": "ann\\udfff"}', "name"),
+        ('{"name": "ann", "\\ud800": 1}', "the body"),
+        ('{"id": "t9", "rules": {"name": ["\\udc00"]}}', "rules.name.0"),
+    ],
+)
+def test_a_lone_surrogate_in_a_string_is_refused_naming_where(
+    sqlite_api: Api, body: str, where: str
+) -> None:
+    """Regression: JSON's `\\ud800` escape decodes to a string UTF-8 cannot encode, and
+    writing the event that held it was a 500 (a dispute's claim, a bet id; found by
+    tests/api/test_hostile.py). A pair of surrogates is the one character it encodes."""
+    bank = sqlite_api.client()
+    path = "/tables" if '"id"' in body else "/players"
+    answer = bank.post(path, data=body, headers={"Content-Type": "application/json"})
+    problem = answer.get_json()
+    assert answer.status_code == 400, problem
+    assert problem["type"] == "urn:hazard:bad-request"
+    assert problem["detail"].startswith(f"the body is not JSON this service reads: {where}: ")
+    assert "lone surrogate" in problem["detail"]
+    paired = bank.post(
+        "/tables",
+        data='{"id": "t8", "rules": {"name": "\\ud83c\\udfb2"}}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert paired.status_code != 400 or "surrogate" not in paired.get_json()["detail"]

@@ -1,0 +1,445 @@
+"""Hostile input, kept beside the role matrix (tests/api/test_roles.py): every write in
+its OPS, on the table it sets up, sent what a careless or malicious client sends.
+
+Each write is tried with: bodies nested 30,000 deep (arrays and objects); in each of
+its integer fields a number of 5,000 digits, its negative, 2**63, -1, 0 where zero is
+out of range, a fraction, a boolean and a string; a body over MAX_CONTENT_LENGTH; the
+headers the service reads (Authorization, Idempotency-Key, If-Match, Content-Type) at
+64 KiB; bodies as text/plain, application/xml, with no Content-Type, and as
+`application/json; charset=latin-1` in bytes that are not UTF-8; names with unicode,
+NUL, `..`, `/` and 300 characters, in its path and in its body; and every kind of
+token (none, `Bearer` alone, malformed, revoked, another role's). Each must be a 4xx
+problem with a stable `type`, and write no event. The same write, well formed, is then
+still what the table takes (nothing the refusals did moved it), and its Idempotency-Key
+replayed with the same body gets the first answer and writes nothing, with another body
+the documented 422.
+
+The reads take hostile query parameters: numbers of 5,000 digits, NUL in filters,
+unknown parameters; and path numbers of 5,000 digits.
+
+Most of it runs on SQLite (`sqlite_api`): what is refused is refused before a query is
+made. A representative subset runs on both databases (`api`), for what reaches one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import sqlalchemy as sa
+
+from ledger.api.bodies import MAX_DEPTH
+from ledger.api.problems import PREFIX, TYPES
+from ledger.api.tokens import Role, create, revoke
+from ledger.store.schema import tokens
+from tests.api.conftest import Api, Client
+from tests.api.test_roles import OPS, Op, _club, _event_count, _prepare
+
+WRITES = [op for op in OPS if op.method != "get"]
+READS = [op for op in OPS if op.method == "get"]
+DEEP = 30_000
+HUGE = "9" * 5_000
+"""A number of 5,000 digits, as JSON writes it: past Python's 4,300 for int()."""
+KNOWN_TYPES = {PREFIX + kind for kind in TYPES}
+ZERO_ALLOWED = {"off", "limit"}
+"""Integer fields whose range takes 0 (a void throw's dice off the table; a credit
+limit): everywhere else 0 is out of range."""
+NAME_FIELDS = {"player", "name", "id"}
+"""Body fields that name a player or a table."""
+HOSTILE_NAMES = ["ännä", "a\u0000b", "..", "a/b", "x" * 300, "\u202eevil", "a b", ""]
+HOSTILE_TEXT = ["a\u0000b", "\ud800", "x\udfff", "x" * 501, "", 5, None, ["a"], {"a": "b"}]
+"""For any string field, names or free text (a claim, a reason): text a database cannot
+hold (NUL, a lone surrogate), too long, empty, or not a string."""
+HOSTILE_NUMBERS = [
+    HUGE,
+    "-" + HUGE,
+    str(2**63),
+    str(-(2**63)),
+    str(2**64),
+    str(10**15 + 1),
+    "-1",
+    "1.5",
+    "1e400",
+    "1E2",
+    "true",
+    '"5"',
+    "null",
+    "[]",
+    "{}",
+]
+"""Each as the text of a JSON value, put in place of an integer field's value."""
+PLACEHOLDER = 424242
+
+
+def _problem(response: Any, *statuses: int, what: Any = None) -> dict[str, Any]:
+    """The answer, checked to be a 4xx problem document with a stable type."""
+    problem = response.get_json(silent=True)
+    assert 400 <= response.status_code < 500, (what, response.status_code, response.data[:300])
+    if statuses:
+        assert response.status_code in statuses, (response.status_code, problem)
+    assert response.mimetype == "application/problem+json", response.mimetype
+    assert isinstance(problem, dict), response.data[:300]
+    assert problem["status"] == response.status_code
+    kind = problem["type"]
+    assert kind in KNOWN_TYPES or kind.startswith(PREFIX + "rule:"), kind
+    return problem
+
+
+def _send(
+    client: Client, op: Op, path: str, data: Any = None, headers: dict[str, str] | None = None
+) -> Any:
+    method = getattr(client._client, op.method)
+    all_headers = client._headers(headers)
+    return method(path, data=data, headers=all_headers)
+
+
+def _json(body: Any) -> bytes:
+    return json.dumps(body).encode()
+
+
+def _integer_fields(body: Any, where: tuple[str | int, ...] = ()) -> list[tuple[Any, ...]]:
+    """The paths to each integer in a body (not booleans)."""
+    if isinstance(body, dict):
+        return [p for k, v in body.items() for p in _integer_fields(v, (*where, k))]
+    if isinstance(body, list):
+        return [p for i, v in enumerate(body) for p in _integer_fields(v, (*where, i))]
+    if isinstance(body, int) and not isinstance(body, bool):
+        return [where]
+    return []
+
+
+def _name_fields(body: Any) -> list[str]:
+    if not isinstance(body, dict):
+        return []
+    return [k for k, v in body.items() if k in NAME_FIELDS and isinstance(v, str)]
+
+
+def _string_fields(body: Any, where: tuple[str | int, ...] = ()) -> list[tuple[Any, ...]]:
+    """The paths to each string in a body."""
+    if isinstance(body, dict):
+        return [p for k, v in body.items() for p in _string_fields(v, (*where, k))]
+    if isinstance(body, list):
+        return [p for i, v in enumerate(body) for p in _string_fields(v, (*where, i))]
+    return [where] if isinstance(body, str) else []
+
+
+def _replace(body: Any, where: tuple[Any, ...], value: Any) -> Any:
+    copy = json.loads(json.dumps(body))
+    target = copy
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+    return copy
+
+
+def _hostile_bodies(op: Op, body: Any) -> list[tuple[str, bytes, str | None]]:
+    """(what, bytes, Content-Type) for each hostile body this write gets."""
+    cases: list[tuple[str, bytes, str | None]] = [
+        ("arrays nested 30,000 deep", b"[" * DEEP + b"]" * DEEP, "application/json"),
+        ("objects nested 30,000 deep", b'{"a":' * DEEP + b"1" + b"}" * DEEP, "application/json"),
+        ("nested one past the limit", b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), None),
+        ("a bare 5,000-digit number", b"9" * 5_000, "application/json"),
+        ("a body over 64 KiB", _json({"pad": "x" * 70_000, **(body or {})}), None),
+        ("not JSON", b"{'amount': 5}", None),
+        ("NaN", b'{"amount": NaN}', None),
+        ("text/plain", _json(body or {}), "text/plain"),
+        ("application/xml", b"<amount>5</amount>", "application/xml"),
+        ("no Content-Type", _json(body or {"x": 1}), ""),
+        (
+            "latin-1 bytes said to be latin-1",
+            '{"player": "ännä"}'.encode("latin-1"),
+            "application/json; charset=latin-1",
+        ),
+        ("invalid UTF-8", b'{"player": "\xff\xfe"}', "application/json"),
+        ("an array, not an object", b"[1, 2, 3]", None),
+        ("a string, not an object", b'"hello"', None),
+        ("an unknown field", _json({**(body or {}), "surprise": 1}), None),
+    ]
+    if body is not None:
+        for where in _integer_fields(body):
+            field = where[-1] if isinstance(where[-1], str) else where[-2]
+            text = json.dumps(_replace(body, where, PLACEHOLDER))
+            values = [*HOSTILE_NUMBERS, *([] if field in ZERO_ALLOWED else ["0", "-0"])]
+            for value in values:
+                hostile = text.replace(str(PLACEHOLDER), value).encode()
+                cases.append((f"{where}={value[:12]}", hostile, None))
+        for name in _name_fields(body):
+            for value in HOSTILE_NAMES:
+                cases.append((f"{name}={value[:12]!r}", _json({**body, name: value}), None))
+        for where in _string_fields(body):
+            for text in HOSTILE_TEXT:
+                hostile = _replace(body, where, text)
+                cases.append((f"{where}={str(text)[:12]!r}", _json(hostile), None))
+    return cases
+
+
+def _hostile_paths(op: Op, context: dict[str, Any]) -> list[str]:
+    """The write's path with each hostile name in each parameter, URL-encoded."""
+    paths = []
+    for value in HOSTILE_NAMES:
+        if not value:
+            continue
+        encoded = quote(value, safe="")
+        if "{t}" in op.path:
+            paths.append(op.path.format(**{**context, "t": encoded}))
+        if "/players/ann/" in op.path:
+            paths.append(op.path.replace("/players/ann/", f"/players/{encoded}/"))
+        if "{d}" in op.path:
+            paths.append(op.path.format(**{**context, "d": encoded}))
+    if "/rounds/1/" in op.path:
+        for number in ("9" * 5_000, "0", "-1", str(2**63), "%EF%BC%91"):
+            paths.append(op.path.format(**context).replace("/rounds/1/", f"/rounds/{number}/"))
+    return paths
+
+
+def _tokens(api: Api) -> list[tuple[str, dict[str, str]]]:
+    """Every kind of token a write must refuse, as the headers that carry it."""
+    engine = api.book.store.engine
+    auditor = create(engine, Role.AUDITOR, "aud")
+    return [
+        ("missing", {}),
+        ("Bearer alone", {"Authorization": "Bearer"}),
+        ("Bearer and a space", {"Authorization": "Bearer "}),
+        ("malformed", {"Authorization": "Bearer not-a-token"}),
+        ("prefix only", {"Authorization": "Bearer hz_"}),
+        ("unknown", {"Authorization": "Bearer hz_" + "A" * 43}),
+        ("64 KiB", {"Authorization": "Bearer hz_" + "A" * 65_536}),
+        ("NUL", {"Authorization": "Bearer hz_\u0000"}),
+        ("Basic", {"Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"}),
+        ("lower-case scheme", {"Authorization": "bearer " + auditor}),
+        ("revoked", {"Authorization": f"Bearer {_revoked(api)}"}),
+        ("wrong role", {"Authorization": f"Bearer {auditor}"}),
+    ]
+
+
+def _revoked(api: Api) -> str:
+    engine = api.book.store.engine
+    token = create(engine, Role.SETTER, "gone")
+    with engine.connect() as conn:
+        token_id = conn.execute(sa.select(tokens.c.id).where(tokens.c.name == "gone")).scalar_one()
+    assert revoke(engine, token_id)
+    return token
+
+
+def _headers(content_type: str | None) -> dict[str, str]:
+    if content_type == "":
+        return {}
+    return {"Content-Type": content_type or "application/json"}
+
+
+def _try_hostile(api: Api, op: Op) -> int:
+    """Send every hostile input to `op` on a fresh table; each must be a refusal that
+    writes nothing. Then the well-formed write, and its key replayed. The number of
+    inputs tried."""
+    bank = _club(api)
+    context = _prepare(bank, op.setup)
+    body = op.body(context) if op.body else None
+    path = op.path.format(**context)
+    before = _event_count(api)
+    tried = 0
+    anonymous = api.client(None)
+    for what, data, content_type in _hostile_bodies(op, body):
+        _problem(_send(bank, op, path, data, _headers(content_type)), what=what)
+        tried += 1
+        # The same input without a token: a 401 before the body is read.
+        if tried % 7 == 0:
+            _problem(_send(anonymous, op, path, data, _headers(content_type)), 401)
+    assert _event_count(api) == before
+    good = _json(body) if body is not None else None
+    for hostile in _hostile_paths(op, context):
+        _problem(_send(bank, op, hostile, good, _headers(None)), what=hostile[:80])
+        tried += 1
+    for what, header in [
+        ("Idempotency-Key", {"Idempotency-Key": "k" * 65_536}),
+        ("Idempotency-Key NUL", {"Idempotency-Key": "a\u0000b"}),
+        ("Idempotency-Key unicode", {"Idempotency-Key": "ключ"}),
+        ("If-Match", {"If-Match": "9" * 65_536}),
+        ("If-Match 5,000 digits", {"If-Match": "9" * 5_000}),
+        ("If-Match negative", {"If-Match": "-1"}),
+        ("If-Match stale", {"If-Match": "0"}),
+        ("Content-Type", {"Content-Type": "text/" + "y" * 65_536}),
+        ("Content-Type NUL", {"Content-Type": "application/json\u0000"}),
+        ("Content-Encoding", {"Content-Encoding": "gzip" * 16_384}),
+    ]:
+        if what.startswith("If-Match") and "{t}" not in op.path:
+            continue
+        if what.startswith("Content-") and good is None:
+            continue  # a body-less request's content headers describe nothing
+        response = _send(bank, op, path, good, {**_headers(None), **header})
+        _problem(response, what=what)
+        tried += 1
+    assert _event_count(api) == before
+    for what, header in _tokens(api):
+        response = api.app.test_client().open(
+            path, method=op.method.upper(), data=good, headers={**_headers(None), **header}
+        )
+        _problem(response, 401, 403, what=what)
+        tried += 1
+    assert _event_count(api) == before
+    # Nothing moved the table: the well-formed write is still what it takes; its key
+    # replayed with the same body is the first answer, with another body a 422.
+    first = _send(bank, op, path, good, {**_headers(None), "Idempotency-Key": "once"})
+    assert first.status_code == op.expect, first.get_json()
+    after = _event_count(api)
+    again = _send(bank, op, path, good, {**_headers(None), "Idempotency-Key": "once"})
+    if op.expect < 300:
+        assert again.status_code == first.status_code
+        assert again.get_json() == first.get_json()
+    else:
+        _problem(again, op.expect)
+    other = _json({**(body or {}), "surprise": 1}) if body is not None else b"{}"
+    if body is not None:
+        for where in _integer_fields(body)[-1:]:
+            other = _json(_replace(body, where, _other(body, where)))
+            break
+        else:
+            other = _json({k: (v + "x" if isinstance(v, str) else v) for k, v in body.items()})
+    response = _send(bank, op, path, other, {**_headers(None), "Idempotency-Key": "once"})
+    if op.expect < 300 and body:
+        problem = _problem(response, 422)
+        assert problem["type"] == PREFIX + "idempotency-key-reused", problem
+    else:
+        assert response.status_code < 500
+    assert _event_count(api) == after
+    return tried + 3
+
+
+def _other(body: Any, where: tuple[Any, ...]) -> int:
+    target = body
+    for step in where:
+        target = target[step]
+    return int(target) - 1 if target > 1 else int(target) + 1
+
+
+@pytest.mark.parametrize("op", WRITES, ids=[op.name for op in WRITES])
+def test_a_write_refuses_hostile_input_and_writes_nothing(sqlite_api: Api, op: Op) -> None:
+    assert _try_hostile(sqlite_api, op) >= 40  # the suite cannot quietly shrink
+
+
+def test_a_body_less_write_refuses_a_body_rather_than_ignoring_it(sqlite_api: Api) -> None:
+    """Regression: close and pass took no body and read none, so a body 30,000 levels
+    deep, or not JSON at all, closed the table (201) rather than being refused."""
+    bank = _club(sqlite_api)
+    context = _prepare(bank, "caster")
+    path = f"/tables/{context['t']}/close"
+    before = _event_count(sqlite_api)
+    for data, content_type, status, kind in [
+        (b"[" * DEEP + b"]" * DEEP, "application/json", 400, "bad-request"),
+        (b"not json", "application/json", 400, "bad-request"),
+        (b"close it", "text/plain", 415, "unsupported-media-type"),
+        (b'{"now": true}', "application/json", 422, "validation"),
+        (b"[]", "application/json", 422, "validation"),
+        (b"null", "application/json", 422, "validation"),
+    ]:
+        answer = bank.post(path, data=data, headers={"Content-Type": content_type})
+        problem = _problem(answer, status, what=data[:20])
+        assert problem["type"] == PREFIX + kind
+    assert _event_count(sqlite_api) == before
+    # No body, or an empty object, is what it takes.
+    assert (
+        bank.post(path, data=b"{}", headers={"Content-Type": "application/json"}).status_code == 201
+    )
+    context = _prepare(bank, "caster")
+    assert bank.post(f"/tables/{context['t']}/close").status_code == 201
+
+
+def _get_paths() -> list[tuple[str, list[str]]]:
+    """Every GET operation of the contract outside the console and operators'
+    endpoints, as (path template, its query parameters)."""
+    import pathlib
+
+    import yaml
+
+    spec = yaml.safe_load((pathlib.Path(__file__).parents[2] / "openapi.yaml").read_text())
+    found = []
+    for path, item in spec["paths"].items():
+        get = item.get("get")
+        if get is None or path in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
+            continue
+        query = [p["name"] for p in get.get("parameters", []) if p.get("in") == "query"]
+        found.append((path, query))
+    return found
+
+
+GETS = _get_paths()
+HOSTILE_QUERY = [HUGE, "-" + HUGE, str(2**63), "-1", "0", "a%00b", "%00", "..", "a/b", "x" * 300,
+                 "%C3%A4nn%C3%A4", "%EF%BC%91", "%FF", "%ED%A0%80", "1.5", "true", "%E2%80%AE",
+                 "%20", ""]  # fmt: skip
+HOSTILE_PATH = [HUGE, "-1", str(2**63), "%00", "a%00b", "..", "%2e%2e", "a%2Fb", "x" * 300,
+                "%C3%A4nn%C3%A4", "%EF%BC%91", "%ED%A0%80", "%FF"]  # fmt: skip
+REACHING_A_QUERY = [str(2**63), "9" * 20, "a%00b", "%00", "%ED%A0%80", "x" * 300]
+"""What a read tried on PostgreSQL too is sent: what passes a loose check and reaches
+the database, which refuses a NUL and a number past 64 bits where SQLite does not."""
+
+
+def _fill(path: str, context: dict[str, Any], **values: str) -> str:
+    filled = {"table": context["t"], "name": "ann", "round": "1", "dispute_id": context["d"],
+              "size": "1", **values}  # fmt: skip
+    return path.format(**filled)
+
+
+def _ask_hostile(
+    api: Api,
+    path: str,
+    query: list[str],
+    context: dict[str, Any],
+    values: list[str] = HOSTILE_QUERY,
+    path_values: list[str] = HOSTILE_PATH,
+) -> int:
+    """Send each hostile value in each query parameter of `path` (and an unknown one),
+    and in each of its path parameters: a 4xx problem or an answer, never a 5xx, and
+    never an event. The number of requests."""
+    bank = api.client()
+    before = _event_count(api)
+    tried = 0
+    base = _fill(path, context)
+    for name in [*query, "unknown", "after%00"]:
+        for value in values:
+            answer = bank.get(f"{base}?{name}={value}")
+            what = (path, name, value[:12])
+            assert answer.status_code < 500, (what, answer.data[:300])
+            if answer.status_code >= 400:
+                _problem(answer, what=what)
+            tried += 1
+        twice = bank.get(f"{base}?{name}=1&{name}=2")
+        assert twice.status_code < 500, (path, name, twice.data[:300])
+        tried += 1
+    for parameter in ("table", "name", "round", "dispute_id", "size"):
+        if "{" + parameter + "}" not in path:
+            continue
+        for value in path_values:
+            answer = bank.get(_fill(path, context, **{parameter: value}))
+            _problem(answer, 400, 404, 422, what=(path, parameter, value[:12]))
+            tried += 1
+    assert _event_count(api) == before
+    return tried
+
+
+@pytest.mark.parametrize(("path", "query"), GETS, ids=[path for path, _ in GETS])
+def test_a_read_refuses_hostile_parameters_and_writes_nothing(
+    sqlite_api: Api, path: str, query: list[str]
+) -> None:
+    bank = _club(sqlite_api)
+    context = _prepare(bank, "disputed")
+    assert _ask_hostile(sqlite_api, path, query, context) >= 40
+
+
+BOTH = ["deposit", "throw", "offer side bet", "open dispute", "resolve dispute"]
+"""The writes tried on PostgreSQL too: money, play, a nested body, free text."""
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_a_write_refuses_hostile_input_on_each_database(api: Api, name: str) -> None:
+    (op,) = [op for op in WRITES if op.name == name]
+    _try_hostile(api, op)
+
+
+@pytest.mark.parametrize(("path", "query"), GETS, ids=[path for path, _ in GETS])
+def test_a_read_refuses_hostile_parameters_on_each_database(
+    api: Api, path: str, query: list[str]
+) -> None:
+    bank = _club(api)
+    context = _prepare(bank, "disputed")
+    _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
