@@ -167,7 +167,9 @@ def test_an_evening_through_the_console(
     reader = browser.new_context().new_page()
     sign_in(reader, served.url, served.token("player", "ann"))
     reader.goto(served.url + "/console/me")
+    assert reader.title() == "My account · Hazard ledger"
     assert reader.locator("#balance").inner_text() == "1250"
+    assert reader.get_by_role("table", name="Your disputes").count() == 1
     amounts = [int(a) for a in reader.locator("table.statement td.amount").all_inner_texts()]
     assert sum(amounts) == 1250
     # Each line has its receipt: the event's leaf and audit path to a signed checkpoint.
