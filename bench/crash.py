@@ -112,12 +112,14 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise SystemExit(f"hazard serve exited: see {self.workdir}/serve-*.log")
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                conn = http.client.HTTPConnection(HOST, self.port, timeout=2)
+            conn = http.client.HTTPConnection(HOST, self.port, timeout=2)
+            try:
                 conn.request("GET", "/readyz")
                 if conn.getresponse().status == 200:
-                    conn.close()
                     return time.monotonic() - began
+            except (OSError, http.client.HTTPException):
+                pass
+            finally:
                 conn.close()
             time.sleep(0.05)
         raise SystemExit("hazard serve did not get ready in 60 s")
@@ -157,6 +159,11 @@ class Http:
     def __init__(self, port: int) -> None:
         self.port = port
         self.conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def call(
         self, method: str, path: str, token: str, body: Any = None, headers: Any = None
@@ -238,6 +245,7 @@ def set_up(port: int, token: str, tables: Sequence[str]) -> None:
             ok(f"/tables/{table}/seats", {"player": player})
         for die, player in zip((6, 5, 4, 3), PLAYERS, strict=False):
             ok(f"/tables/{table}/casts", {"player": player, "die": die})
+    api.close()
 
 
 # -- a client process -------------------------------------------------------------------
@@ -387,6 +395,7 @@ def client(
             continue
         tag, rule, token, body = choose(rng, states[table], tokens)
         write("POST", f"/tables/{table}/{rule}", token, body, table, tag)
+    api.close()
     record["statuses"] = dict(statuses)
     out.put(record)
 
