@@ -516,6 +516,22 @@ def database(kind: str, workdir: Path, postgres_url: str | None) -> Iterator[str
             admin.dispose()
 
 
+def collect(out: Any, clients: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every client's record; an error at once if a client died without one."""
+    import queue
+
+    records: list[dict[str, Any]] = []
+    deadline = time.monotonic() + ANSWER_WITHIN_S + 60
+    while len(records) < len(clients):
+        try:
+            records.append(out.get(timeout=1))
+        except queue.Empty:
+            dead = [p.exitcode for p in clients if p.exitcode not in (None, 0)]
+            if dead or time.monotonic() > deadline:
+                raise SystemExit(f"a client process failed (exit codes {dead})") from None
+    return records
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(args.seed)
     tables = [f"t{i}" for i in range(args.tables)]
@@ -552,7 +568,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         time.sleep(args.seconds)
         kill_thread.join()  # every kill made, and the server up again
         stop.set()
-        records = [out.get(timeout=ANSWER_WITHIN_S + 60) for _ in clients]
+        records = collect(out, clients)
         for proc in clients:
             proc.join(timeout=30)
         elapsed = time.monotonic() - began
