@@ -896,15 +896,9 @@ def _correction(
     return dict(what.adjustments)
 
 
-def dispute_round(state: TableState, dispute_id: str) -> int | None:
-    """The round an open dispute is about (None if it is not open)."""
-    return state.disputes.get(dispute_id)
-
-
 __all__ = [
     "DISPUTE_WINDOW",
     "MAX_OPEN_DISPUTES",
-    "SETTER",
     "Answer",
     "Group",
     "Paid",
