@@ -68,11 +68,11 @@ from engine.betting import (
     withdraw_side_bet,
 )
 from engine.command import Drafted
-from engine.disputes import RoundBook
 from engine.errors import HazardError, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.money import ESCROW
 from engine.play import call_main, server_throw, throw, void_throw
+from engine.rounds import RoundBook
 from engine.rules import CoverPolicy
 from engine.serverdice import SERVER, commit_to, draw, is_seed, turn_change
 from engine.state import SETTER, BetKind, TableState

@@ -1,0 +1,360 @@
+"""What a round would have been with other dice at one of its throws, and whether a
+correction to them stays inside the round (engine.disputes says what that takes).
+
+The round's commands are run again from that throw on, as the referee runs them; the
+answer a dispute gets at once (`answer`) says whether the recorded settlements match and,
+given dice, what each bet would have done. Writes nothing. Standard library and engine
+only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from engine import events as ev
+from engine.dice import is_die
+from engine.errors import HazardError, Rule, RuleBroken
+from engine.fold import fold
+from engine.money import holds
+from engine.rounds import Group, RoundRecord, net, settle_up
+from engine.state import TableState
+
+_SEED_EVENTS = (ev.SeedCommitted, ev.SeedRevealed)
+_CLOSING = (ev.BetSettled, ev.BetVoided)
+
+
+def require_throw(record: RoundRecord, throw: int | None, rule: Rule) -> int:
+    """`throw`, a version of one of the round's throws (its last, when None)."""
+    throws = record.throws
+    if not throws:
+        raise RuleBroken(rule, f"round {record.number} has no throw")
+    if throw is None:
+        return throws[-1].version
+    if type(throw) is not int or throw not in {t.version for t in throws}:
+        listed = ", ".join(str(t.version) for t in throws)
+        raise RuleBroken(
+            rule,
+            f"version {throw!r} is not a throw of round {record.number}: its throws are at "
+            f"versions {listed}",
+        )
+    return throw
+
+
+# -- the answer -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paid:
+    """What one bet of the round did: `outcome` "settled" (to `winner`), "voided", or
+    "open"; `net`, each party up or down on it."""
+
+    bet_id: str
+    outcome: str
+    winner: str | None
+    net: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The round with other dice at one throw: its result (None if it would not have
+    ended at its recorded commands), main and chance, and what each bet would have done.
+    `stopped` says why the what-if stops short (a recorded command that could not have
+    happened); `refused` why the correction would not be made (None: it would be, moving
+    `adjustments`)."""
+
+    throw: int
+    die1: int
+    die2: int
+    result: str | None
+    main: int | None
+    chance: int | None
+    bets: tuple[Paid, ...]
+    stopped: str | None
+    refused: str | None
+    adjustments: Mapping[str, tuple[ev.Transfer, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The service's answer to a dispute: whether the recorded settlements are what the
+    engine derives from the round's events, the round as recorded, and a what-if."""
+
+    matches: bool
+    mismatch: str | None
+    result: str | None
+    bets: tuple[Paid, ...]
+    what_if: WhatIf | None
+
+
+def answer(
+    record: RoundRecord, throw: int | None = None, die1: int | None = None, die2: int | None = None
+) -> Answer:
+    """Re-derive the round and, given dice, what it would have been with them. Writes
+    nothing."""
+    found = None
+    if die1 is not None and die2 is not None:
+        at = require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
+        found = what_if(record, at, die1, die2)
+    return Answer(
+        record.mismatch is None,
+        record.mismatch,
+        _result(record.after, record.number),
+        _paid(record.groups, record.money, record.open),
+        found,
+    )
+
+
+def _result(after: TableState, number: int) -> str | None:
+    return after.last_result.value if after.round == number + 1 and after.last_result else None
+
+
+def _paid(
+    groups: Iterable[Group] | Iterable[Sequence[ev.Event]],
+    money: Mapping[str, Sequence[ev.Transfer]],
+    still_open: Iterable[str] = (),
+) -> tuple[Paid, ...]:
+    closings: dict[str, ev.BetSettled | ev.BetVoided] = {}
+    for g in groups:
+        for e in g.events if isinstance(g, Group) else g:
+            if isinstance(e, _CLOSING):
+                closings[e.bet_id] = e
+    paid = []
+    for bet_id in sorted(money, key=bet_order):
+        closing = closings.get(bet_id)
+        if bet_id in still_open or closing is None:
+            paid.append(Paid(bet_id, "open", None, net(money[bet_id])))
+        elif isinstance(closing, ev.BetSettled):
+            paid.append(Paid(bet_id, "settled", closing.winner, net(money[bet_id])))
+        else:
+            paid.append(Paid(bet_id, "voided", None, net(money[bet_id])))
+    return tuple(paid)
+
+
+def bet_order(bet_id: str) -> int:
+    return int(bet_id[1:]) if bet_id[1:].isdigit() else 0
+
+
+# -- deriving the round again with other dice --------------------------------------------------
+
+
+class _Rederived(NamedTuple):
+    groups: list[list[ev.Event]]
+    """The round's groups from the corrected throw on, as derived with the new dice."""
+    after: TableState
+    stopped: str | None
+    money: dict[str, tuple[ev.Transfer, ...]]
+
+
+def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, _Rederived]:
+    """Run the round's commands again from the one whose throw is `throw`, with the dice
+    `die1`, `die2` there. Stops where a recorded command could not have been run, or
+    once the corrected round has ended."""
+    from engine.referee import command_words, derive, describe
+
+    index = _group_of_throw(record, throw)
+    state = record.groups[index].before
+    derived: list[list[ev.Event]] = []
+    stopped = None
+    for i in range(index, len(record.groups)):
+        group = record.groups[i]
+        cause = group.events[0]
+        if i == index:
+            cause = _with_dice(cause, die1, die2)
+        try:
+            events: list[ev.Event] = [
+                e for e in derive(state, cause) if not isinstance(e, _SEED_EVENTS)
+            ]
+        except (HazardError, TypeError, ValueError) as exc:
+            detail = exc.detail if isinstance(exc, RuleBroken) else str(exc)
+            stopped = (
+                f"{command_words(group.events[0], group.before)} ({describe(group.events[0])}) "
+                f"could not have happened: {detail}"
+            )
+            break
+        seeds = [e for e in group.events if isinstance(e, _SEED_EVENTS)]
+        if seeds:  # the turn's seed events, as recorded, where the command puts them
+            first = events[-1].version + 1 if events else state.version + 1
+            events += [dataclasses.replace(s, version=first + k) for k, s in enumerate(seeds)]
+        derived.append(events)
+        state = fold(events, state)
+        if state.round > record.number:
+            break
+    money: dict[str, list[ev.Transfer]] = {}
+    for g in record.groups[:index]:
+        for e in g.events:
+            _collect(money, e, record.money)
+    for events in derived:
+        for e in events:
+            _collect(money, e, record.money)
+    return index, _Rederived(derived, state, stopped, {b: tuple(t) for b, t in money.items()})
+
+
+def _collect(
+    money: dict[str, list[ev.Transfer]], e: ev.Event, of_round: Mapping[str, object]
+) -> None:
+    bet_id = getattr(e, "bet_id", None)
+    if bet_id is not None and bet_id in of_round and not isinstance(e, ev.BetAdjusted):
+        money.setdefault(bet_id, []).extend(holds(e))
+
+
+def _group_of_throw(record: RoundRecord, throw: int) -> int:
+    for i, group in enumerate(record.groups):
+        for e in group.events:
+            if isinstance(e, ev.DiceThrown) and e.version == throw:
+                return i
+    raise RuleBroken(Rule.NOT_A_THROW_OF_ROUND, f"version {throw} is not a throw of the round")
+
+
+def _with_dice(cause: ev.Event, die1: int, die2: int) -> ev.Event:
+    if isinstance(cause, ev.DiceThrown | ev.DiceDrawn):
+        return dataclasses.replace(cause, die1=die1, die2=die2)
+    raise RuleBroken(Rule.NOT_A_THROW_OF_ROUND, "the throw is not a command of its own")
+
+
+def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
+    for die in (die1, die2):
+        if not is_die(die):
+            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    index, redo = _rerun(record, throw, die1, die2)
+    refused = _beyond(record, index, redo, die1, die2)
+    groups = [g.events for g in record.groups[:index]] + redo.groups
+    still_open = [b for b in redo.money if b in redo.after.bets]
+    ended = redo.after.round > record.number
+    main = chance = None
+    state = record.before
+    for events in groups:  # the main and chance the corrected round set, as it went
+        for e in events:
+            state = fold([e], state)
+            if state.round == record.number:
+                main = state.main if state.main is not None else main
+                chance = state.chance if state.chance is not None else chance
+    adjustments = {} if refused else _adjustments(record.money, redo.money)
+    return WhatIf(
+        throw,
+        die1,
+        die2,
+        _result(redo.after, record.number) if ended else None,
+        main,
+        chance,
+        _paid(groups, redo.money, still_open),
+        redo.stopped,
+        refused,
+        adjustments,
+    )
+
+
+def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: int) -> str | None:
+    """Why correcting the throw would reach beyond its round (None if it would not)."""
+    from engine.referee import describe
+
+    recorded = [list(g.events) for g in record.groups[index:]]
+    with_dice = f"with {die1}+{die2} at version {record.groups[index].events[0].version}"
+    if redo.stopped is not None:
+        return f"{with_dice}, {redo.stopped}"
+    if len(redo.groups) < len(recorded):
+        ended_at = redo.groups[-1][0]
+        return (
+            f"{with_dice} the round would have ended at version {ended_at.version} "
+            f"({describe(ended_at)}), and what was recorded after it never happened"
+        )
+    if redo.after.round == record.number:
+        return f"{with_dice} the round would not have ended where it did: it would still be in play"
+    for k, (got, want) in enumerate(zip(redo.groups, recorded, strict=True)):
+        differs = _shape(got, want, corrected=k == 0)
+        if differs:
+            return f"{with_dice} {differs}"
+    if record.open or any(b in redo.after.bets for b in redo.money):
+        return f"{with_dice} bets of the round would still be open after it"
+    carried = _carried(redo.after), _carried(record.after)
+    if carried[0] != carried[1]:
+        names = [n for n, a, b in zip(_CARRIED, *carried, strict=True) if a != b]
+        return (
+            f"{with_dice} the table would have gone on from the round differently "
+            f"({', '.join(names)} would differ)"
+        )
+    rules = record.after.rules
+    runs = rules is not None and (
+        rules.dice_pass.after_losses is not None
+        or rules.dice_pass.after_wins is not None
+        or rules.dice_pass.voluntary
+    )
+    got_run = (redo.after.consecutive_losses, redo.after.consecutive_wins)
+    want_run = (record.after.consecutive_losses, record.after.consecutive_wins)
+    if runs and got_run != want_run:
+        return (
+            f"{with_dice} the caster's run would be {got_run[0]} losses and {got_run[1]} wins, "
+            f"not {want_run[0]} and {want_run[1]}: under {rules.name} rules that decides when "  # type: ignore[union-attr]
+            "the dice pass, so later rounds could have been played by another caster"
+        )
+    return None
+
+
+_CARRIED = (
+    "phase",
+    "seats",
+    "caster",
+    "round",
+    "main",
+    "chance",
+    "throws",
+    "standing",
+    "contest",
+    "casts",
+    "dice",
+    "commitment",
+    "nonce",
+    "bets",
+)
+
+
+def _carried(state: TableState) -> tuple[object, ...]:
+    return tuple(
+        dict(v) if isinstance(v := getattr(state, name), Mapping) else v for name in _CARRIED
+    )
+
+
+def _shape(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) -> str | None:
+    """How a derived group differs from the recorded one in more than who won and what
+    was paid, and (in the `corrected` throw's own group) the dice (None if it does not)."""
+    from engine.referee import describe
+
+    for g, w in zip(got, want, strict=False):
+        if not _only_money_differs(g, w, corrected) and g != w:
+            return (
+                f"the engine would derive {describe(g)} at version {g.version} where "
+                f"{describe(w)} was recorded"
+            )
+    if len(got) != len(want):
+        longer, which = (got, "derive") if len(got) > len(want) else (want, "not derive")
+        e = longer[min(len(got), len(want))]
+        return f"the engine would {which} {describe(e)} at version {e.version}"
+    return None
+
+
+def _only_money_differs(got: ev.Event, want: ev.Event, corrected: bool) -> bool:
+    """Whether two events differ at most in who won and what was paid (a bet settled
+    or voided; the payout of odds laid on a chance the correction moved), or are the
+    corrected throw's dice."""
+    if isinstance(got, _CLOSING) and isinstance(want, _CLOSING):
+        return got.bet_id == want.bet_id and got.version == want.version
+    if isinstance(got, ev.OddsLaid) and isinstance(want, ev.OddsLaid):
+        return dataclasses.replace(got, payout=want.payout, breakage=want.breakage) == want
+    if corrected and isinstance(got, ev.DiceThrown | ev.DiceDrawn) and type(got) is type(want):
+        return dataclasses.replace(got, die1=want.die1, die2=want.die2) == want
+    return False
+
+
+def _adjustments(
+    recorded: Mapping[str, Sequence[ev.Transfer]], corrected: Mapping[str, Sequence[ev.Transfer]]
+) -> dict[str, tuple[ev.Transfer, ...]]:
+    moves = {}
+    for bet_id in sorted(set(recorded) | set(corrected), key=bet_order):
+        was, should = net(recorded.get(bet_id, ())), net(corrected.get(bet_id, ()))
+        delta = {p: should.get(p, 0) - was.get(p, 0) for p in sorted(set(was) | set(should))}
+        transfers = settle_up({p: d for p, d in delta.items() if d})
+        if transfers:
+            moves[bet_id] = transfers
+    return moves
