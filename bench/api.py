@@ -28,6 +28,14 @@ response, and the client reconnects).
   settlements-table   GET /settlements?table=<t>&limit=50, t a seeded table at random.
   settlements-player  GET /settlements?player=<p>&limit=50, p a seeded player at random.
 
+With --bare (the default), a bare Flask app (bench/bare.py: the stdlib sqlite3 and
+jsonify, one durable insert for a throw) is served beside the service, on its own copy of
+the same database, with the same gunicorn settings (`hazard serve`'s threaded workers),
+and every workload runs on it too, just before or after the service's (in turn): the
+report then gives, per workload and size, service / bare for req/s and p50/p99, against
+the issue's goals (a query >= 0.8x the bare view's req/s; a throw >= 0.7x, with a p99
+within 2x). With --no-bare, the output of old (gunicorn's sync workers by default).
+
 Every answer that is not the success expected (201, 200), and every connection error,
 is counted and reported with an example; latencies are of successful requests. After
 each server run its log is searched for tracebacks and gunicorn errors. Figures are
