@@ -28,6 +28,14 @@ response, and the client reconnects).
   settlements-table   GET /settlements?table=<t>&limit=50, t a seeded table at random.
   settlements-player  GET /settlements?player=<p>&limit=50, p a seeded player at random.
 
+With --bare (the default), a bare Flask app (bench/bare.py: the stdlib sqlite3 and
+jsonify, one durable insert for a throw) is served beside the service, on its own copy of
+the same database, with the same gunicorn settings (`hazard serve`'s threaded workers),
+and every workload runs on it too, just before or after the service's (in turn): the
+report then gives, per workload and size, service / bare for req/s and p50/p99, against
+the issue's goals (a query >= 0.8x the bare view's req/s; a throw >= 0.7x, with a p99
+within 2x). With --no-bare, the output of old (gunicorn's sync workers by default).
+
 Every answer that is not the success expected (201, 200), and every connection error,
 is counted and reported with an example; latencies are of successful requests. After
 each server run its log is searched for tracebacks and gunicorn errors. Figures are
@@ -97,6 +105,22 @@ def _gunicorn_target(spec: str) -> str:
     return "ledger.api:create_app()" if spec == "factory" else spec
 
 
+BARE_APP = "bench.bare:app"
+"""The bare baseline (bench/bare.py): Flask and the stdlib sqlite3, nothing else."""
+
+
+def serve_like() -> list[str]:
+    """gunicorn's worker settings as `hazard serve` sets them (ledger.api.server.serve):
+    its threaded worker class, its threads, its worker timeout."""
+    from ledger.api import server, slowclients
+
+    return [
+        "--worker-class", "ledger.api.slowclients.ThreadWorker",
+        "--threads", str(slowclients.DEFAULT_THREADS),
+        "--timeout", str(server.WORKER_TIMEOUT_S),
+    ]  # fmt: skip
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -149,13 +173,22 @@ def _cpu_of(pid: int) -> float:
 
 @contextlib.contextmanager
 def serve(
-    source: Path, workdir: Path, spec: str, workers: int, extra: Sequence[str]
+    source: Path,
+    workdir: Path,
+    spec: str,
+    workers: int,
+    extra: Sequence[str],
+    name: str = "served",
 ) -> Iterator[Server]:
-    """gunicorn on a fresh copy of `source`, until the block ends."""
-    database = workdir / "served.sqlite3"
-    for leftover in workdir.glob("served.sqlite3*"):
+    """gunicorn on a fresh copy of `source` (workdir/<name>.sqlite3), until the block ends."""
+    database = workdir / f"{name}.sqlite3"
+    for leftover in workdir.glob(f"{name}.sqlite3*"):
         leftover.unlink()
     shutil.copyfile(source, database)
+    if spec == BARE_APP:
+        from bench import bare
+
+        bare.prepare(str(database))
     # Written back to disk now, not by the kernel during the timed runs (where the
     # write-back of a 0.5 GB copy would queue ahead of the throws' fsyncs).
     fd = os.open(database, os.O_RDONLY)
@@ -163,7 +196,7 @@ def serve(
         os.fsync(fd)
     finally:
         os.close(fd)
-    log = workdir / "gunicorn.log"
+    log = workdir / f"gunicorn-{name}.log"
     port = _free_port()
     # The key that signed the log, beside the database copied (not the copy's name).
     env = dict(os.environ, DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key_for(source)))
@@ -300,6 +333,42 @@ def query_workload(name: str, param: str, values: Sequence[str]) -> Workload:
         name,
         200,
         f"GET /settlements?{param}=<{param}>&limit={PAGE}, over {len(values)} {param}s",
+        request,
+    )
+
+
+BARE = "bare:"
+"""The prefix of a bare workload's name: bare:throw is the floor under throw."""
+
+
+def bare_throw_workload(tables: Sequence[str]) -> Workload:
+    """One durable insert a request (bench.bare), with bodies like the throws'."""
+    paths = [f"/bare/throws?{urlencode({'table': t})}" for t in tables]
+
+    def request(rng: random.Random) -> Request:
+        die1, die2 = rng.randint(1, 6), rng.randint(1, 6)
+        return "POST", rng.choice(paths), f'{{"die1": {die1}, "die2": {die2}}}'.encode()
+
+    return Workload(
+        BARE + "throw",
+        201,
+        f"POST /bare/throws over {len(tables)} tables: BEGIN IMMEDIATE, one INSERT, COMMIT",
+        request,
+        kind="write",
+    )
+
+
+def bare_query_workload(name: str, param: str, values: Sequence[str]) -> Workload:
+    """The rows the service's query reads, by sqlite3 and jsonify alone (bench.bare)."""
+    paths = [f"/bare/settlements?{urlencode({param: v, 'limit': PAGE})}" for v in values]
+
+    def request(rng: random.Random) -> Request:
+        return "GET", rng.choice(paths), None
+
+    return Workload(
+        BARE + name,
+        200,
+        f"GET /bare/settlements?{param}=<{param}>&limit={PAGE}, over {len(values)} {param}s",
         request,
     )
 
@@ -553,13 +622,22 @@ def measure(
     results: dict[tuple[str, int], list[dict[str, Any]]] = {}
     notes: dict[str, Any] = {"unavailable": {}, "server_logs": [], "direct": {}}
     sizes = sorted(dbs)
-    extra = args.gunicorn_arg or []
+    extra = args.gunicorn_args
     for r in range(args.repeat):
         for size in _rotated(sizes, r):
             db = dbs[size]
             meta = db.meta
             _say(f"repetition {r + 1}/{args.repeat}: serving {meta['events']:,} events...")
-            with serve(db.path, workdir, spec, args.workers, extra) as server:
+            servers: list[Server] = []
+            with contextlib.ExitStack() as stack:
+                server = stack.enter_context(serve(db.path, workdir, spec, args.workers, extra))
+                servers.append(server)
+                bare_server: Server | None = None
+                if args.bare:  # beside it, on its own copy of the same database
+                    bare_server = stack.enter_context(
+                        serve(db.path, workdir, BARE_APP, args.workers, extra, name="bare")
+                    )
+                    servers.append(bare_server)
                 if args.direct:  # on the served copy, while the workers are idle
                     found = direct_queries(server.database, meta, args.direct, args.seed + r)
                     notes["direct"].setdefault(size, []).append(found)
@@ -588,17 +666,23 @@ def measure(
                                     "settlements-player", "player", meta["query_players"]
                                 )
                             )
+                runs: list[tuple[Workload, Server]] = []
                 for w in _rotated(workloads, r):
+                    pair = [(w, server)]
+                    if bare_server is not None:
+                        pair.append((bare_of(w, meta), bare_server))
+                    runs += pair if r % 2 == 0 else pair[::-1]  # who goes first, in turn
+                for w, on in runs:
                     if args.warmup > 0:
-                        drive(server.port, meta["token"], w, args.clients, args.warmup, args.seed)
+                        drive(on.port, meta["token"], w, args.clients, args.warmup, args.seed)
                     run = drive(
-                        server.port,
+                        on.port,
                         meta["token"],
                         w,
                         args.clients,
                         args.seconds,
                         args.seed + 7 * r + 1,
-                        server,
+                        on,
                     )
                     summary = run_summary(run)
                     summary["what"] = w.what
@@ -606,25 +690,41 @@ def measure(
                     results.setdefault((w.name, size), []).append(summary)
                     failed = f", {summary['failed']} FAILED" if summary["failed"] else ""
                     _say(
-                        f"  {w.name:<19} {summary['throughput']:>8.1f} req/s  "
+                        f"  {w.name:<24} {summary['throughput']:>8.1f} req/s  "
                         f"p50 {summary['p50_ms']:.2f} ms  p99 {summary['p99_ms']:.2f} ms"
                         f"  (CPU server {summary['server_cpu_cores']:.2f}, other"
                         f" {summary['other_cpu_cores']:.2f}){failed}"
                     )
-            scanned = scan_log(server.log)
-            scanned.update(repetition=r + 1, events=meta["events"])
-            notes["server_logs"].append(scanned)
-            if scanned["tracebacks"] or scanned["error_lines"]:
-                _say(
-                    f"  server log: {scanned['tracebacks']} tracebacks, "
-                    f"{scanned['error_lines']} error lines"
+            for on in servers:
+                scanned = scan_log(on.log)
+                scanned.update(
+                    repetition=r + 1,
+                    events=meta["events"],
+                    app="bare" if on is not server else "ledger",
                 )
-                keep = workdir / f"gunicorn-r{r + 1}-{size}.log"
-                shutil.copyfile(server.log, keep)
-                scanned["log"] = str(keep)
-            for leftover in workdir.glob("served.sqlite3*"):
+                notes["server_logs"].append(scanned)
+                if scanned["tracebacks"] or scanned["error_lines"]:
+                    _say(
+                        f"  {scanned['app']} server log: {scanned['tracebacks']} tracebacks, "
+                        f"{scanned['error_lines']} error lines"
+                    )
+                    keep = workdir / f"gunicorn-{scanned['app']}-r{r + 1}-{size}.log"
+                    shutil.copyfile(on.log, keep)
+                    scanned["log"] = str(keep)
+            for leftover in [*workdir.glob("served.sqlite3*"), *workdir.glob("bare.sqlite3*")]:
                 leftover.unlink()
     return results, notes
+
+
+def bare_of(w: Workload, meta: dict[str, Any]) -> Workload:
+    """The bare workload under a real one: the same requests, minus the service."""
+    if w.name == "throw":
+        return bare_throw_workload(meta["throw_tables"])
+    if w.name == "settlements-table":
+        return bare_query_workload(w.name, "table", meta["tables"])
+    if w.name == "settlements-player":
+        return bare_query_workload(w.name, "player", meta["query_players"])
+    raise ValueError(f"no bare baseline for {w.name}")
 
 
 def summarise(
@@ -674,7 +774,50 @@ def summarise(
         if entry["target"] is not None:
             entry["met"] = entry["p50_ratio"] <= TARGET_RATIO and entry["p99_ratio"] <= TARGET_RATIO
         ratios.append(entry)
-    return {"rows": rows, "ratios": ratios}
+    return {"rows": rows, "ratios": ratios, "bare": against_bare(by)}
+
+
+BARE_GOALS: dict[str, tuple[float, float | None]] = {
+    "settlements-table": (0.8, None),
+    "settlements-player": (0.8, None),
+    "throw": (0.7, 2.0),
+}
+"""Per workload (from the issue): the least throughput over the bare view's, and the
+most p99 over the bare view's (None: no bound)."""
+
+
+def against_bare(by: dict[tuple[str, int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per workload and size: the service over the bare view, both run side by side."""
+    out = []
+    for (name, size), real in sorted(by.items()):
+        bare = by.get((BARE + name, size))
+        if name.startswith(BARE) or bare is None:
+            continue
+        least, most_p99 = BARE_GOALS.get(name, (0.0, None))
+        entry = {
+            "workload": name,
+            "size": size,
+            "throughput": real["throughput"],
+            "bare_throughput": bare["throughput"],
+            "throughput_ratio": round(real["throughput"] / bare["throughput"], 3),
+            "p50_ms": real["p50_ms"],
+            "bare_p50_ms": bare["p50_ms"],
+            "p99_ms": real["p99_ms"],
+            "bare_p99_ms": bare["p99_ms"],
+            "p99_ratio": round(real["p99_ms"] / bare["p99_ms"], 3),
+            # Per repetition too: the two ran side by side in each.
+            "throughput_ratio_per_repetition": [
+                round(x["throughput"] / y["throughput"], 3) if y["throughput"] else math.nan
+                for x, y in zip(real["runs"], bare["runs"], strict=False)
+            ],
+            "goal_throughput_ratio": least,
+            "goal_p99_ratio": most_p99,
+        }
+        entry["met"] = entry["throughput_ratio"] >= least and (
+            most_p99 is None or entry["p99_ratio"] <= most_p99
+        )
+        out.append(entry)
+    return out
 
 
 def summarise_direct(direct: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -734,12 +877,12 @@ def render(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"{'workload':<20} {'events':>9} {'req/s':>9} {'p50 ms':>9} {'p99 ms':>9}"
+        f"{'workload':<24} {'events':>9} {'req/s':>9} {'p50 ms':>9} {'p99 ms':>9}"
         f" {'failed':>7} {'CPU: server':>11} {'client':>6} {'other':>6}",
     ]
     for r in report["summary"]["rows"]:
         lines.append(
-            f"{r['workload']:<20} {r['size']:>9,} {r['throughput']:>9.1f} {r['p50_ms']:>9.2f}"
+            f"{r['workload']:<24} {r['size']:>9,} {r['throughput']:>9.1f} {r['p50_ms']:>9.2f}"
             f" {r['p99_ms']:>9.2f} {r['failed']:>7} {r['server_cpu_cores']:>11.2f}"
             f" {r['client_cpu_cores']:>6.2f} {r['other_cpu_cores']:>6.2f}"
         )
@@ -765,6 +908,28 @@ def render(report: dict[str, Any]) -> str:
         )
     for name, why in report["notes"]["unavailable"].items():
         lines.append(f"  {name}: NOT MEASURED: {why}")
+    if report["summary"]["bare"]:
+        lines += [
+            "",
+            "Against a bare Flask view (bench.bare: sqlite3 and jsonify, the same gunicorn,",
+            "a copy of the same database, run side by side; service / bare, medians):",
+            f"  {'workload':<20} {'events':>9} {'req/s':>15} {'ratio':>6}"
+            f" {'p50 ms':>15} {'p99 ms':>15} {'p99 ratio':>9}",
+        ]
+        for x in report["summary"]["bare"]:
+            goal = f">= {x['goal_throughput_ratio']:g}x"
+            if x["goal_p99_ratio"] is not None:
+                goal += f", p99 <= {x['goal_p99_ratio']:g}x"
+            lines.append(
+                f"  {x['workload']:<20} {x['size']:>9,}"
+                f" {x['throughput']:>7.1f}/{x['bare_throughput']:<7.1f}"
+                f" {x['throughput_ratio']:>5.2f}x"
+                f" {x['p50_ms']:>7.2f}/{x['bare_p50_ms']:<7.2f}"
+                f" {x['p99_ms']:>7.2f}/{x['bare_p99_ms']:<7.2f}"
+                f" {x['p99_ratio']:>8.2f}x  goal {goal}: {'MET' if x['met'] else 'MISSED'}"
+                f"  (req/s ratio per repetition"
+                f" {', '.join(f'{v:.2f}' for v in x['throughput_ratio_per_repetition'])})"
+            )
     failures = [r for r in report["summary"]["rows"] if r["failed"]]
     if failures:
         lines += ["", "FAILED REQUESTS (counted above, excluded from the latencies):"]
@@ -777,7 +942,8 @@ def render(report: dict[str, Any]) -> str:
         lines += ["", "SERVER LOG ERRORS:"]
         for s in bad_logs:
             lines.append(
-                f"  repetition {s['repetition']}, {s['events']:,} events: {s['tracebacks']}"
+                f"  {s.get('app', 'ledger')}, repetition {s['repetition']},"
+                f" {s['events']:,} events: {s['tracebacks']}"
                 f" tracebacks, {s['error_lines']} error lines (log kept: {s.get('log')})"
             )
         lines.append(
@@ -859,6 +1025,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="an extra gunicorn argument, e.g. --gunicorn-arg=--threads=4 (repeatable)",
     )
     parser.add_argument(
+        "--bare",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also serve the bare baseline (bench.bare) beside the service, run each "
+        "workload on both in turn, and report service / bare (default on). With "
+        "--no-bare, gunicorn's workers are its default sync ones unless --gunicorn-arg "
+        "says otherwise (the output of old); with --bare, `hazard serve`'s (threaded)",
+    )
+    parser.add_argument(
         "--direct",
         type=int,
         default=500,
@@ -902,6 +1077,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
     if not sizes or min(sizes) < 1000 or args.repeat < 1 or args.clients < 1 or args.seconds <= 0:
         parser.error("sizes of 1000 or more; --repeat, --clients and --seconds positive")
+    # The same for both servers: hazard serve's workers when comparing with the bare view.
+    args.gunicorn_args = args.gunicorn_arg or (serve_like() if args.bare else [])
     if shutil.which("gunicorn") is None and importlib.util.find_spec("gunicorn") is None:
         parser.error("gunicorn is not installed (.venv/bin/pip install -e '.[serve]')")
 
@@ -935,7 +1112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "workers": args.workers,
             "app": _gunicorn_target(spec),
             "gunicorn": version("gunicorn"),
-            "gunicorn_args": args.gunicorn_arg or [],
+            "gunicorn_args": args.gunicorn_args,
+            "bare": BARE_APP if args.bare else None,
             "page": PAGE,
             "seed": args.seed,
         },
