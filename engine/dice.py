@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from engine.errors import Rule, RuleBroken
+
 FACES = range(1, 7)
 TOTALS = range(2, 13)
 MAINS = range(5, 10)
@@ -28,3 +30,10 @@ def p_pair(die1: int, die2: int) -> Fraction:
 
 def is_die(value: object) -> bool:
     return type(value) is int and 1 <= value <= 6
+
+
+def require_dice(*dice: object) -> None:
+    """Refuse any of `dice` that is not a die's face (rule invalid-die)."""
+    for die in dice:
+        if not is_die(die):
+            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")

@@ -31,7 +31,7 @@ adjustments come after them. Standard library and engine only; the dice come in 
 from __future__ import annotations
 
 from engine import events as ev
-from engine.dice import is_die
+from engine.dice import require_dice
 from engine.errors import Rule, RuleBroken
 from engine.rounds import (
     DISPUTE_WINDOW,
@@ -118,9 +118,7 @@ def open_dispute(
         throw = require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
         if (die1 is None) != (die2 is None):
             raise RuleBroken(Rule.INVALID_DIE, "a claim names both dice, or neither")
-        for die in (die1, die2):
-            if die is not None and not is_die(die):
-                raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+        require_dice(*(die for die in (die1, die2) if die is not None))
     version = state.version + 1
     return [
         ev.DisputeOpened(
@@ -261,9 +259,7 @@ def _correction(
             "it cannot be derived again; void the round instead",
         )
     require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
-    for die in (die1, die2):
-        if not is_die(die):
-            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    require_dice(die1, die2)
     recorded_dice = next((t.die1, t.die2) for t in record.throws if t.version == throw)
     if recorded_dice == (die1, die2):
         raise RuleBroken(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine import events as ev
 from engine.betting import resolve
 from engine.command import Draft, open_rules, pass_to_left, require_caster
-from engine.dice import MAINS, is_die
+from engine.dice import MAINS, is_die, require_dice
 from engine.errors import Rule, RuleBroken
 from engine.rules import DicePass, MainMethod
 from engine.serverdice import require_client_seed, require_croupier_dice, require_server_dice
@@ -76,9 +76,7 @@ def require_server_throw(state: TableState, client_seed: str) -> None:
 
 
 def _thrown(state: TableState, draft: Draft, die1: int, die2: int) -> None:
-    for die in (die1, die2):
-        if not is_die(die):
-            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    require_dice(die1, die2)
     if state.standing is not None:
         off, standing = state.standing
         kept = die2 if off == 1 else die1

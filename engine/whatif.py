@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from engine import events as ev
-from engine.dice import is_die
+from engine.dice import require_dice
 from engine.errors import HazardError, Rule, RuleBroken
 from engine.fold import fold
 from engine.money import holds
@@ -215,9 +215,7 @@ def _with_dice(cause: ev.Event, die1: int, die2: int) -> ev.Event:
 
 
 def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
-    for die in (die1, die2):
-        if not is_die(die):
-            raise RuleBroken(Rule.INVALID_DIE, f"a die shows 1 to 6, not {die!r}")
+    require_dice(die1, die2)
     index, redo = _rerun(record, throw, die1, die2)
     refused = _beyond(record, index, redo, die1, die2)
     groups = [g.events for g in record.groups[:index]] + redo.groups
