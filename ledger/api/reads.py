@@ -17,6 +17,7 @@ from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
+from ledger.api.shaped import shaped
 from ledger.api.tokens import Holder, Role
 from ledger.books import queries
 from ledger.books.accounts import player_account
@@ -51,6 +52,7 @@ def _not_the_bank(who: Holder, name: str) -> None:
 @blp.route("/settlements", methods=["GET"])
 @blp.arguments(rs.SettlementQuerySchema, location="query", unknown=None)
 @blp.response(200, rs.SettlementPageSchema)
+@shaped(rs.SettlementPageSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="A player asked for another's")
 @blp.alt_response(404, schema=ProblemSchema, description="No such table or player")
 @blp.alt_response(422, schema=ProblemSchema, description="A bad filter, named")
@@ -64,12 +66,14 @@ def list_settlements(query: dict[str, Any]) -> dict[str, Any]:
             abort(403, message=f"a player sees their own settlements only, not {player!r}'s")
         player = who.name
         _not_the_bank(who, player)
-    elif player is not None:
-        _require_player(player)
+    elif player is not None and not is_name(player):
+        raise NotFound(f"there is no player {player!r}")
+    table = query.get("table")
+    if table is not None and not is_name(table):
+        raise NotFound(f"there is no table {table!r}")
     with queries.reading(club().store) as read:
-        stream = _require_table(read, query["table"]) if "table" in query else None
-        return read.settlements(
-            stream=stream,
+        found = read.settlements(
+            stream=None if table is None else table_stream(table),
             round=query.get("round"),
             party=None if player is None else player_account(player),
             bet_id=query.get("bet"),
@@ -78,6 +82,14 @@ def list_settlements(query: dict[str, Any]) -> dict[str, Any]:
             after=query["after"],
             limit=query["limit"],
         )
+        # A settlement of the table and the player shows that both exist: only an
+        # empty page asks whether they do, and names the one that does not.
+        if not found["items"]:
+            if player is not None and who.role is not Role.PLAYER:
+                _require_player(player)
+            if table is not None:
+                _require_table(read, table)
+        return found
 
 
 # -- rounds -------------------------------------------------------------------------
