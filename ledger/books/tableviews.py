@@ -109,6 +109,17 @@ def apply(
     return steps[-1].after
 
 
+ROUND_COLUMNS = tuple(column.name for column in rounds_table.columns)
+"""A `rounds` row's columns, (stream, round) first: the key."""
+assert ROUND_COLUMNS[:2] == ("stream", "round")
+UPDATE_ROUND = (
+    f"UPDATE rounds SET {', '.join(f'{name} = ?' for name in ROUND_COLUMNS[2:])} "
+    "WHERE stream = ? AND round = ?"
+)
+"""The round's row rewritten as an append extends it: every throw of a round does, so
+it is written once here rather than built by SQLAlchemy from each row's values."""
+
+
 class Stored:
     """The read models as stored: `apply` reads the rounds and bets that earlier
     appends wrote from the database, and writes to it, in the append's transaction."""
@@ -118,9 +129,12 @@ class Stored:
 
     def rounds(self, stream: str, numbers: list[int]) -> dict[int, dict[str, Any]]:
         """The stored rows of the table's rounds `numbers` (those there are)."""
-        r = rounds_table
-        query = sa.select(r).where(r.c.stream == stream, r.c.round.in_(numbers))
-        return {row.round: dict(row._mapping) for row in self.conn.execute(query)}
+        marks = ", ".join("?" * len(numbers))
+        sql = (
+            f"SELECT {', '.join(ROUND_COLUMNS)} FROM rounds WHERE stream = ? AND round IN ({marks})"
+        )
+        found = db.fetch(self.conn, sql, [stream, *numbers])
+        return {row[1]: dict(zip(ROUND_COLUMNS, row, strict=True)) for row in found}
 
     def bets_taken(
         self, stream: str, oldest: int, first: int, bet_ids: set[str]
@@ -150,12 +164,10 @@ class Stored:
     def write_rounds(
         self, stream: str, fresh: list[dict[str, Any]], changed: list[dict[str, Any]]
     ) -> None:
-        r = rounds_table
-        db.insert_rows(self.conn, r, fresh)
+        db.insert_rows(self.conn, rounds_table, fresh)
         for record in changed:
-            self.conn.execute(
-                r.update().where(r.c.stream == stream, r.c.round == record["round"]).values(record)
-            )
+            values = [record[name] for name in ROUND_COLUMNS[2:]]
+            db.execute(self.conn, UPDATE_ROUND, [*values, stream, record["round"]])
 
     def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
         db.insert_rows(self.conn, settlements_table, rows)
@@ -544,6 +556,43 @@ def settlements(
     (exclusive), ISO times compared as stored. Page on by passing the last position
     seen as `after_position`.
     """
+    sql, params = settlement_query(
+        stream=stream,
+        round=round,
+        party=party,
+        bet_id=bet_id,
+        since=since,
+        until=until,
+        after_position=after_position,
+        limit=limit,
+    )
+    views = [_settlement_view(row) for row in db.fetch(conn, sql, params)]
+    # A dispute's adjustments, for the few settlements that have any: no query otherwise.
+    adjusted: dict[str, list[dict[str, Any]]] = {}
+    for view in views:
+        if view.pop("_adjusted"):
+            adjusted.setdefault(TABLE_PREFIX + view["table"], []).append(view)
+    for stream, shown in adjusted.items():
+        by_bet: dict[str, list[dict[str, Any]]] = {}
+        for a in disputeviews.adjustments_of(conn, stream, bet_ids=[v["bet_id"] for v in shown]):
+            by_bet.setdefault(a["bet_id"], []).append(a)
+        for view in shown:
+            view["adjustments"] = by_bet.get(view["bet_id"], [])
+    return views
+
+
+def settlement_query(
+    *,
+    stream: str | None = None,
+    round: int | None = None,
+    party: str | None = None,
+    bet_id: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    after_position: int = 0,
+    limit: int = 50,
+) -> tuple[str, list[Any]]:
+    """The SQL (with `?` marks) and parameters `settlements` runs for these filters."""
     # Written as SQL on the driver's cursor: every settlement query of the API passes
     # here, and SQLAlchemy's building and running of the statement cost as much as
     # reading a page of fifty rows (bench.api). The filters only add conditions, each
@@ -578,19 +627,7 @@ def settlements(
     where.append(f"{position} > ?")
     params += [after_position, limit]
     sql += f" WHERE {' AND '.join(where)} ORDER BY {position} LIMIT ?"
-    views = [_settlement_view(row) for row in db.fetch(conn, sql, params)]
-    # A dispute's adjustments, for the few settlements that have any: no query otherwise.
-    adjusted: dict[str, list[dict[str, Any]]] = {}
-    for view in views:
-        if view.pop("_adjusted"):
-            adjusted.setdefault(TABLE_PREFIX + view["table"], []).append(view)
-    for stream, shown in adjusted.items():
-        by_bet: dict[str, list[dict[str, Any]]] = {}
-        for a in disputeviews.adjustments_of(conn, stream, bet_ids=[v["bet_id"] for v in shown]):
-            by_bet.setdefault(a["bet_id"], []).append(a)
-        for view in shown:
-            view["adjustments"] = by_bet.get(view["bet_id"], [])
-    return views
+    return sql, params
 
 
 SETTLEMENT_COLUMNS = (

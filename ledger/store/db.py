@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,10 +91,19 @@ def make_engine(
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"timeout": wait_ms / 1000}, **kwargs)
         _sqlite_durability(engine, wait_ms)
-        return engine
-    engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
-    _postgres_lock_timeout(engine, wait_ms)
+    else:
+        engine = sa.create_engine(url, pool_pre_ping=True, **kwargs)
+        _postgres_lock_timeout(engine, wait_ms)
+    _lock_timeouts[engine] = seconds
     return engine
+
+
+_lock_timeouts: weakref.WeakKeyDictionary[sa.Engine, float] = weakref.WeakKeyDictionary()
+
+
+def lock_timeout(engine: sa.Engine) -> float:
+    """How long `engine`'s connections wait for a lock (`make_engine`'s lock_timeout)."""
+    return _lock_timeouts.get(engine, LOCK_TIMEOUT_S)
 
 
 def _postgres_lock_timeout(engine: sa.Engine, wait_ms: int) -> None:
@@ -240,15 +250,30 @@ def insert_tuples(
         cursor.close()
 
 
+def driver_sql(conn: sa.Connection, sql: str) -> str:
+    """`sql`, written with `?` marks, in the marks `conn`'s driver takes (psycopg: %s).
+    The statements written so have no other `?` and no `%`."""
+    return sql if conn.dialect.paramstyle == "qmark" else sql.replace("?", "%s")
+
+
+def execute(conn: sa.Connection, sql: str, params: Sequence[Any] = ()) -> None:
+    """Run one statement (written with `?` marks) on the driver's own cursor, in
+    `conn`'s transaction: for the few statements every append runs, where SQLAlchemy
+    building, caching and running them cost more than the database (bench.api)."""
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(driver_sql(conn, sql), tuple(params))
+    finally:
+        cursor.close()
+
+
 def fetch(conn: sa.Connection, sql: str, params: Sequence[Any] = ()) -> list[Any]:
     """Every row of `sql` (written with `?` marks) through the driver's own cursor, in
     `conn`'s transaction: for the long reads (the log check, exports), where
     SQLAlchemy's rows cost as much again as fetching them (bench.store)."""
-    if conn.dialect.paramstyle != "qmark":
-        sql = sql.replace("?", "%s")
     cursor = conn.connection.cursor()
     try:
-        cursor.execute(sql, tuple(params))
+        cursor.execute(driver_sql(conn, sql), tuple(params))
         return list(cursor.fetchall())
     finally:
         cursor.close()

@@ -14,7 +14,7 @@ import json
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
@@ -23,12 +23,13 @@ import sqlalchemy as sa
 
 from engine.errors import HazardError
 from engine.events import Event
-from ledger.store import codec
+from ledger.store import codec, db, writers
 from ledger.store.keys import Signer
 from ledger.store.schema import events as events_table
 from ledger.store.tlog import Frontier
 
 GENESIS = "0" * 64
+STREAM_VERSION = "SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1"
 APPEND_LOCK = 0x48415A415244  # "HAZARD": the advisory lock key that orders appends
 
 
@@ -340,6 +341,8 @@ class EventStore:
         self._load_sql = _LOAD_SQL.format(mark)
         self._idle: list[sa.Connection] = []
         self._finalizer = weakref.finalize(self, _close_all, self._idle)
+        self._writers = writers.for_engine(engine)  # SQLite's: see ledger.store.writers
+        self._lock_timeout = db.lock_timeout(engine)
 
     def close(self) -> None:
         """Close the write connections kept open; the store opens new ones if used."""
@@ -359,6 +362,20 @@ class EventStore:
         One the server dropped while it was kept (a restart) fails as the transaction
         begins, and is replaced there, once.
         """
+        try:
+            with self._turn():
+                yield from self._transaction()
+        except writers.QueueTimeout as exc:
+            raise _busy() from exc
+
+    def _turn(self) -> AbstractContextManager[None]:
+        """On SQLite, this write's turn among the writers of the file, taken before
+        its BEGIN IMMEDIATE and let go after its commit (ledger.store.writers)."""
+        if self._writers is None:
+            return nullcontext()
+        return self._writers.turn(self._lock_timeout)
+
+    def _transaction(self) -> Iterator[sa.Connection]:
         try:
             conn, tx = self._begin()
         except Exception as exc:
@@ -529,13 +546,11 @@ class EventStore:
 
     def stream_version(self, conn: sa.Connection, stream: str) -> int:
         """The stream's version as this transaction sees it (0 before its first event)."""
-        head = conn.execute(
-            sa.select(events_table.c.version)
-            .where(events_table.c.stream == stream)
-            .order_by(events_table.c.version.desc())
-            .limit(1)  # an index probe; max(version) scans the stream on PostgreSQL
-        ).scalar()
-        return int(head or 0)
+        # An index probe (max(version) scans the stream on PostgreSQL), asked by every
+        # write and most reads: on the driver's cursor, as SQLAlchemy's statement cost
+        # several times the probe.
+        head = db.fetch(conn, STREAM_VERSION, (stream,))
+        return int(head[0][0]) if head else 0
 
     def version(self, stream: str) -> int:
         with self.engine.connect() as conn:

@@ -1,0 +1,88 @@
+"""SQLite's writers take turns in ledger.store.writers: across processes by flock, in
+a process by a lock with the lock timeout; a holder that dies lets go of its turn."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from ledger.store import db, writers
+
+FORK = multiprocessing.get_context("fork")
+
+
+def _hold(path: str, taken: FORK.Event, release: FORK.Event) -> None:  # type: ignore[name-defined]
+    queue = writers.for_engine(sa.create_engine(f"sqlite:///{path}"))
+    assert queue is not None
+    with queue.turn(timeout=5):
+        taken.set()
+        release.wait(30)
+
+
+def _holder(tmp_path: Path) -> tuple[multiprocessing.process.BaseProcess, FORK.Event]:  # type: ignore[name-defined]
+    taken, release = FORK.Event(), FORK.Event()
+    child = FORK.Process(target=_hold, args=(str(tmp_path / "h.sqlite3"), taken, release))
+    child.start()
+    assert taken.wait(10), "the child never took its turn"
+    return child, release
+
+
+def _queue(tmp_path: Path) -> writers.WriterQueue:
+    queue = writers.for_engine(db.make_engine(f"sqlite:///{tmp_path / 'h.sqlite3'}"))
+    assert queue is not None
+    return queue
+
+
+def test_another_process_waits_for_the_turn_and_gets_it_when_let_go(tmp_path: Path) -> None:
+    child, release = _holder(tmp_path)
+    queue = _queue(tmp_path)
+    got: list[float] = []
+
+    def wait_turn() -> None:
+        with queue.turn(timeout=10):
+            got.append(time.monotonic())
+
+    waiter = threading.Thread(target=wait_turn)
+    waiter.start()
+    time.sleep(0.3)
+    assert got == [], "the turn was taken while another process held it"
+    let_go = time.monotonic()
+    release.set()
+    waiter.join(10)
+    child.join(10)
+    assert got and got[0] - let_go < 5
+
+
+def test_a_holder_killed_by_sigkill_lets_go_of_its_turn(tmp_path: Path) -> None:
+    child, _ = _holder(tmp_path)
+    assert child.pid is not None
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(10)
+    with _queue(tmp_path).turn(timeout=5):
+        pass  # taken: the kernel let go of the dead holder's flock
+
+
+def test_a_second_turn_in_the_same_process_times_out_rather_than_wait_on_itself(
+    tmp_path: Path,
+) -> None:
+    """Two engines on one file share the process's queue: a thread that holds its turn
+    and asks again (a transaction within a transaction) gives up after the timeout."""
+    first, second = _queue(tmp_path), _queue(tmp_path)
+    assert first is second
+    with first.turn(timeout=1):
+        started = time.monotonic()
+        with pytest.raises(writers.QueueTimeout), second.turn(timeout=0.2):
+            pass
+        assert 0.15 < time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:x.db?uri=true"])
+def test_only_a_plain_sqlite_file_has_a_queue(url: str) -> None:
+    assert writers.for_engine(sa.create_engine(url)) is None
