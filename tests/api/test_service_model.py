@@ -344,7 +344,8 @@ class ServiceModel(RuleBasedStateMachine):
 
     @rule(data=st.data(), amount=st.sampled_from(BAD_AMOUNTS))
     def bad_amount(self, data: st.DataObject, amount: Any) -> None:
-        """An amount no money write takes: refused, 400 or 422, whoever is asked."""
+        """An amount no money write takes: refused, 400 or 422 (a credit limit may be 0,
+        so it is sent -1 instead)."""
         name = self.player(data)
         what = data.draw(st.sampled_from(["deposits", "withdrawals", "stake", "lay", "credit"]))
         if what == "credit":
@@ -353,7 +354,7 @@ class ServiceModel(RuleBasedStateMachine):
                 self.setter,
                 "put",
                 f"/players/{name}/credit-limit",
-                {"limit": amount},
+                {"limit": -1 if amount == 0 else amount},
                 (400, 422),
             )
         elif what in ("deposits", "withdrawals"):
@@ -497,8 +498,14 @@ class ServiceModel(RuleBasedStateMachine):
                 body["standing"] = data.draw(st.integers(1, 6))
             rule = "void-throws"
         elif kind == "odds":
+            # Odds back a stake on the round: mostly by someone who has one.
+            staked = [b[side] for b in bets if b["kind"] != "side" for side in ("yes", "no")]
+            backer = data.draw(
+                st.sampled_from([p for p in staked if p in self.players] or [player])
+            )
             on = data.draw(st.sampled_from(["chance", "main"]))
-            client, rule, body = own, "odds", {"player": player, "on": on, "amount": amount}
+            body = {"player": backer, "on": on, "amount": data.draw(st.integers(1, 60))}
+            client, rule = self.players[backer], "odds"
         elif kind == "side bet":
             client, rule, body = own, "side-bets", self._offer(data, player, amount, seated)
         elif kind == "accept":
