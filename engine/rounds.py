@@ -43,6 +43,15 @@ class Group(NamedTuple):
     events: tuple[ev.Event, ...]
     before: TableState
     after: TableState
+    then: tuple[ev.Event, ...] = ()
+    """Events of disputes over other rounds recorded after this command while the round
+    was in play: not the round's, so in no group of it, but the next command's `before`
+    has them folded in (they move the table's version and its disputes)."""
+
+
+class _Aside(tuple[ev.Event, ...]):
+    """A dispute's events filed with the round in play when they were recorded
+    (`Group.then`)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,12 @@ class RoundBook:
         # events. What the round's bets moved is worked out by `record`, for a dispute.
         number = before.round
         if events and events[0].__class__ in _DISPUTE_CAUSES:
-            number = -1  # a dispute is not a command of the round it is played in
+            # A dispute is not a command of the round it is played in, but the round's
+            # next command comes after it: filed aside, to be stepped over (Group.then).
+            during = self._rounds.get(number) if before.in_play else None
+            if during is not None:
+                during[1].append(_Aside(events))
+            number = -1
         kept = self._rounds.get(number) if number > 0 else None
         if kept is None and number > 0 and number not in self.too_long:
             kept = self._begin_round(number, before, after)
@@ -200,10 +214,14 @@ class RoundBook:
         if number not in self._whole:
             return None
         before, kept, _ = self._rounds[number]
-        groups = []
+        groups: list[Group] = []
         money: dict[str, list[ev.Transfer]] = {}
         state = before
         for events in kept:
+            if isinstance(events, _Aside):
+                state = fold(events, state)
+                groups[-1] = groups[-1]._replace(then=groups[-1].then + tuple(events))
+                continue
             after = fold(events, state)
             groups.append(Group(tuple(events), state, after))
             for e in events:

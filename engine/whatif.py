@@ -160,6 +160,17 @@ def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, 
     stopped = None
     for i in range(index, len(record.groups)):
         group = record.groups[i]
+        if i > index and (then := record.groups[i - 1].then):
+            # Another round's dispute, recorded between two of this round's commands:
+            # it happened, whatever the dice, and at the same versions only if the
+            # commands before it made as many events as recorded.
+            if then[0].version != state.version + 1:
+                stopped = (
+                    f"a dispute's events recorded at version {then[0].version} would no "
+                    "longer follow the round's commands before them"
+                )
+                break
+            state = fold(then, state)
         cause = group.events[0]
         if i == index:
             cause = _with_dice(cause, die1, die2)
@@ -223,12 +234,15 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
     ended = redo.after.round > record.number
     main = chance = None
     state = record.before
-    for events in groups:  # the main and chance the corrected round set, as it went
+    for k, events in enumerate(groups):  # the main and chance the corrected round set
         for e in events:
             state = fold([e], state)
             if state.round == record.number:
                 main = state.main if state.main is not None else main
                 chance = state.chance if state.chance is not None else chance
+        then = record.groups[k].then if k + 1 < len(groups) else ()
+        if then:  # another round's dispute between this command and the next (_rerun)
+            state = fold(then, state)
     adjustments = {} if refused else _adjustments(record.money, redo.money)
     return WhatIf(
         throw,

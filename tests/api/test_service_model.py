@@ -332,15 +332,18 @@ class ServiceModel(RuleBasedStateMachine):
 
     @rule(data=st.data(), limit=st.sampled_from([0, 0, 50, 300, 1000]))
     def credit(self, data: st.DataObject, limit: int) -> None:
+        """A limit below what the account has drawn on its credit (a dispute's
+        adjustment may have taken it past its old limit) is refused until repaid."""
         name = self.player(data)
-        self.send(
-            "credit",
-            self.setter,
-            "put",
-            f"/players/{name}/credit-limit",
-            {"limit": limit},
-            (200,) if name in self.created else (404,),
+        expect: tuple[int, ...] = (404,)
+        if name in self.created:
+            drawn = max(0, -self._balance(name)["balance"])
+            expect = (200,) if limit >= drawn else (422,)
+        answer = self.send(
+            "credit", self.setter, "put", f"/players/{name}/credit-limit", {"limit": limit}, expect
         )
+        if expect == (422,):
+            assert answer.get_json()["type"] == "urn:hazard:credit-in-use", answer.get_json()
 
     @rule(data=st.data(), amount=st.sampled_from(BAD_AMOUNTS))
     def bad_amount(self, data: st.DataObject, amount: Any) -> None:

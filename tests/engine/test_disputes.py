@@ -466,3 +466,58 @@ def test_a_bet_that_outlives_its_round_is_reversed_with_it():
         referee.check(e)
     referee.finish()
     assert referee.trusted == []
+
+
+def test_a_round_with_another_rounds_dispute_inside_it_reads_back_whole():
+    """A dispute over round 1 opened and resolved while round 2 is in play: its events
+    lie between round 2's commands but are not round 2's. Round 2's record steps over
+    them (it used to fold round 2's commands straight on, found a version missing, and
+    the API answered a dispute over round 2 with a 500); the answer, a correction within
+    the round and the referee's judgement all still work."""
+    g = Game()
+    nick_round(g)
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 2, 4)  # round 2: the chance is 6
+    d1 = g.open(1, "bob")
+    g.resolve(d1, "voided")  # round 1's dispute, between round 2's throws
+    g.do(engine.offer_side_bet, "cat", next_total(8), True, 5, 20, "bob")
+    offer = g.events[-1]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "bob")
+    d0 = g.open(1, SETTER, "setter")  # and another, left open, among round 2's commands
+    g.do(engine.throw, 4, 4)
+    g.do(engine.throw, 3, 3)  # the chance: round 2 ends
+
+    record = g.record(2)
+    assert record.ended and record.mismatch is None
+    assert [type(grp.events[0]).__name__ for grp in record.groups] == [
+        "MainCalled",
+        "DiceThrown",
+        "SideBetOffered",
+        "SideBetAccepted",
+        "DiceThrown",
+        "DiceThrown",
+    ]
+    assert [type(e).__name__ for e in record.groups[1].then] == [
+        "DisputeOpened",
+        "DisputeResolved",
+        "BetAdjusted",
+        "BetAdjusted",
+    ]
+    assert [type(e).__name__ for e in record.groups[3].then] == ["DisputeOpened"]
+    assert disputes.answer(record).matches
+
+    eight = g.throw_version(4, 4)
+    what = disputes.answer(record, eight, 4, 5).what_if
+    assert what is not None and what.refused is None and what.result == "chance"
+    d2 = g.open(2, "bob", throw=eight, die1=4, die2=5)
+    resolved = g.resolve(d2, "corrected", eight, 4, 5)
+    assert [type(e).__name__ for e in resolved] == ["DisputeResolved", "BetAdjusted"]
+    assert resolved[1].transfers == (ev.Transfer("cat", "bob", 25),)
+    g.resolve(d0, "upheld")
+
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [] and referee.state == g.state
