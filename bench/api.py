@@ -552,7 +552,6 @@ def players_with_settlements(database: Path) -> list[str]:
 
 def direct_queries(database: Path, meta: dict[str, Any], calls: int, seed: int) -> dict[str, Any]:
     """tableviews.settlements in-process (no HTTP): latency and EXPLAIN QUERY PLAN."""
-    import sqlalchemy as sa
 
     from ledger.books import tableviews
     from ledger.books.accounts import player_account
@@ -573,15 +572,8 @@ def direct_queries(database: Path, meta: dict[str, Any], calls: int, seed: int) 
     try:
         with engine.connect() as conn:
             for name, (_param, kwargs, values) in kinds.items():
-                captured: list[tuple[str, Any]] = []
-
-                def capture(_c: Any, _cur: Any, statement: str, params: Any, *_: Any) -> None:
-                    captured.append((statement, params))  # noqa: B023
-
-                sa.event.listen(engine, "before_cursor_execute", capture)
-                tableviews.settlements(conn, limit=PAGE, **kwargs(values[0]))
-                sa.event.remove(engine, "before_cursor_execute", capture)
-                statement, params = captured[-1]
+                # The statement it runs on the driver's cursor, for its plan.
+                statement, params = tableviews.settlement_query(limit=PAGE, **kwargs(values[0]))
                 raw = conn.connection.driver_connection
                 assert raw is not None
                 plan = [row[-1] for row in raw.execute("EXPLAIN QUERY PLAN " + statement, params)]
