@@ -17,7 +17,7 @@ from ledger.api import club, require, require_self
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
-from ledger.api.shaped import shaped
+from ledger.api.shaped import Raw, shaped
 from ledger.api.tokens import Holder, Role
 from ledger.books import queries
 from ledger.books.accounts import player_account
@@ -81,6 +81,7 @@ def list_settlements(query: dict[str, Any]) -> dict[str, Any]:
             until=query.get("until"),
             after=query["after"],
             limit=query["limit"],
+            json_text=Raw,  # sent as stored (ledger.api.shaped)
         )
         # A settlement of the table and the player shows that both exist: only an
         # empty page asks whether they do, and names the one that does not.

@@ -15,6 +15,7 @@ Every listing is a page `{"items": [...], "next_after": ...}` walked by keyset: 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -77,6 +78,7 @@ class Reader:
         until: str | None,
         after: int,
         limit: int,
+        json_text: Callable[[str], Any] = json.loads,
     ) -> dict[str, Any]:
         """A page of settlements in position order (tableviews.settlements' filters)."""
         return page(
@@ -90,6 +92,7 @@ class Reader:
                 until=until,
                 after_position=after,
                 limit=limit,
+                json_text=json_text,
             ),
             after,
             limit,

@@ -26,7 +26,7 @@ OFFSET) along an index that ends in the paging column.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -548,13 +548,15 @@ def settlements(
     until: str | None = None,
     after_position: int = 0,
     limit: int = 50,
+    json_text: Callable[[str], Any] = json.loads,
 ) -> list[dict[str, Any]]:
     """Settlements in position order, after `after_position`, at most `limit`.
 
     Filters: the table's `stream` ("table:t1") and its `round`; a `party` by ledger
     account ("player:ann", "setter"); a `bet_id`; and `since` (inclusive) to `until`
     (exclusive), ISO times compared as stored. Page on by passing the last position
-    seen as `after_position`.
+    seen as `after_position`. `json_text` makes the transfers and sources, stored as
+    JSON text, into what is returned: parsed, or (the API's) kept as text to be sent.
     """
     sql, params = settlement_query(
         stream=stream,
@@ -566,7 +568,7 @@ def settlements(
         after_position=after_position,
         limit=limit,
     )
-    views = [_settlement_view(row) for row in db.fetch(conn, sql, params)]
+    views = [_settlement_view(row, json_text) for row in db.fetch(conn, sql, params)]
     # A dispute's adjustments, for the few settlements that have any: no query otherwise.
     adjusted: dict[str, list[dict[str, Any]]] = {}
     for view in views:
@@ -636,7 +638,7 @@ SETTLEMENT_COLUMNS = (
 )
 
 
-def _settlement_view(row: Sequence[Any]) -> dict[str, Any]:
+def _settlement_view(row: Sequence[Any], json_text: Callable[[str], Any]) -> dict[str, Any]:
     """A settlement as the API shows it, from a row of SETTLEMENT_COLUMNS."""
     position, stream, round, bet_id, kind, outcome, winner, reason, at, transfers, sources, adj = (
         row
@@ -651,8 +653,8 @@ def _settlement_view(row: Sequence[Any]) -> dict[str, Any]:
         "winner": winner,
         "reason": reason,
         "recorded_at": at,
-        "transfers": json.loads(transfers),
-        "sources": json.loads(sources),
+        "transfers": json_text(transfers),
+        "sources": json_text(sources),
         "adjustments": [],
         "_adjusted": adj,
     }
