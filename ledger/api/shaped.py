@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -52,10 +51,11 @@ class Raw:
         return f"Raw({self.text!r})"
 
 
-_MARK = secrets.token_hex(8)
-# A Raw is encoded first as a string no answer can hold (a NUL, escaped by the encoder,
-# and this process's random mark), then that string is replaced by the Raw's text.
-_PLACEHOLDER = re.compile(r'"\\u0000' + _MARK + r':(\d+)"')
+_MARK = "\x00" + secrets.token_hex(8)
+"""What a Raw is first encoded as: a string no answer holds (a NUL, which the encoder
+escapes, and this process's random mark). The encoder meets the Raws in the order it
+writes them, so the text between its marks and the Raws' texts interleave."""
+_ENCODED_MARK = json.dumps(_MARK)
 
 
 def encode(body: Any) -> str:
@@ -65,13 +65,16 @@ def encode(body: Any) -> str:
     def default(value: Any) -> str:
         if isinstance(value, Raw):
             raws.append(value.text)
-            return f"\x00{_MARK}:{len(raws) - 1}"
+            return _MARK
         raise TypeError(f"{type(value).__name__} is not JSON")
 
     text = json.dumps(body, default=default, separators=(",", ":"))
-    if raws:
-        text = _PLACEHOLDER.sub(lambda m: raws[int(m.group(1))], text)
-    return text
+    if not raws:
+        return text
+    parts = text.split(_ENCODED_MARK)
+    assert len(parts) == len(raws) + 1
+    raws.append("")
+    return "".join([piece for pair in zip(parts, raws, strict=True) for piece in pair])
 
 
 def shaped(schema: type[Schema]) -> Callable[[View], View]:
