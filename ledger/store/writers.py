@@ -23,6 +23,7 @@ still kept out by SQLite's own lock: this orders writers, it does not guard the 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 SUFFIX = ".writers"
+log = logging.getLogger("hazard.store")
 
 
 class QueueTimeout(Exception):
@@ -56,6 +58,9 @@ class WriterQueue:
             raise QueueTimeout(f"no turn to write within {timeout:g} s")
         try:
             fd = self._file()
+            if fd < 0:  # no file to queue on: SQLite's own lock and busy handler
+                yield
+                return
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 yield
@@ -67,10 +72,21 @@ class WriterQueue:
     def _file(self) -> int:
         # Called holding _turn. A descriptor inherited across a fork shares its lock
         # with the parent's (flock locks belong to the open file): each process opens
-        # the file itself.
+        # the file itself. flock needs only an open descriptor, so a file this user may
+        # read but not write (another user's server made it) still serves; one that
+        # cannot be opened at all leaves the writes to SQLite's own lock, as before
+        # this queue, rather than refuse them.
         if self._pid != os.getpid():
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             self._pid = os.getpid()
+            self._fd = -1
+            for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):
+                try:
+                    self._fd = os.open(self.path, flags | os.O_CLOEXEC, 0o644)
+                    break
+                except OSError as exc:
+                    failure = exc
+            else:
+                log.warning("writers queue on SQLite's lock alone: %s", failure)
         return self._fd
 
 

@@ -86,3 +86,18 @@ def test_a_second_turn_in_the_same_process_times_out_rather_than_wait_on_itself(
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:x.db?uri=true"])
 def test_only_a_plain_sqlite_file_has_a_queue(url: str) -> None:
     assert writers.for_engine(sa.create_engine(url)) is None
+
+
+def test_a_queue_file_that_cannot_be_opened_leaves_writes_to_sqlites_lock(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A queue file that cannot be opened (here: a link to a folder that is not there)
+    does not refuse writes: they go on under SQLite's own lock, and the log says why."""
+    (tmp_path / "h.sqlite3.writers").symlink_to(tmp_path / "gone" / "writers")
+    queue = _queue(tmp_path)
+    with caplog.at_level("WARNING", logger="hazard.store"), queue.turn(timeout=1):
+        pass
+    assert "SQLite's lock alone" in caplog.text
+    with queue.turn(timeout=1):  # and again, the same way, without a second warning
+        pass
+    assert caplog.text.count("SQLite's lock alone") == 1
