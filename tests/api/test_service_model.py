@@ -446,6 +446,42 @@ class ServiceModel(RuleBasedStateMachine):
             expect=(201, 422),
         )
 
+    @precondition(lambda self: bool(self.states))
+    @rule(data=st.data())
+    def play_out_the_round(self, data: st.DataObject) -> None:
+        """The round at a table played on to its end (or a dozen commands): a main
+        called where one is awaited, dice from hypothesis otherwise. Rounds that end are
+        what settlements and disputes are made of, and a step of a few commands rarely
+        ends one."""
+        table = data.draw(st.sampled_from(sorted(self.states)))
+        for _ in range(12):
+            state = self.croupier.ok("get", f"/tables/{table}")
+            self.states[table] = state
+            if state["phase"] not in ("awaiting-main", "first-throw", "chance"):
+                return
+            if state["phase"] == "awaiting-main":
+                step = data.draw(st.sampled_from(["stake", "main", "throw"]))
+                if step == "stake":  # money on the round, for its settlements to move
+                    body: dict[str, Any] = {"amount": data.draw(st.integers(1, 100))}
+                    self.table_write(
+                        "stake", self.croupier, table, "stakes", body, expect=(201, 422)
+                    )
+                    continue
+                if step == "main":
+                    body = {"main": data.draw(st.integers(5, 9))}
+                    self.table_write("main", self.croupier, table, "main", body, expect=(201, 422))
+                    continue
+            die1, die2 = data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6)))
+            body = {"die1": die1, "die2": die2}
+            answer = self.table_write(
+                "throw", self.croupier, table, "throws", body, expect=(201, 422)
+            )
+            if answer.status_code == 201:
+                after = self.croupier.ok("get", f"/tables/{table}")
+                self.states[table] = after
+                if after["round"] > state["round"]:
+                    return
+
     def _play(self, data: st.DataObject) -> None:
         """One to four commands at a table, each fitting its phase nine times in ten;
         the model reads the table again between them."""
@@ -584,6 +620,31 @@ class ServiceModel(RuleBasedStateMachine):
             (201, 403, 422),
         )
 
+    @precondition(lambda self: any(s["round"] >= 2 for s in self.states.values()))
+    @rule(data=st.data())
+    def dispute_start_to_finish(self, data: st.DataObject) -> None:
+        """The setter opens a dispute over a round that moved money, and resolves it at
+        once: upheld, voided, or a throw corrected. Left to open_dispute and
+        resolve_dispute alone, few disputes were ever resolved in a run, and none moved
+        money."""
+        with_money = [
+            (table, r)
+            for table, r in self._ended()
+            if self.auditor.ok(
+                "get", "/settlements", query_string={"table": table, "round": r["round"]}
+            )["items"]
+        ]
+        if not with_money:
+            return
+        table, round_ = data.draw(st.sampled_from(with_money))
+        path = f"/tables/{table}/rounds/{round_['round']}/disputes"
+        body = {"claim": "the setter reviews the round"}
+        opened = self.send("open dispute", self.setter, "post", path, body, (201, 422))
+        if opened.status_code != 201:
+            return
+        dispute = opened.get_json()["dispute_id"]
+        self._resolve(data, table, {"dispute_id": dispute, "round": round_["round"]})
+
     @rule(data=st.data())
     def resolve_dispute(self, data: st.DataObject) -> None:
         waiting = [
@@ -596,7 +657,10 @@ class ServiceModel(RuleBasedStateMachine):
         if not waiting:
             return
         table, dispute = data.draw(st.sampled_from(waiting))
-        resolution = data.draw(st.sampled_from(["upheld", "voided", "corrected"]))
+        self._resolve(data, table, dispute)
+
+    def _resolve(self, data: st.DataObject, table: str, dispute: dict[str, Any]) -> None:
+        resolution = data.draw(st.sampled_from(["upheld", "voided", "voided", "corrected"]))
         body: dict[str, Any] = {"resolution": resolution, "reason": "the camera shows it"}
         if resolution == "corrected":
             detail = self.auditor.ok("get", f"/tables/{table}/rounds/{dispute['round']}")
