@@ -454,13 +454,15 @@ class ServiceModel(RuleBasedStateMachine):
         what settlements and disputes are made of, and a step of a few commands rarely
         ends one."""
         table = data.draw(st.sampled_from(sorted(self.states)))
+        refused = ""  # a main refused (it is thrown here) or a throw (call the main first)
         for _ in range(12):
             state = self.croupier.ok("get", f"/tables/{table}")
             self.states[table] = state
             if state["phase"] not in ("awaiting-main", "first-throw", "chance"):
                 return
             if state["phase"] == "awaiting-main":
-                step = data.draw(st.sampled_from(["stake", "main", "throw"]))
+                steps = [s for s in ("stake", "main", "throw") if s != refused]
+                step = data.draw(st.sampled_from(steps))
                 if step == "stake":  # money on the round, for its settlements to move
                     body: dict[str, Any] = {"amount": data.draw(st.integers(1, 100))}
                     self.table_write(
@@ -469,13 +471,17 @@ class ServiceModel(RuleBasedStateMachine):
                     continue
                 if step == "main":
                     body = {"main": data.draw(st.integers(5, 9))}
-                    self.table_write("main", self.croupier, table, "main", body, expect=(201, 422))
+                    answer = self.table_write(
+                        "main", self.croupier, table, "main", body, expect=(201, 422)
+                    )
+                    refused = "main" if answer.status_code == 422 else ""
                     continue
             die1, die2 = data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6)))
             body = {"die1": die1, "die2": die2}
             answer = self.table_write(
                 "throw", self.croupier, table, "throws", body, expect=(201, 422)
             )
+            refused = "throw" if answer.status_code == 422 else ""
             if answer.status_code == 201:
                 after = self.croupier.ok("get", f"/tables/{table}")
                 self.states[table] = after
