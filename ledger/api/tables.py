@@ -15,6 +15,7 @@ from ledger.api import bodies, club, require, require_self, scoped_key
 from ledger.api import schemas as s
 from ledger.api.bodies import Blueprint
 from ledger.api.replayschemas import TableStateAtSchema, TableStateQuerySchema
+from ledger.api.shaped import shaped
 from ledger.api.tokens import Holder, Role
 from ledger.service import Decide, Forbidden, Reads
 
@@ -155,6 +156,7 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         }
     },
 )
+@shaped(TableStateAtSchema)
 @blp.alt_response(404, schema=s.ProblemSchema, description="No such table")
 @blp.alt_response(422, schema=s.ProblemSchema, description="A bad parameter, named")
 def table_state(query: dict[str, Any], table: str) -> tuple[dict[str, Any], int, dict[str, str]]:
