@@ -538,36 +538,18 @@ def _canonical(value: Any) -> str:
 
 
 def settlements(
-    conn: sa.Connection,
-    *,
-    stream: str | None = None,
-    round: int | None = None,
-    party: str | None = None,
-    bet_id: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    after_position: int = 0,
-    limit: int = 50,
-    json_text: Callable[[str], Any] = json.loads,
+    conn: sa.Connection, *, json_text: Callable[[str], Any] = json.loads, **filters: Any
 ) -> list[dict[str, Any]]:
-    """Settlements in position order, after `after_position`, at most `limit`.
+    """Settlements in position order, after `after_position`, at most `limit` (50).
 
-    Filters: the table's `stream` ("table:t1") and its `round`; a `party` by ledger
-    account ("player:ann", "setter"); a `bet_id`; and `since` (inclusive) to `until`
-    (exclusive), ISO times compared as stored. Page on by passing the last position
-    seen as `after_position`. `json_text` makes the transfers and sources, stored as
-    JSON text, into what is returned: parsed, or (the API's) kept as text to be sent.
+    Filters (`settlement_query`'s): the table's `stream` ("table:t1") and its `round`; a
+    `party` by ledger account ("player:ann", "setter"); a `bet_id`; and `since`
+    (inclusive) to `until` (exclusive), ISO times compared as stored. Page on by passing
+    the last position seen as `after_position`. `json_text` makes the transfers and
+    sources, stored as JSON text, into what is returned: parsed, or (the API's) kept as
+    text to be sent.
     """
-    sql, params = settlement_query(
-        stream=stream,
-        round=round,
-        party=party,
-        bet_id=bet_id,
-        since=since,
-        until=until,
-        after_position=after_position,
-        limit=limit,
-    )
+    sql, params = settlement_query(**filters)
     views = [_settlement_view(row, json_text) for row in db.fetch(conn, sql, params)]
     # A dispute's adjustments, for the few settlements that have any: no query otherwise.
     adjusted: dict[str, list[dict[str, Any]]] = {}

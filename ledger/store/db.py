@@ -44,18 +44,25 @@ def require_exists(url: str) -> None:
     opening it would make an empty database in its place. Other databases (and an
     in-memory SQLite) are not files: connecting to them says whether they exist."""
     parsed = sa.engine.make_url(url)
-    path = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not path or path == ":memory:":
-        return
-    if path.startswith("file:") or parsed.query.get("uri"):
-        return
-    where = Path(path).absolute()
-    if not where.exists():
+    where = sqlite_file(parsed)
+    if where is not None and not where.exists():
         raise NoDatabase(
             f"no database at {where} ({parsed.render_as_string(hide_password=True)}): "
             "run `hazard db upgrade` to make it there, or point DATABASE_URL (or "
             "--database-url) at the one you mean"
         )
+
+
+def sqlite_file(url: str | sa.URL) -> Path | None:
+    """The file an SQLite URL names, made absolute; None for another database, or an
+    SQLite that is no plain file (in memory, or a URI)."""
+    parsed = sa.engine.make_url(url)
+    path = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not path or path == ":memory:":
+        return None
+    if path.startswith("file:") or parsed.query.get("uri"):
+        return None
+    return Path(path).absolute()
 
 
 class SchemaBehind(RuntimeError):

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from ledger.store import db
+
 SUFFIX = ".writers"
 log = logging.getLogger("hazard.store")
 
@@ -97,12 +99,8 @@ _queues_lock = threading.Lock()
 def for_engine(engine: sa.Engine) -> WriterQueue | None:
     """This process's queue for the SQLite file `engine` writes, or None: another
     database, or an SQLite that is not a plain file (in memory, a URI)."""
-    url = engine.url
-    path = url.database
-    if url.get_backend_name() != "sqlite" or not path or path == ":memory:":
+    where = db.sqlite_file(engine.url)
+    if where is None:
         return None
-    if path.startswith("file:") or url.query.get("uri"):
-        return None
-    where = Path(path).absolute()
     with _queues_lock:
         return _queues.setdefault(where, WriterQueue(where))

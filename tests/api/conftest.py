@@ -12,6 +12,7 @@ app on SQLite alone, for tests whose subject no database changes (see its docstr
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -132,11 +133,19 @@ def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
         return
     server = request.getfixturevalue("postgres_server")
     template = request.getfixturevalue("postgres_migrated")
-    name = f"api_{os.getpid()}_{next(_copies)}"
+    with postgres_copy(server, template, "api") as url:
+        yield from _api(url)
+
+
+@contextlib.contextmanager
+def postgres_copy(server: str, template: str, prefix: str) -> Iterator[str]:
+    """A new database on `server` made from `template` (CREATE DATABASE ... TEMPLATE),
+    its URL, and the database dropped afterwards."""
+    name = f"{prefix}_{os.getpid()}_{next(_copies)}"
     with _admin(server) as admin:
         admin.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     try:
-        yield from _api(server.replace("/postgres?", f"/{name}?"))
+        yield server.replace("/postgres?", f"/{name}?")
     finally:
         with _admin(server) as admin:
             admin.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -24,7 +24,8 @@ TABLE = "t1"
 DEPOSITS = {"ann": 1000, "bob": 1000, "cat": 1000, "setter": 10_000}
 
 
-def two_rounds(api: Api) -> tuple[Evening, dict[str, int]]:
+def seated(api: Api) -> Evening:
+    """Table t1 (english), ann, bob and cat seated, ann the caster."""
     night = Evening(api, TABLE, deposits=DEPOSITS)
     croupier = night.croupier
     croupier.ok("post", "/tables", {"id": TABLE, "ruleset": "english"})
@@ -32,6 +33,12 @@ def two_rounds(api: Api) -> tuple[Evening, dict[str, int]]:
         night.do(croupier, "seats", {"player": name})
     for name, die in (("ann", 1), ("bob", 2), ("cat", 3)):
         night.do(croupier, "casts", {"player": name, "die": die})
+    return night
+
+
+def two_rounds(api: Api) -> tuple[Evening, dict[str, int]]:
+    night = seated(api)
+    croupier = night.croupier
     night.do("ann", "stakes", {"amount": 100})
     laid = bet_id(night.do("bob", "lays", {"player": "bob", "amount": 60}), "StakeLaid")
     night.do("ann", "covers", {"bets": [laid]})
@@ -333,13 +340,8 @@ def test_a_dispute_over_a_round_that_had_another_rounds_dispute_inside_it(api: A
     while round 2 was in play, then a dispute over round 2 answered 500 (reading round
     2 back stumbled on the dispute's events between its commands). Now it is answered,
     and a correction within round 2 pays as if round 1's dispute were not there."""
-    night = Evening(api, TABLE, deposits=DEPOSITS)
+    night = seated(api)
     croupier = night.croupier
-    croupier.ok("post", "/tables", {"id": TABLE, "ruleset": "english"})
-    for name in ("ann", "bob", "cat"):
-        night.do(croupier, "seats", {"player": name})
-    for name, die in (("ann", 1), ("bob", 2), ("cat", 3)):
-        night.do(croupier, "casts", {"player": name, "die": die})
     night.do("ann", "stakes", {"amount": 100})
     night.do(croupier, "main", {"main": 7})
     night.do(croupier, "throws", {"die1": 3, "die2": 4})  # round 1: a nick

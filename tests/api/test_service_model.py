@@ -92,7 +92,7 @@ from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from tests.api import modelchecks as check
-from tests.api.conftest import Api, Client
+from tests.api.conftest import Api, Client, postgres_copy
 from tests.signing import SIGNER
 
 PLAYERS = ("ann", "bob", "cat", "dan")
@@ -891,22 +891,9 @@ def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Iter
     return database
 
 
-def _postgres(request: pytest.FixtureRequest) -> Callable[[], Iterator[str]]:
+def _postgres(
+    request: pytest.FixtureRequest,
+) -> Callable[[], contextlib.AbstractContextManager[str]]:
     server = request.getfixturevalue("postgres_server")
     template = request.getfixturevalue("postgres_migrated")
-    copies = itertools.count()
-
-    @contextlib.contextmanager
-    def database() -> Iterator[str]:
-        name = f"model_{os.getpid()}_{next(copies)}"
-        admin = sa.create_engine(server, isolation_level="AUTOCOMMIT", poolclass=sa.NullPool)
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-        try:
-            yield server.replace("/postgres?", f"/{name}?")
-        finally:
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            admin.dispose()
-
-    return database
+    return lambda: postgres_copy(server, template, "model")
