@@ -1,6 +1,6 @@
 """Rule sets: the game's rules as validated data.
 
-The rule texts disagree (see shared/seeds/README.md), so nothing about them is coded
+The rule texts disagree (docs/rules.md), so nothing about them is coded
 as a branch: a `RuleSet` says, for each main, which first-throw totals nick and which
 throw out, how the main is set, when the dice pass, what a caster who cannot cover
 does, how far odds go and how odds that fall between minor units are paid.

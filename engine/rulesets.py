@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from engine.rules import CoverPolicy, DicePass, MainMethod, RuleSet
 
-# The outcome table shared by texts 000, 001, 003 and 004.
+# The outcome table shared by the how-to, the encyclopedia, the club sheet and the excerpt.
 MAJORITY_NICKS = {5: {5}, 6: {6, 12}, 7: {7, 11}, 8: {8, 12}, 9: {9}}
 MAJORITY_OUTS = {5: {2, 3, 11, 12}, 6: {2, 3, 11}, 7: {2, 3, 12}, 8: {2, 3, 11}, 9: {2, 3, 11, 12}}
 
-# The history page (002) as written: a main of 6 also loses on 7.
+# The history page as written: a main of 6 also loses on 7.
 HISTORY_NICKS = MAJORITY_NICKS
 HISTORY_OUTS = {
     5: {2, 3, 11, 12},

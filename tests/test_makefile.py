@@ -34,3 +34,24 @@ def test_the_first_run_says_it_is_setting_up_before_it_installs() -> None:
     out = dry_run("run")
     assert "Setting up .venv" in out
     assert out.index("Setting up .venv") < out.index("pip install")
+
+
+def test_make_run_installs_only_what_the_service_needs_and_quietly() -> None:
+    out = dry_run("run")
+    installs = [line for line in out.splitlines() if "pip install" in line]
+    assert installs and not any("[dev]" in line for line in installs)
+    # pip's own output goes to a log, printed only if the install fails
+    assert all("install.log" in line for line in installs)
+
+
+def test_make_test_adds_the_test_tools_to_the_service_s_environment() -> None:
+    out = dry_run("lint")
+    assert "pip install -e ." in out and "pip install -e '.[dev]'" in out
+    assert out.index("pip install -e .") < out.index("pip install -e '.[dev]'")
+
+
+def test_make_key_names_the_log_before_the_first_start() -> None:
+    assert "hazard key create --name club.example/hazard" in dry_run(
+        "key", "NAME=club.example/hazard"
+    )
+    assert dry_run("key").rstrip().endswith("hazard key create")

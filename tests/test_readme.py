@@ -192,3 +192,16 @@ def _rounds_disputed(here: Path, url: str) -> None:
     finally:
         store.close()
         store.engine.dispose()
+
+
+def test_the_docs_stand_on_their_own_without_the_specification_beside_the_project() -> None:
+    """The project's docs and code describe the rules in their own words (docs/rules.md):
+    a clone holds nothing outside it, so no page may send a reader there."""
+    root = README.parent
+    pages = [README, *sorted((root / "docs").glob("*.md"))]
+    sources = [*sorted((root / "engine").glob("*.py")), *sorted((root / "ledger").rglob("*.py"))]
+    for path in [*pages, *sources]:
+        text = path.read_text(encoding="utf-8")
+        assert "shared/seeds" not in text, path
+        assert "../shared" not in text, path
+    assert "(docs/rules.md)" in README.read_text(encoding="utf-8")

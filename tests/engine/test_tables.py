@@ -1,7 +1,8 @@
 """Table-driven tests: the rule texts' tables, transcribed literally, against the engine.
 
-Every table below is copied from a file in shared/seeds/ (the file is named in a comment
-next to it) and parsed here, so a disagreement between the texts and the engine shows up
+Every table below is copied from one of the five accounts of the game that docs/rules.md
+describes (000 the how-to, 001 the encyclopedia, 002 the history, 003 the club sheet,
+004 the excerpt: the account is named in a comment next to it) and parsed here, so a disagreement between the texts and the engine shows up
 as one failing cell.
 """
 
@@ -235,7 +236,7 @@ def test_hoyle_worked_examples_from_001() -> None:
     assert odds.odds_ratio(5, 6) * 10 == 8
 
 
-# -- shared/seeds/README.md: the exact figures ------------------------------------------
+# -- docs/rules.md: the exact figures ----------------------------------------------------
 README_P_WIN = {
     5: Fraction(1396, 2835),
     6: Fraction(6961, 14256),
