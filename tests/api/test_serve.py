@@ -72,10 +72,14 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 @contextlib.contextmanager
-def serving(tmp_path: Path, *options: str) -> Iterator[Served]:
-    """`hazard serve --port 0 --workers 2 [options]` on a fresh SQLite file in tmp_path."""
+def serving(tmp_path: Path, *options: str, env_drop: tuple[str, ...] = ()) -> Iterator[Served]:
+    """`hazard serve --port 0 --workers 2 [options]` on a fresh SQLite file in tmp_path;
+    `env_drop` names variables to leave unset, as a new user's shell would (without
+    DATABASE_URL and HAZARD_KEY: hazard.sqlite3 and hazard.key in tmp_path)."""
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
+    for name in env_drop:
+        env.pop(name, None)
     env["TMPDIR"] = str(tmp_path)  # where serve makes its metrics directory
     # This checkout's code, whichever checkout the installed entry point was made from.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
