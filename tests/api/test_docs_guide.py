@@ -17,12 +17,13 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 def _commands(section: str = "An evening, in curl") -> list[tuple[str, str, object]]:
     """The section's first ```sh block's requests: (method, path, body), sent with the
-    setter's token (`api`); `bob ...` lines as (method, path, body, "bob")."""
+    setter's token (`api`); `bob ...` and `cecil ...` lines as (method, path, body, who).
+    What a line pipes its answer to (`| jq ...`) is the walk's (test_docs_walk)."""
     block = re.search(rf"## {section}\n.*?```sh\n(.*?)```", GUIDE.read_text(), re.S)
     assert block is not None
     commands: list[Any] = []
     for line in block.group(1).splitlines():
-        if not line.startswith(("api ", "bob ")):
+        if not line.startswith(("api ", "bob ", "cecil ")):
             continue
         who, *words = shlex.split(line.split("  #")[0], comments=False)
         method = "GET"
@@ -98,9 +99,10 @@ def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(sqlite_api: Api
 
 def test_the_dispute_in_the_guide_resolves_as_it_says(sqlite_api: Api) -> None:
     bank, bob = sqlite_api.client(), sqlite_api.client("player", "bob")
+    cecil = sqlite_api.client("croupier", "cecil")
     answers = {}
     for method, url, body, *who in _commands() + _commands("A dispute, in curl"):
-        client = bob if who == ["bob"] else bank
+        client = {"bob": bob, "cecil": cecil}.get(*who) if who else bank
         response = getattr(client, method.lower())(url, json=body)
         assert response.status_code < 300, (method, url, response.get_json())
         answers[method, url] = response.get_json()
