@@ -430,10 +430,20 @@ def _deep(store: Any) -> bool:
     return True
 
 
-def _trusted_key(vkey: str | None) -> tuple[Any, str]:
+EXPORT_KEY = (
+    "an export needs no signing key, only the log's public key for its header (what "
+    "`hazard key show` printed on the server, saved as club.pub)"
+)
+"""What `hazard export` says when it has no public key to put in the header."""
+
+
+def _trusted_key(
+    vkey: str | None, wanted: str = "no key to check the checkpoints with"
+) -> tuple[Any, str]:
     """The key whose signatures are trusted, and where it came from: `--key` (a verifier
     key or a file holding one), else the public half of the signing key. Never a key
-    read from the database, which is what is being checked."""
+    read from the database, which is what is being checked. `wanted` says, when there
+    is neither, what the key was for."""
     from pathlib import Path
 
     from ledger.bootstrap import KEY_ENV, key_path, load_key
@@ -461,8 +471,7 @@ def _trusted_key(vkey: str | None) -> tuple[Any, str]:
         raise click.ClickException(str(exc)) from None
     if signer is None:
         raise click.ClickException(
-            f"no key to check the checkpoints with: no signing key at {path} ({KEY_ENV}); "
-            f"give the log's public key with --key"
+            f"{wanted}: no signing key at {path} ({KEY_ENV}); give the log's public key with --key"
         )
     return signer.verifier, f"the public half of the signing key at {path}"
 
@@ -663,14 +672,21 @@ def _says_signing_key(public: str) -> None:
     path = key_path()
     try:
         signer = load_key(path)
-    except BadKey:
-        signer = None
-    if signer is None or signer.verifier.text() != public:
-        click.echo(
-            f"note: to go on writing to this log, point {KEY_ENV} at the key that signed "
-            f"it ({public}); the signing key at {path} is not that key",
-            err=True,
+    except BadKey as exc:
+        here = f"the key file at {path} cannot be used ({exc})"
+    else:
+        if signer is not None and signer.verifier.text() == public:
+            return
+        here = (
+            f"there is no signing key at {path}"
+            if signer is None
+            else f"the signing key at {path} is another key ({signer.verifier.text()})"
         )
+    click.echo(
+        f"note: {here}; to go on writing to this log, point {KEY_ENV} at the key that "
+        f"signed it ({public}), kept with the backups",
+        err=True,
+    )
 
 
 def _engine(database_url: str | None) -> Any:
@@ -705,6 +721,14 @@ def _engine(database_url: str | None) -> Any:
     metavar="FILE",
     help="write to FILE (made whole or not at all) instead of stdout ('-': stdout)",
 )
+@click.option(
+    "--key",
+    "vkey",
+    metavar="VKEY",
+    help="jsonl only: the log's public key for the header (a verifier key, or a file "
+    "holding one, as `hazard key show` prints it), which must have signed the newest "
+    "checkpoint; default: the public half of the signing key (HAZARD_KEY, or hazard.key)",
+)
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def export(
     table: str | None,
@@ -716,6 +740,7 @@ def export(
     sheet: str | None,
     decimals: int | None,
     output: str | None,
+    vkey: str | None,
     database_url: str | None,
 ) -> None:
     """Export a table's session, a player's statement, a time range of the club
@@ -723,6 +748,8 @@ def export(
 
     JSON Lines carries the proofs that tie it to the log's signed checkpoint, so that an
     auditor can check it at home with `hazard verify FILE`; CSV opens in a spreadsheet.
+    An export only reads: on a copy of the database, away from the signing key, give
+    the log's public key with --key.
     """
     from ledger.exports.scope import NotFound, ScopeError, scope_of
 
@@ -734,8 +761,9 @@ def export(
         raise click.BadParameter(exc.message, param_hint=f"--{exc.field}") from None
     if form == "jsonl" and (sheet is not None or decimals is not None):
         raise click.UsageError("--sheet and --decimals are for --format csv")
-    store = _book(database_url).store
-    engine = store.engine
+    if form == "csv" and vkey is not None:
+        raise click.UsageError("--key is for --format jsonl: a spreadsheet carries no proof")
+    engine = _engine(database_url)
     try:
         try:
             if form == "csv":
@@ -744,12 +772,9 @@ def export(
             else:
                 from ledger.exports import jsonl
 
-                if store.signer is None:
-                    raise click.ClickException(
-                        f"no signing key at {store.key_path}: the file's header needs the "
-                        "log's public key"
-                    )
-                prepared = jsonl.prepare(engine, scope, key=store.signer.verifier)
+                # The header's public key, never the signing key: an export signs nothing.
+                verifier = _trusted_key(vkey, EXPORT_KEY)[0]
+                prepared = jsonl.prepare(engine, scope, key=verifier)
         except ScopeError as exc:
             raise click.BadParameter(exc.message, param_hint=f"--{exc.field}") from None
         except (NotFound, ValueError) as exc:

@@ -25,10 +25,11 @@ import engine as hz
 from engine import serverdice
 from ledger.books.accounts import (
     NAME,
-    NAME_RULE,
+    PLAYER_RULE,
     TABLE_PREFIX,
     account_stream,
     player_account,
+    reserved,
     transfer_views,
 )
 from ledger.books.book import Book
@@ -250,8 +251,8 @@ class Club:
     # -- players and accounts ---------------------------------------------------------
 
     def create_player(self, name: str, actor: str, key: str | None = None) -> dict[str, Any]:
-        if name == hz.SETTER or not is_name(name):
-            raise InvalidName("name", f"a player's name is {NAME_RULE}, and not 'setter'")
+        if not is_name(name) or reserved(name):
+            raise InvalidName("name", f"a player's name is {PLAYER_RULE}")
         stream = account_stream(player_account(name))
         uow = UnitOfWork(self.store, key, {"create-player": name, "actor": actor})
         if (earlier := uow.earlier()) is not None:

@@ -171,10 +171,16 @@ class WriteResultSchema(Schema):
     )
 
 
+def _not_reserved(name: str) -> None:
+    if accounts.reserved(name):
+        raise ValidationError(f"a player's name is {accounts.OWN_RULE}")
+
+
 class PlayerSchema(Schema):
     name = fields.String(
         required=True,
-        validate=[NAME, validate.NoneOf(["setter"], error="the setter is the bank, not a player")],
+        validate=[NAME, _not_reserved],
+        metadata={"description": f"A player's name: {accounts.PLAYER_RULE}"},
     )
 
 

@@ -123,6 +123,13 @@ def state_view(
 def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     """Open a table with a rule set (built-in by name, or custom) and its limits."""
     who = require(*WRITE)
+    return _run(body["id"], who, headers, body, opening(body), new_table=True)
+
+
+def opening(body: dict[str, Any]) -> Decide:
+    """What opens a table as `body` (OpenTableSchema's) asks: its rule set, built-in by
+    name or custom, and its limits. RuleSetError if the rule set is not one. The API's
+    POST /tables and the console's form both open a table with it."""
     if body.get("rules") is not None:
         if body.get("ruleset") is not None:
             raise hz.RuleSetError("ruleset", "name a built-in rule set or give rules, not both")
@@ -134,14 +141,7 @@ def open_table(headers: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
             raise hz.RuleSetError("ruleset", f"{name!r} is not a built-in rule set ({known})")
         rules = hz.BUILTIN[name]
     limits = hz.Limits(**body["limits"])
-    return _run(
-        body["id"],
-        who,
-        headers,
-        body,
-        lambda _st, _funds: hz.open_table(rules, limits, dice=body["dice"]),
-        new_table=True,
-    )
+    return lambda _st, _funds: hz.open_table(rules, limits, dice=body["dice"])
 
 
 @blp.route("/<table>", methods=["GET"])
@@ -181,11 +181,12 @@ the console (ledger.console) runs the same commands through `run_command`."""
 
 
 def run_command(
-    rule: str, table: str, body: dict[str, Any], key: str | None, if_match: int | None
+    rule: str, table: str, body: dict[str, Any], headers: dict[str, Any]
 ) -> dict[str, Any]:
     """Run the table write `rule` as the caller (`g.holder`), as its API route would:
     the body checked by the route's schema (marshmallow.ValidationError if it is bad),
-    the role checked, the command through Club.command under the scoped `key`."""
+    the role checked, the command through Club.command with `headers` (as
+    TableWriteHeadersSchema reads them: the key scoped to the caller, the version)."""
     schema, make, roles = COMMANDS[rule]
     data = schema().load(body) if schema is not None else {}
     who = require(*roles)
@@ -194,8 +195,8 @@ def run_command(
         table,
         who.actor,
         decide,
-        if_match=if_match,
-        key=None if key is None else f"{who.id}:{key}",
+        if_match=headers.get("if_match"),
+        key=scoped_key(who, headers),
         request={"path": f"/tables/{table}/{rule}", "body": data},
         players=players,
     )

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from engine.state import SETTER
-from ledger.books.accounts import NAME, NAME_RULE
+from ledger.books.accounts import NAME, PLAYER_RULE, account_stream, player_account, reserved
 from ledger.store import db
 from ledger.store.eventstore import utc_now
-from ledger.store.schema import tokens
+from ledger.store.schema import events, tokens
 
 PREFIX = "hz_"
 
@@ -60,11 +60,22 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
         raise ValueError("a token's name is 1 to 200 characters")
     # A player's token names the player it acts for, so it must be a name a player can
     # have: above all not the bank's, or it would read the setter's own account.
+    refused = f"a player's token is named for the player: {PLAYER_RULE}"
     if role is Role.PLAYER and (name == SETTER or not re.fullmatch(NAME, name)):
-        raise ValueError(f"a player's token is named for the player: {NAME_RULE}, and not 'setter'")
+        raise ValueError(refused)
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
+        # A player an older ledger let in under such a name still gets tokens.
+        if role is Role.PLAYER and reserved(name) and not _opened(conn, name):
+            raise ValueError(refused)
         return _insert(conn, role, name)
+
+
+def _opened(conn: sa.Connection, player: str) -> bool:
+    """Whether `player`'s account was opened (its stream's first event)."""
+    stream = account_stream(player_account(player))
+    first = sa.select(events.c.position).where(events.c.stream == stream, events.c.version == 1)
+    return conn.execute(first).first() is not None
 
 
 def _insert(conn: sa.Connection, role: Role, name: str) -> str:

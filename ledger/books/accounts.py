@@ -9,6 +9,7 @@ zero, always: cash is negative by exactly what the club holds.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engine.events import Transfer
@@ -30,6 +31,25 @@ because the API documents it as a pattern, which is a search. At most the engine
 MAX_NAME, so that every player the ledger takes can sit at a table."""
 NAME_RULE = f"1 to {MAX_NAME} letters, digits, _ . -, and not only dots"
 """NAME, in words, for the errors that refuse a name."""
+
+OWN = (SETTER, CASH, ESCROW.rstrip(":"), "bank")
+"""The ledger's own accounts (the setter, cash, each bet's escrow) and the setter's other
+name in these pages, the bank: what a player may not be called."""
+OWN_RULE = f"not one of the ledger's own accounts ({', '.join(OWN)}), in any case or with _ . -"
+"""`reserved`, in words."""
+
+
+def reserved(name: str) -> bool:
+    """Whether a player called `name` would read as one of the ledger's own accounts:
+    `SETTER`, `Cash` or `es-crow` beside `setter`, `cash` and `escrow:t1:b9` in a
+    statement or a transfer. Checked when a player is made, and when a player's token is
+    (ledger.api.tokens); a database from before the rule may hold such a player, whose
+    account and history stand."""
+    return re.sub(r"[_.-]", "", name).casefold() in OWN
+
+
+PLAYER_RULE = f"{NAME_RULE}, and {OWN_RULE}"
+"""What a player may be called, in words."""
 
 
 def player_account(name: str) -> str:

@@ -13,19 +13,22 @@ from __future__ import annotations
 from typing import Any
 
 from flask import abort, jsonify, redirect, render_template, request, url_for
-from marshmallow import ValidationError
+from marshmallow import Schema, ValidationError, validate
 
 from engine.dice import TOTALS, p_total
 from ledger.api import audit as api_audit
 from ledger.api import club
+from ledger.api import readschemas as rs
 from ledger.api.exports import ExportQuerySchema, export_response
+from ledger.api.numbers import QueryInteger
 from ledger.api.readschemas import SMALL
 from ledger.api.replays import step_view
+from ledger.api.reports import DiceQuerySchema
 from ledger.api.tokens import Role
 from ledger.audit import fairness, replay
 from ledger.books import queries, tableviews
 from ledger.console import charts
-from ledger.console.views import _fields, _signed_in, _tables, blp
+from ledger.console.views import _fields, _signed_in, _tables, _url_values, blp
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import eventlog, logcheck, proofs
 
@@ -39,14 +42,16 @@ STEPS = 500
 """The most steps of a round the replay page walks (a round is tens of events)."""
 
 
-def _number(name: str, default: int, most: int = SMALL) -> int:
-    text = request.args.get(name, "")
-    if not text:
-        return default
-    # Its length first: int() of more than 4,300 digits raises (a 500 it was).
-    if not (text.isascii() and text.isdigit()) or len(text) > len(str(most)) or int(text) > most:
-        abort(400, description=f"{name} is a whole number from 0 to {most}, not {text!r}")
-    return int(text)
+class StepQuerySchema(Schema):
+    """The replay page's own parameter, read as the API reads a number in a query."""
+
+    step = QueryInteger(load_default=1, validate=validate.Range(1, STEPS))
+
+
+def _query(schema: Schema) -> dict[str, Any]:
+    """The request's query, its values stripped of the spaces a form's field may carry,
+    read by `schema` (the API's own, for what the API takes too)."""
+    return _url_values(schema, {name: value.strip() for name, value in request.args.items()})
 
 
 @blp.route("/console/audit", methods=["GET"])
@@ -57,7 +62,8 @@ def audit() -> Any:
     store = club().store
     head = eventlog.head(store.engine)
     last = head["position"]
-    after = _number("after", max(0, last - PAGE))
+    # A position, as GET /events reads `after`; by default, the last page.
+    after = _query(rs.PageQuerySchema(only=("after",))).get("after", max(0, last - PAGE))
     with queries.reading(store) as read:
         page = read.events(None, after, PAGE)
         try:
@@ -89,7 +95,7 @@ def verify() -> Any:
     who = _signed_in(*READERS)
     report = None
     if "after" in request.args:
-        report = api_audit.check(_number("after", 0), VERIFY_PAGE)
+        report = api_audit.check(_verified_after(), VERIFY_PAGE)
     return render_template("verify.html", who=who, report=report, page=VERIFY_PAGE)
 
 
@@ -97,10 +103,16 @@ def verify() -> Any:
 def verify_step() -> Any:
     """One page of the check, as JSON, for the verify page's script to show."""
     _signed_in(*READERS)
-    report = api_audit.check(_number("after", 0), VERIFY_PAGE)
+    report = api_audit.check(_verified_after(), VERIFY_PAGE)
     response = jsonify(report)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _verified_after() -> int:
+    """Where this page of the check starts, as GET /audit/verify reads `after`."""
+    after: int = _query(rs.VerifyQuerySchema(only=("after",)))["after"]
+    return after
 
 
 # -- exports ---------------------------------------------------------------------------
@@ -124,9 +136,11 @@ def export() -> Any:
 def replay_pick() -> Any:
     """The replay form's answer: on to the round's page."""
     _signed_in(*READERS)
-    table = request.args.get("table", "").strip()
-    round = _number("round", 1)
-    return redirect(url_for("console.replay", table=table, round=round))
+    # A table and a round, as GET /settlements reads them.
+    query = _query(rs.SettlementQuerySchema(only=("table", "round")))
+    if "table" not in query:
+        abort(400, description="table: name the table whose round to replay")
+    return redirect(url_for("console.replay", table=query["table"], round=query.get("round", 1)))
 
 
 @blp.route("/console/audit/replay/<table>/<int:round>", methods=["GET"], endpoint="replay")
@@ -135,7 +149,7 @@ def replay_step(table: str, round: int) -> Any:
     event, the table after it, the money it moved, the settlements it made and its
     parties' balances either side, with controls to step back and on."""
     who = _signed_in(*READERS)
-    step = _number("step", 1, STEPS) or 1
+    step = _query(StepQuerySchema())["step"]
     store = club().store
     stream = table_stream(table)
     with store.engine.connect() as conn:
@@ -170,7 +184,10 @@ def fairness_report() -> Any:
     """The dice-fairness report (GET /reports/dice's) of the club or one table: observed
     totals against the exact 2d6 distribution, as a chart and as numbers."""
     who = _signed_in(*READERS)
-    table = request.args.get("table", "").strip() or None
+    # A table, as GET /reports/dice reads it; none (or the form left blank): the club.
+    asked = request.args.get("table", "").strip()
+    query = _url_values(DiceQuerySchema(only=("table",)), {"table": asked} if asked else {})
+    table = query.get("table")
     scope = fairness.Scope(table=table)
     try:
         with club().store.engine.connect() as conn, conn.begin():

@@ -16,13 +16,22 @@ from flask import abort, g, redirect, render_template, request, url_for
 from marshmallow import Schema, ValidationError
 
 from engine.state import SETTER
-from ledger.api import club
-from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema, WriteHeadersSchema
+from ledger.api import club, scoped_key
+from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
 from ledger.api.tokens import Role
+from ledger.audit import disputes
 from ledger.books import disputeviews
 from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
 from ledger.console import charts
-from ledger.console.views import _check_csrf, _fields, _int, _signed_in, _tables, blp
+from ledger.console.views import (
+    _check_csrf,
+    _fields,
+    _form_headers,
+    _int,
+    _signed_in,
+    _tables,
+    blp,
+)
 from ledger.service import NotFound
 from ledger.store.eventstore import Refused
 from ledger.store.schema import accounts, events, postings
@@ -176,23 +185,19 @@ def money(name: str, what: str) -> Any:
 
 
 def _key() -> str | None:
-    """The form's idempotency key, scoped to the token as ledger.api.scoped_key does,
-    and read as the API reads its header (ValidationError: a key of 64 KiB, or with a
-    NUL that PostgreSQL cannot hold, was a 500)."""
-    key = request.form.get("key")
-    if not key:
-        return None
-    WriteHeadersSchema().load({"Idempotency-Key": key})
-    return f"{g.holder.id}:{key}"
+    """The form's idempotency key, read and scoped to the token as the API reads and
+    scopes an Idempotency-Key (ValidationError: a key of 64 KiB, or with a NUL that
+    PostgreSQL cannot hold, was a 500)."""
+    return scoped_key(g.holder, _form_headers())
 
 
 @blp.route("/console/office/disputes/<table>/<dispute_id>", methods=["GET"])
 def dispute(table: str, dispute_id: str) -> Any:
-    """A dispute waiting (or decided): its claim, its round, its adjustments."""
+    """A dispute waiting (or decided): its claim, its round, its adjustments, read as
+    GET /tables/{t}/disputes/{id} reads it (an id that is not one names nothing)."""
     who = _signed_in(Role.SETTER, Role.AUDITOR)
-    with club().store.engine.connect() as conn:
-        row = disputeviews.row_of(conn, TABLE_PREFIX + table, dispute_id[:64])
-        if row is None:
-            abort(404, description=f"table {table!r} has no dispute {dispute_id!r}")
-        found = disputeviews.view(conn, row)
+    try:
+        found = disputes.dispute(club(), table, dispute_id)
+    except NotFound as exc:
+        abort(404, description=str(exc))
     return render_template("dispute.html", who=who, d=found)

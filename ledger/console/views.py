@@ -21,14 +21,16 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
-from marshmallow import ValidationError
+from marshmallow import EXCLUDE, Schema, ValidationError
 from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
-from ledger.api import club
-from ledger.api.schemas import OpenTableSchema, TableWriteHeadersSchema
-from ledger.api.tables import COMMANDS, run_command, state_view
+from ledger.api import club, scoped_key
+from ledger.api.logschemas import InclusionQuerySchema
+from ledger.api.numbers import QueryInteger
+from ledger.api.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
+from ledger.api.tables import COMMANDS, opening, run_command, state_view
 from ledger.api.tokens import Holder, Role, holder
 from ledger.books import disputeviews
 from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
@@ -76,6 +78,28 @@ def _signed_in(*roles: Role) -> Holder:
     return who
 
 
+def _url_values(schema: Schema, values: Any) -> dict[str, Any]:
+    """`values` from a URL (a number in its path, its query's parameters), read by the
+    API's own schema for them: what the API refuses with 422, the console refuses on
+    its page (400), naming the value. Parameters the schema does not read are left."""
+    try:
+        loaded: dict[str, Any] = schema.load(values, unknown=EXCLUDE)
+    except ValidationError as exc:
+        abort(400, description=_fields(exc))
+    return loaded
+
+
+def _form_headers(schema: type[Schema] = WriteHeadersSchema) -> dict[str, Any]:
+    """The form's key (and a table form's version), read as the API reads its
+    Idempotency-Key (and If-Match) header, by the same schema: ValidationError if it is
+    not one. A key of 30,000 characters or with a NUL was a 500 on PostgreSQL. A form
+    that sends none writes without one, as a request without the header does."""
+    sent = {"Idempotency-Key": request.form.get("key"), "If-Match": request.form.get("version")}
+    taken = {field.data_key for field in schema().fields.values()}
+    loaded: dict[str, Any] = schema().load({k: v for k, v in sent.items() if v and k in taken})
+    return loaded
+
+
 def _check_csrf() -> None:
     try:
         validate_csrf(request.form.get("csrf_token"))
@@ -83,6 +107,7 @@ def _check_csrf() -> None:
         abort(400, description=f"the form's CSRF token is missing or stale ({exc}): reload")
 
 
+@blp.errorhandler(404)
 @blp.errorhandler(403)
 @blp.errorhandler(400)
 def _refused(exc: HTTPException) -> tuple[str, int]:
@@ -142,8 +167,9 @@ def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
 
 @blp.route("/console/tables", methods=["POST"])
 def open_table() -> Any:
-    """Open a table with a built-in rule set, checked by the API's own schema and run
-    through Club.command as the person signed in."""
+    """Open a table with a built-in rule set, checked by the API's own schemas (the
+    form's key as an Idempotency-Key) and run through Club.command as the person signed
+    in."""
     who = _signed_in(*RUN)
     _check_csrf()
     form = request.form
@@ -155,15 +181,12 @@ def open_table() -> Any:
                 "dice": form.get("dice") or "croupier",
             }
         )
-        rules = hz.BUILTIN.get(body["ruleset"])
-        if rules is None:
-            raise hz.RuleSetError("ruleset", f"{body['ruleset']!r} is not a built-in rule set")
-        limits = hz.Limits(**body["limits"])
+        headers = _form_headers()
         club().command(
             body["id"],
             who.actor,
-            lambda _st, _reads: hz.open_table(rules, limits, dice=body["dice"]),
-            key=f"{who.id}:{form.get('key')}",
+            opening(body),
+            key=scoped_key(who, headers),
             request={"path": "/tables", "body": body},
             new_table=True,
         )
@@ -244,11 +267,15 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
-def _int(text: str) -> Any:
-    """A whole number typed in a form; anything else goes to the schema as typed, which
-    refuses it with the field's own message."""
-    text = (text or "").strip()
-    return int(text) if text.isascii() and text.lstrip("-").isdigit() and len(text) < 19 else text
+def _int(text: str | None) -> Any:
+    """A whole number typed in a form, read as the API reads one in a URL (QueryInteger:
+    ASCII digits and an optional minus); anything else goes to the schema as typed,
+    which refuses it with the field's own message. (`--5` passed a check of this
+    form's own, and int() raised: a 500.)"""
+    try:
+        return QueryInteger().deserialize((text or "").strip())
+    except ValidationError:
+        return text
 
 
 @blp.route("/console/tables/<table>/do/<path:rule>", methods=["POST"])
@@ -266,12 +293,8 @@ def do(table: str, rule: str) -> Any:
     except KeyError as exc:
         return _table_page_error(table, rule, f"the form is missing {exc.args[0]}", 422)
     try:
-        # The form's key and version, read as the API reads its headers: a key of 64 KiB
-        # or with a NUL, or a version in other digits or 5,000 of them, was a 500.
-        sent = {"Idempotency-Key": form.get("key"), "If-Match": form.get("version")}
-        headers = TableWriteHeadersSchema().load({k: v for k, v in sent.items() if v})
-        if_match = headers.get("if_match")
-        run_command(rule, table, body, headers.get("idempotency_key"), if_match)
+        # A version in other digits or 5,000 of them was a 500, as such a key was.
+        run_command(rule, table, body, _form_headers(TableWriteHeadersSchema))
     except StaleVersion as exc:
         state, view = _state(table)
         message = f"The table has changed (it is at version {exc.current}): look again."
@@ -347,6 +370,10 @@ def receipt(position: int) -> Any:
     the audit path to the newest signed checkpoint, and that checkpoint, as the API's
     GET /log/proofs/inclusion gives them, to keep and check later."""
     who = _signed_in(Role.PLAYER)
+    # As GET /log/proofs/inclusion reads `position` (1 to 2**63 - 1): a larger one
+    # overflowed the database's integer, a 500.
+    asked = _url_values(InclusionQuerySchema(only=("position",)), {"position": position})
+    position = asked["position"]
     account = player_account(who.name)
     with club().store.engine.connect() as conn:
         try:

@@ -392,9 +392,11 @@ class _Check:
         if expected is not None and (
             verifier.name != expected.name or verifier.public_key != expected.public_key
         ):
+            # Nothing has been checked against the header's key yet: it is the header
+            # that disagrees, whatever the checkpoints further on may hold.
             raise Disagreement(
                 number,
-                f"the checkpoints are signed by {verifier.text()}, not by the key you gave "
+                f"the file's header names the key {verifier.text()}, not the key you gave "
                 f"({expected.text()})",
             )
         origin = h.get("origin")

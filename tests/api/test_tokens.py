@@ -34,3 +34,34 @@ def test_no_player_token_reads_the_banks_account(api: Api) -> None:
     assert bank.ok("get", "/players/setter/balance")["balance"] == 100
     ann = api.client("player", "ann")
     assert ann.get("/players/setter/balance").status_code == 403
+
+
+@pytest.mark.parametrize("name", ["SETTER", "Cash", "escrow", "bank", "s_etter"])
+def test_a_player_token_is_not_named_for_one_of_the_ledgers_own_accounts(
+    api: Api, name: str
+) -> None:
+    with pytest.raises(ValueError, match="own accounts"):
+        create(api.book.store.engine, Role.PLAYER, name)
+
+
+def test_a_player_an_older_ledger_let_in_under_such_a_name_still_gets_a_token(api: Api) -> None:
+    """A database from before the rule may hold a player named `Cash`: their account and
+    history stand, and they may still be given a token to read and play with."""
+    from ledger.store.vocabulary import AccountOpened
+    from ledger.unit_of_work import UnitOfWork
+
+    store = api.book.store
+    with UnitOfWork(store) as uow:  # as create_player wrote it before the rule
+        uow.record(
+            "account:player:Cash",
+            0,
+            [AccountOpened(version=1, account="player:Cash")],
+            "setter:bank",
+        )
+        uow.commit({})
+    token = create(store.engine, Role.PLAYER, "Cash")
+    cash = holder(store.engine, token)
+    assert cash is not None and cash.actor == "player:Cash"
+    bank = api.client()
+    bank.ok("post", "/players/Cash/deposits", {"amount": 100})
+    assert bank.ok("get", "/players/Cash/balance")["balance"] == 100

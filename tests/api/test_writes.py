@@ -417,3 +417,38 @@ def test_writes_and_reads_name_the_money_in_the_same_accounts(api: Api) -> None:
     deposited = bank.ok("post", "/players/cat/deposits", {"amount": 5})["events"][0]
     assert opened["transfers"] == []
     assert deposited["transfers"] == [{"source": "cash", "target": "player:cat", "amount": 5}]
+
+
+RESERVED = [
+    "SETTER",
+    "Setter",
+    "cash",
+    "CASH",
+    "escrow",
+    "Escrow",
+    "bank",
+    "BANK",
+    "s.etter",
+    "ca-sh",
+]
+"""Names of the ledger's own accounts (the setter, cash, the bets' escrows) and of the
+setter's other name, the bank, in any case and with `_ . -` in them."""
+
+
+def test_no_player_takes_the_name_of_one_of_the_ledgers_own_accounts(api: Api) -> None:
+    """Regression: players named `SETTER` and `cash` were made (only `setter` itself was
+    refused). The rule is one function (ledger.books.accounts.reserved), which the
+    API's schema and the service both ask."""
+    bank = api.client()
+    club: Club = api.app.extensions["hazard.club"]
+    counts = _counts(api)
+    for name in RESERVED:
+        answer = bank.post("/players", json={"name": name})
+        problem = answer.get_json()
+        assert answer.status_code == 422, (name, answer.status_code, problem)
+        assert "own accounts" in " ".join(problem["errors"]["name"]), problem
+        with pytest.raises(InvalidName, match="own accounts"):
+            club.create_player(name, "setter:bank")
+    assert _counts(api) == counts
+    for name in ("setter2", "cashel", "bankside", "escrows", "ann"):  # not confusable
+        bank.ok("post", "/players", {"name": name})

@@ -49,6 +49,8 @@ def test_a_forged_office_form_is_refused_and_writes_nothing(api: Api) -> None:
     before = count(api)
     forged = [
         {"name": "a\x00b"},
+        {"name": "SETTER"},  # names of the ledger's own accounts (tests/api/test_writes.py)
+        {"name": "cash"},
         {"name": "zed", "key": "a\x00b"},
         {"name": "z", "key": "x" * 30_000},
     ]
@@ -87,3 +89,85 @@ def test_a_hostile_console_url_is_a_4xx(api: Api) -> None:
         answer = setter.get(url)
         assert 400 <= answer.status_code < 500, (url, answer.status_code)
     assert count(api) == before
+
+
+def test_a_receipt_past_the_logs_bounds_is_refused_as_the_api_refuses_it(api: Api) -> None:
+    """Regression: a player's receipt at position 2**63 or more was a 500 (int() overflow
+    in the driver), on both databases. The position is read by the API's own query
+    schema for an inclusion proof (1 to 2**63 - 1), and refused on the console's page."""
+    a_table(api)
+    ann = signed_in(api, "player", "ann")
+    for position in (2**63, 2**64, 10**30, 0):
+        answer = ann.get(f"/console/me/receipts/{position}")
+        assert answer.status_code == 400, (position, answer.status_code)
+        assert b"position" in answer.data and b"Refused" in answer.data
+    # At the bound: a position the log could hold, which it does not.
+    assert ann.get(f"/console/me/receipts/{2**63 - 1}").status_code == 404
+
+
+HOSTILE_KEYS = ["a\x00b", "k" * 30_000, "ключ", "two words", "k" * 101]
+
+
+def test_the_open_table_form_reads_its_key_as_the_api_reads_idempotency_key(api: Api) -> None:
+    """Regression: the open-table form built its key as `{token}:{key}` unchecked. On
+    PostgreSQL a NUL or 30,000 characters was a 500; on SQLite the table opened. The
+    key is read by the API's Idempotency-Key schema: refused (422), nothing written."""
+    a_table(api)
+    croupier = signed_in(api, "croupier", "cecil")
+    token = csrf(croupier.get("/"))
+    for key in HOSTILE_KEYS:
+        before = count(api)
+        form = {"id": "t2", "ruleset": "english", "csrf_token": token, "key": key}
+        answer = croupier.post("/console/tables", data=form)
+        assert answer.status_code == 422, (key[:20], answer.status_code)
+        assert b"Idempotency-Key" in answer.data and b"visible ASCII" in answer.data
+        assert count(api) == before, key[:20]
+    form = {"id": "t2", "ruleset": "english", "csrf_token": token, "key": "open-t2"}
+    assert croupier.post("/console/tables", data=form).status_code == 302
+    after = count(api)
+    assert croupier.post("/console/tables", data=form).status_code == 302  # a repeat
+    assert count(api) == after
+
+
+def test_open_table_forms_without_a_key_are_not_all_one_key(api: Api) -> None:
+    """Regression: a form without a key was given the key `{token}:None`, the same for
+    every such form: the second table was refused as that key reused."""
+    a_table(api)
+    croupier = signed_in(api, "croupier", "cecil")
+    token = csrf(croupier.get("/"))
+    for table in ("t2", "t3"):
+        form = {"id": table, "ruleset": "english", "csrf_token": token}
+        answer = croupier.post("/console/tables", data=form)
+        assert answer.status_code == 302, (table, answer.status_code)
+    assert croupier.get("/console/tables/t3").status_code == 200
+
+
+def test_a_number_typed_with_two_minus_signs_is_refused(api: Api) -> None:
+    """Regression: `--5` in any number of a form passed the form's own digit check and
+    int() raised: a 500. A form's numbers are read as the API reads an integer."""
+    croupier = a_table(api)
+    token = csrf(croupier.get("/console/tables/t1"))
+    before = count(api)
+    for die in ("--5", "-", "+5", " 5 5", "5-"):
+        data = {"player": "ann", "die": die, "csrf_token": token}
+        answer = croupier.post("/console/tables/t1/do/casts", data=data)
+        assert answer.status_code == 422, (die, answer.status_code)
+    setter = signed_in(api, "setter", "boss")
+    token = csrf(setter.get("/console/office"))
+    for what, field in (("deposit", "amount"), ("withdraw", "amount"), ("credit", "limit")):
+        data = {field: "--5", "csrf_token": token}
+        answer = setter.post(f"/console/office/players/ann/{what}", data=data)
+        assert answer.status_code == 422, (what, answer.status_code)
+    assert count(api) == before
+
+
+def test_the_audit_pages_take_a_position_as_the_api_does(api: Api) -> None:
+    """The audit page's `after` is a position, 0 to 2**63 - 1 as GET /events takes it
+    (it was refused above 2**31 - 1, a round's bound); beyond it, refused."""
+    a_table(api)
+    setter = signed_in(api, "setter", "boss")
+    assert setter.get(f"/console/audit?after={2**40}").status_code == 200
+    for after in (str(2**63), "-1", "%EF%BC%91", "1.0"):
+        answer = setter.get(f"/console/audit?after={after}")
+        assert answer.status_code == 400, (after, answer.status_code)
+        assert b"after" in answer.data

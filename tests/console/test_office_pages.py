@@ -322,3 +322,17 @@ def test_the_verify_step_and_exports_are_refused_to_others(sqlite_api: Api, role
     client = console(sqlite_api, role, "ann")
     assert client.get("/console/audit/verify/step?after=0").status_code == 403
     assert client.get("/console/audit/export?all=true").status_code == 403
+
+
+def test_a_dispute_page_reads_its_id_as_the_api_does(sqlite_api: Api) -> None:
+    night = _evening(sqlite_api)
+    opened = night.bank.ok("post", "/tables/t1/rounds/1/disputes", {"claim": "the 3 was a 2"})
+    dispute_id = opened["dispute_id"]
+    setter = console(sqlite_api, "setter", "bank")
+    page = setter.get(f"/console/office/disputes/t1/{dispute_id}")
+    assert page.status_code == 200 and "The claim: the 3 was a 2" in page.get_data(as_text=True)
+    for wrong in (dispute_id + "x", dispute_id.upper(), "d0", "d" + "1" * 64):
+        answer = setter.get(f"/console/office/disputes/t1/{wrong}")
+        assert answer.status_code == 404, (wrong, answer.status_code)
+        text = html.unescape(answer.get_data(as_text=True))
+        assert f"there is no dispute {wrong!r}" in text and "<title>Refused" in text

@@ -173,3 +173,12 @@ def test_a_database_file_cut_short_is_a_clear_error(
     assert "malformed" in result.output
     assert isinstance(result.exception, SystemExit)
     assert path.read_bytes() == cut
+
+
+def test_token_create_refuses_a_player_named_for_one_of_the_ledgers_own_accounts(url: str) -> None:
+    assert CliRunner().invoke(main, ["db", "upgrade"]).exit_code == 0
+    for name in ("SETTER", "cash"):
+        made = CliRunner().invoke(main, ["token", "create", "--role", "player", "--name", name])
+        assert made.exit_code == 2, made.output
+        assert "own accounts (setter, cash, escrow, bank)" in made.output
+    assert CliRunner().invoke(main, ["token", "list"]).output.count("\n") <= 1

@@ -168,3 +168,42 @@ def test_a_dash_is_stdout(played: str, outdir: Path, monkeypatch: pytest.MonkeyP
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == exported(played, table="t1")
     assert list(outdir.iterdir()) == []
+
+
+def test_an_export_needs_no_signing_key_only_the_public_one(
+    played: str, outdir: Path, tmp_path: Path
+) -> None:
+    """Regression: on a copy of the database, away from the signing key (as the README
+    says an auditor's machine should be), `hazard export` asked for it. The header needs
+    only the public key, which the auditor was given (club.pub): `--key`, as `hazard
+    verify` takes it, checked against the log's newest signed checkpoint."""
+    away = {"HAZARD_KEY": str(tmp_path / "no-such.key")}
+    club_pub = tmp_path / "club.pub"
+    club_pub.write_text(VERIFIER.text() + "\n", encoding="utf-8")
+    for key in (str(club_pub), VERIFIER.text()):
+        out = outdir / "all.jsonl"
+        args = ["export", "--all", "--key", key, "-o", str(out), "--database-url", played]
+        result = CliRunner().invoke(main, args, env=away)
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes() == exported(played, everything=True)
+    # Without one: what to give, and that no signing key is wanted.
+    bare = CliRunner().invoke(main, ["export", "--all", "--database-url", played], env=away)
+    assert bare.exit_code == 1 and bare.stdout_bytes == b""
+    assert "--key" in bare.output and "public key" in bare.output
+    assert "needs no signing key" in bare.output
+    # A key that did not sign the log is refused, and nothing is written.
+    from ledger.store.keys import Signer
+
+    other = Signer.generate(VERIFIER.name).verifier.text()
+    out = outdir / "other.jsonl"
+    args = ["export", "--all", "--key", other, "-o", str(out), "--database-url", played]
+    refused = CliRunner().invoke(main, args, env=away)
+    assert refused.exit_code == 1 and "did not sign" in refused.output
+    assert not out.exists()
+
+
+def test_a_spreadsheet_needs_no_key_at_all(played: str, tmp_path: Path) -> None:
+    away = {"HAZARD_KEY": str(tmp_path / "no-such.key")}
+    args = ["export", "--table", "t1", "--format", "csv", "--database-url", played]
+    result = CliRunner().invoke(main, args, env=away)
+    assert result.exit_code == 0, result.output

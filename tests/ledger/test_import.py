@@ -304,3 +304,54 @@ def test_a_disputed_log_round_trips_with_its_disputes_and_adjustments(
         assert len(rows(target, table)) == 3 and rows(target, table) == rows(engine, table)
     assert list(deep.differences(EventStore(target))) == []
     store.close()
+
+
+def test_hazard_import_where_there_is_no_key_says_so(
+    played: EventStore, target_url: str, tmp_path: Path
+) -> None:
+    """Regression: in a folder with no key, `hazard import` said "the signing key at
+    hazard.key is not that key". It says there is none, and what to do."""
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(export(played.engine))
+    missing = tmp_path / "hazard.key"
+    done = hazard(
+        "import", str(path), "--database-url", target_url, env={"HAZARD_KEY": str(missing)}
+    )
+    assert done.exit_code == 0, done.output
+    assert f"there is no signing key at {missing}" in done.output
+    assert "not that key" not in done.output
+    assert SIGNER.verifier.text() in done.output and "HAZARD_KEY" in done.output
+
+
+def test_hazard_import_where_another_key_is_names_it(
+    played: EventStore, target_url: str, tmp_path: Path
+) -> None:
+    from ledger.store.keys import create_key
+
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(export(played.engine))
+    elsewhere = tmp_path / "other.key"
+    other = create_key(elsewhere, "hazard.local/ledger")
+    done = hazard(
+        "import", str(path), "--database-url", target_url, env={"HAZARD_KEY": str(elsewhere)}
+    )
+    assert done.exit_code == 0, done.output
+    assert f"the signing key at {elsewhere} is another key ({other})" in done.output
+
+
+def test_hazard_import_with_another_key_names_the_files_header(
+    played: EventStore, target_url: str, tmp_path: Path
+) -> None:
+    """Regression: `--key` with a file whose header names another key blamed the
+    checkpoints ("the checkpoints are signed by ..."), which were never read: it is the
+    header that names the other key."""
+    from ledger.store.keys import Signer
+
+    other = Signer.generate("hazard.local/ledger").verifier.text()
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(export(played.engine))
+    done = hazard("import", str(path), "--key", other, "--database-url", target_url)
+    assert done.exit_code == 1
+    said = done.output
+    assert f"line 1: the file's header names the key {SIGNER.verifier.text()}" in said, said
+    assert f"not the key you gave ({other})" in said and "checkpoints are signed" not in said

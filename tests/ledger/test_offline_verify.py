@@ -426,7 +426,7 @@ def test_a_different_signing_key(files: dict[str, bytes]) -> None:
     other = Signer.generate(ORIGIN)
     caught = fails(lines_of(files["all"]), key=other.verifier)
     assert caught.line == 1
-    assert f"signed by {VERIFIER.text()}, not by the key you gave" in caught.reason
+    assert f"header names the key {VERIFIER.text()}, not the key you gave" in caught.reason
 
 
 def _resign(recs: Records, signer: Signer) -> None:
@@ -449,7 +449,7 @@ def test_a_header_with_another_key_resigned_by_it_is_caught_by_key(
     assert verified.key == other.verifier
     assert any(other.verifier.text() in s for s in verified.trusted)
     caught = fails(lines, key=VERIFIER)
-    assert caught.line == 1 and "not by the key you gave" in caught.reason
+    assert caught.line == 1 and "not the key you gave" in caught.reason
 
 
 def test_a_checkpoint_signed_by_another_key(files: dict[str, bytes]) -> None:
@@ -620,7 +620,7 @@ def test_cli_says_where_a_file_disagrees(files: dict[str, bytes], tmp_path: Path
     other = Signer.generate(ORIGIN).verifier.text()
     path.write_bytes(files["t1"])
     result = CliRunner().invoke(main, ["verify", str(path), "--key", other])
-    assert result.exit_code == 1 and result.output.startswith("line 1: the checkpoints")
+    assert result.exit_code == 1 and result.output.startswith("line 1: the file's header names")
 
 
 def test_cli_refuses_the_database_options_with_a_file(
