@@ -443,3 +443,74 @@ def test_a_read_refuses_hostile_parameters_on_each_database(
     bank = _club(api)
     context = _prepare(bank, "disputed")
     _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
+
+
+# -- one caller against the others: what one player may hold open at a table --------------
+#
+# A player with money in one round once opened 100 disputes over it, and the table took
+# no more, from anyone; another filled the table's 1,000 open bets with offers of 10, and
+# no round could be bet. Each cap below is one player's, and leaves the others their room.
+
+
+def _table_of_three(api: Api) -> Any:
+    from tests.api.test_disputes import seated
+
+    return seated(api)  # t1, english: ann casts; bob and cat seated; deposits of 1000
+
+
+def _nick_round(night: Any, layer: str = "bob") -> None:
+    from tests.api.gamekit import bet_id
+
+    laid = bet_id(night.do(layer, "lays", {"player": layer, "amount": 5}), "StakeLaid")
+    night.do("ann", "covers", {"bets": [laid]})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})
+
+
+def _dispute(night: Any, who: Any, round: int) -> Any:
+    client = night._client(who)
+    return client.post(f"/tables/t1/rounds/{round}/disputes", json={"claim": "misread"})
+
+
+def test_one_player_cannot_close_a_table_to_disputes(api: Api) -> None:
+    from engine.disputes import MAX_DISPUTES_PER_CLAIMANT
+
+    night = _table_of_three(api)
+    for _ in range(MAX_DISPUTES_PER_CLAIMANT + 1):
+        _nick_round(night)
+    assert _dispute(night, "bob", 1).status_code == 201
+    again = _dispute(night, "bob", 1)
+    assert _problem(again, 422)["type"] == "urn:hazard:rule:already-disputed"
+    for number in range(2, MAX_DISPUTES_PER_CLAIMANT + 1):
+        assert _dispute(night, "bob", number).status_code == 201
+    version = night.state()["version"]
+    over = _dispute(night, "bob", MAX_DISPUTES_PER_CLAIMANT + 1)
+    assert _problem(over, 422)["type"] == "urn:hazard:rule:too-many-own-disputes"
+    assert night.state()["version"] == version  # nothing written
+    # Everyone else disputes the round bob is still refused: ann (the caster, who had
+    # money in it), the setter and the croupier.
+    for who in ("ann", night.bank, night.croupier):
+        assert _dispute(night, who, 1).status_code == 201
+
+
+def test_one_player_cannot_stop_the_betting(api: Api) -> None:
+    from engine.betting import MAX_BETS_PER_PLAYER
+
+    night = _table_of_three(api)
+    offer = {
+        "player": "cat",
+        "proposition": {"kind": "next-total", "totals": [12]},
+        "backs": True,
+        "stake": 1,
+        "asks": 1,
+    }
+    for _ in range(MAX_BETS_PER_PLAYER):
+        night.do("cat", "side-bets", offer)
+    detail = night.refused("cat", "side-bets", offer, rule="too-many-own-bets")
+    assert f"holds {MAX_BETS_PER_PLAYER} open bets and offers" in detail
+    # The caster's stake, a lay, its cover and the setter's offer all still go on.
+    night.do("ann", "stakes", {"amount": 10})
+    night.do("bob", "lays", {"player": "bob", "amount": 10})
+    night.do("ann", "covers", {})
+    night.do(night.bank, "side-bets", {**offer, "player": "setter"})
+    assert len(night.open_bets()) == MAX_BETS_PER_PLAYER + 3
