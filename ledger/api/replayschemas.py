@@ -94,16 +94,25 @@ class StepSchema(Schema):
     state = fields.Nested(
         TableStateSchema,
         required=True,
-        metadata={"description": "The table after the event, every open bet in it"},
+        metadata={
+            "description": "The table after the event, with the open bets the event named "
+            "(its `bet_id`, while that bet is open) and `open_bet_count`, how many are open "
+            "in all; `next_after` is 0 when others are, and the table's state as of the "
+            "event (GET /tables/{table}?as_of={position}) lists them a page at a time"
+        },
     )
     transfers = transfers()
     settlements = fields.List(
         fields.Nested(SettlementSchema),
         required=True,
         metadata={
-            "description": "The settlements it made: its own if it closed a bet, those it "
-            "decided if it is the throw, departure, pass or closing that did"
+            "description": "The settlements it made, the first 50: its own if it closed a "
+            "bet, those it decided if it is the throw, departure, pass or closing that did. "
+            "Each is also a step of its own, its closing; and at /settlements?table=&round="
         },
+    )
+    settlement_count = fields.Integer(
+        required=True, metadata={"description": "How many settlements it made"}
     )
     balances = fields.List(
         fields.Nested(PartyBalanceSchema),

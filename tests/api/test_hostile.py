@@ -514,3 +514,83 @@ def test_one_player_cannot_stop_the_betting(api: Api) -> None:
     night.do("ann", "covers", {})
     night.do(night.bank, "side-bets", {**offer, "player": "setter"})
     assert len(night.open_bets()) == MAX_BETS_PER_PLAYER + 3
+
+
+# -- every answer bounded by the size of what it is about -----------------------------------
+#
+# A throw that closed a round of 1,000 bets answered 414 KB, and a replay page of 500 steps
+# 21.8 MB: each step carried every open bet. A write answers a page of its events, and
+# a replay's step the bets its event touched, each with a count and where to read the rest.
+
+ANSWER_BOUND = 64 * 1024
+"""Bytes: the most an answer about one write, or one step, may hold here."""
+
+
+def _many_offers(night: Any, players: tuple[str, ...] = ("bob",)) -> int:
+    """Each of `players` offers a player's cap of next-total bets (all untaken): the
+    table's next throw voids them all. Their number."""
+    from engine.betting import MAX_BETS_PER_PLAYER
+
+    for player in players:
+        offer = {
+            "player": player,
+            "proposition": {"kind": "next-total", "totals": [12]},
+            "backs": True,
+            "stake": 1,
+            "asks": 1,
+        }
+        for _ in range(MAX_BETS_PER_PLAYER):
+            night.do(player, "side-bets", offer)
+    return MAX_BETS_PER_PLAYER * len(players)
+
+
+def test_a_write_that_closes_many_bets_answers_a_page_of_its_events(api: Api) -> None:
+    from ledger.service import WRITE_EVENTS
+
+    night = _table_of_three(api)
+    offers = _many_offers(night)
+    night.do(night.croupier, "main", {"main": 7})
+    response = night.croupier.post("/tables/t1/throws", json={"die1": 2, "die2": 4})
+    assert response.status_code == 201
+    assert len(response.data) < ANSWER_BOUND
+    answer = response.get_json()
+    positions = answer["receipt"]["positions"]
+    assert answer["event_count"] == len(positions) == offers + 1  # the throw, every void
+    assert [e["position"] for e in answer["events"]] == positions[:WRITE_EVENTS]
+    # The rest: the table's replay from the last event shown, page by page.
+    assert answer["next_events"] == f"/tables/t1/replay?after={positions[WRITE_EVENTS - 1]}"
+    rest: list[int] = []
+    link = answer["next_events"]
+    while link is not None and len(rest) < len(positions) - WRITE_EVENTS:
+        page = night.auditor.ok("get", link)
+        rest += [step["position"] for step in page["steps"]]
+        link = page["next_after"] and f"/tables/t1/replay?after={page['next_after']}"
+    assert rest[: len(positions) - WRITE_EVENTS] == positions[WRITE_EVENTS:]
+    assert night.auditor.ok("get", "/settlements?table=t1&round=1&limit=500")["items"][
+        offers - 1
+    ]["position"] == positions[-1]
+
+
+def test_a_replay_step_carries_the_bets_its_event_touched_not_every_open_bet(api: Api) -> None:
+    night = _table_of_three(api)
+    offers = _many_offers(night)
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 2, "die2": 4})
+    response = night.auditor.get("/tables/t1/replay?limit=500")
+    assert response.status_code == 200
+    page = response.get_json()
+    assert len(response.data) < ANSWER_BOUND * 8  # 500 steps, none of them every open bet
+    last_offer = max(
+        (s for s in page["steps"] if s["type"] == "SideBetOffered"), key=lambda s: s["version"]
+    )
+    state = last_offer["state"]
+    assert state["open_bet_count"] == offers
+    assert [b["id"] for b in state["open_bets"]] == [last_offer["payload"]["bet_id"]]
+    # The other open bets of that moment: the table's state as of the step, a page at a time.
+    assert state["next_after"] == 0
+    as_of = night.auditor.ok("get", f"/tables/t1?as_of={last_offer['position']}&limit=500")
+    assert len(as_of["open_bets"]) == as_of["open_bet_count"] == offers
+    throw = next(s for s in page["steps"] if s["type"] == "DiceThrown" and s["version"] > 1)
+    # The throw decided every offer: a page of its settlements, and how many there are.
+    assert len(throw["settlements"]) <= 50 < throw["settlement_count"] == offers
+    assert len(json.dumps(throw)) < ANSWER_BOUND
