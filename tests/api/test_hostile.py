@@ -566,9 +566,12 @@ def test_a_write_that_closes_many_bets_answers_a_page_of_its_events(api: Api) ->
         rest += [step["position"] for step in page["steps"]]
         link = page["next_after"] and f"/tables/t1/replay?after={page['next_after']}"
     assert rest[: len(positions) - WRITE_EVENTS] == positions[WRITE_EVENTS:]
-    assert night.auditor.ok("get", "/settlements?table=t1&round=1&limit=500")["items"][
-        offers - 1
-    ]["position"] == positions[-1]
+    assert (
+        night.auditor.ok("get", "/settlements?table=t1&round=1&limit=500")["items"][offers - 1][
+            "position"
+        ]
+        == positions[-1]
+    )
 
 
 def test_a_replay_step_carries_the_bets_its_event_touched_not_every_open_bet(api: Api) -> None:
