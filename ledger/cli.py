@@ -1124,6 +1124,12 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
             f"{r['last_position']})"
         )
         throws = ", ".join(f"{t['die1']}+{t['die2']}" for t in r["throws"])
+        if r["earlier_throws"] is not None:  # a round of many throws: its last ones
+            left = r["throw_count"] - len(r["throws"])
+            throws = (
+                f"{left} earlier (`hazard replay --table {r['table']} --round {r['round']}`), "
+                f"then {throws}"
+            )
         click.echo(f"  throws: {throws or 'none'}")
         for bet in r["bets"]:
             how = bet["winner"] or f"voided ({bet['reason']})"

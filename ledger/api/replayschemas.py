@@ -220,7 +220,22 @@ class RecalledRoundSchema(RoundSchema):
     )
     won = fields.List(fields.Nested(WonSchema), required=True)
     bets = fields.List(fields.Nested(RecalledBetSchema), required=True)
-    throws = fields.List(fields.Nested(RecalledThrowSchema), required=True)
+    throws = fields.List(
+        fields.Nested(RecalledThrowSchema),
+        required=True,
+        metadata={"description": "The round's last 50 throws, in order"},
+    )
+    throw_count = fields.Integer(
+        required=True, metadata={"description": "How many throws the round had in all"}
+    )
+    earlier_throws = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Where the throws left out are read, the round's replay "
+            "(`/tables/{table}/rounds/{round}/replay`); null when none was"
+        },
+    )
     disputes = fields.List(fields.Nested(RecalledDisputeSchema), required=True)
     adjustments = fields.List(
         fields.Dict(),
