@@ -117,7 +117,7 @@ def fill(engine: sa.Engine, n: int) -> None:
         )
         conn.exec_driver_sql(
             "INSERT INTO postings (position, account, amount, counterparty, balance) "
-            f"SELECT x, 'player:f' || (x % 1000), 1, 'escrow:t9:b' || x, 0 FROM ({series}) AS s"
+            f"SELECT x, 'player:f' || (x - (x / 1000) * 1000), 1, 'escrow:t9:b' || x, 0 FROM ({series}) AS s"
         )
         if not sqlite:
             conn.exec_driver_sql("ANALYZE")
@@ -206,7 +206,7 @@ def measure(engine: sa.Engine, throws: int, filler: int, repeat: int, key: Path)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__)
-    parser.add_argument("--throws", type=int, default=20_000, help="throws of the long round")
+    parser.add_argument("--throws", type=int, default=50_000, help="throws of the long round")
     parser.add_argument("--postings", type=int, default=1_000_000, help="postings filled in")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs (median)")
     parser.add_argument("--no-postgres", action="store_true")
