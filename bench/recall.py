@@ -117,7 +117,8 @@ def fill(engine: sa.Engine, n: int) -> None:
         )
         conn.exec_driver_sql(
             "INSERT INTO postings (position, account, amount, counterparty, balance) "
-            f"SELECT x, 'player:f' || (x - (x / 1000) * 1000), 1, 'escrow:t9:b' || x, 0 FROM ({series}) AS s"
+            f"SELECT x, 'player:f' || (x - (x / 1000) * 1000), 1, 'escrow:t9:b' || x, 0 "
+            f"FROM ({series}) AS s"
         )
         if not sqlite:
             conn.exec_driver_sql("ANALYZE")

@@ -1131,6 +1131,9 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
                 f"then {throws}"
             )
         click.echo(f"  throws: {throws or 'none'}")
+        if r["earlier_bets"] is not None:
+            left = r["bet_count"] - len(r["bets"])
+            click.echo(f"  {left} earlier bets (their settlements: {r['earlier_bets']}), then:")
         for bet in r["bets"]:
             how = bet["winner"] or f"voided ({bet['reason']})"
             nets = ", ".join(f"{a} {n:+d}" for a, n in bet["net"].items())

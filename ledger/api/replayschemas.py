@@ -219,7 +219,23 @@ class RecalledRoundSchema(RoundSchema):
         },
     )
     won = fields.List(fields.Nested(WonSchema), required=True)
-    bets = fields.List(fields.Nested(RecalledBetSchema), required=True)
+    bets = fields.List(
+        fields.Nested(RecalledBetSchema),
+        required=True,
+        metadata={"description": "The round's last 50 bets (a player's: their own), in order"},
+    )
+    bet_count = fields.Integer(
+        required=True, metadata={"description": "How many bets (a player's: their own)"}
+    )
+    earlier_bets = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Where every bet is read when some were left out, the round's "
+            "settlements (`/settlements?table={table}&round={round}`, with `&player=` in a "
+            "player's recall); null when none was"
+        },
+    )
     throws = fields.List(
         fields.Nested(RecalledThrowSchema),
         required=True,

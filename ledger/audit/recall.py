@@ -40,6 +40,10 @@ from ledger.store.schema import settlements as settlements_table
 
 ROUNDS = 10
 """How many rounds a recall shows."""
+RECALL_BETS = 50
+"""How many of a round's bets a recall lists (of a player's recall, the player's): the
+last ones, closed latest. Every bet counts in `won`; `bet_count` says how many there
+are, and `earlier_bets` where all of them are read (the round's settlements)."""
 RECALL_THROWS = 50
 """How many of a round's throws a recall lists: its last ones. A round may run to any
 number of throws (a round of 300,000 answered 29.5 MB); last-game-recall rules let a
@@ -102,6 +106,10 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
     if account is not None:
         won = {account: won.get(account, 0)}
         adjustments = [a for a in adjustments if _moves(a, account)]
+    table = row.stream.removeprefix(TABLE_PREFIX)
+    earlier = f"/settlements?table={table}&round={row.round}"
+    if account is not None:
+        earlier += f"&player={account.removeprefix('player:')}"
     last_adjusted = {
         party: max((a["position"] for a in adjustments if _moves(a, party)), default=None)
         for party in won
@@ -119,7 +127,9 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
             for at in [last_adjusted[party]]
         ],
         "won": [{"account": party, "amount": won[party]} for party in sorted(won)],
-        "bets": bets,
+        "bets": bets[-RECALL_BETS:],
+        "bet_count": len(bets),
+        "earlier_bets": earlier if len(bets) > RECALL_BETS else None,
         **_throws(conn, row),
         "disputes": _disputes(conn, row.stream, row.round),
         "adjustments": adjustments,

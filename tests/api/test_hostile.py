@@ -606,11 +606,15 @@ def test_recall_lists_a_rounds_last_throws_and_counts_the_rest(api: Api) -> None
     """A round of 300,000 throws answered 29.5 MB: recall lists the last RECALL_THROWS
     throws of a round, says how many it left out, and where to read them (the round's
     replay), as last-game-recall rules allow for games of many steps."""
-    from ledger.audit.recall import RECALL_THROWS
+    from ledger.audit.recall import RECALL_BETS, RECALL_THROWS
 
     night = _table_of_three(api)
     night.do("ann", "stakes", {"amount": 10})
     night.do(night.croupier, "main", {"main": 7})
+    offer = {"player": "bob", "proposition": {"kind": "next-total", "totals": [12]}}
+    offers = RECALL_BETS + 5  # untaken, voided by the next throw: bets of the round too
+    for _ in range(offers):
+        night.do("bob", "side-bets", {**offer, "backs": True, "stake": 1, "asks": 1})
     night.do(night.croupier, "throws", {"die1": 2, "die2": 4})  # the chance: 6
     many = RECALL_THROWS + 10
     for _ in range(many - 2):
@@ -626,6 +630,12 @@ def test_recall_lists_a_rounds_last_throws_and_counts_the_rest(api: Api) -> None
         assert recalled["throw_count"] == many
         assert recalled["earlier_throws"] == "/tables/t1/rounds/1/replay"
         assert {"account": "player:ann", "amount": 10} in recalled["won"]
+    # The round's bets, likewise: the last RECALL_BETS, how many, and where the rest are.
+    bets = table[0]["bets"]
+    assert len(bets) == RECALL_BETS and table[0]["bet_count"] == offers + 1
+    assert bets[-1]["kind"] == "caster" and bets[-1]["net"] == {"player:ann": 10, "setter": -10}
+    assert table[0]["earlier_bets"] == "/settlements?table=t1&round=1"
+    assert rounds[0]["bet_count"] == 1 and rounds[0]["earlier_bets"] is None  # ann's own
     # The throws left out are the round's replay's first ones.
     steps = night.auditor.ok("get", "/tables/t1/rounds/1/replay?limit=500")["steps"]
     thrown = [s["version"] for s in steps if s["type"] == "DiceThrown"]
