@@ -30,6 +30,16 @@ MAX_OPEN_BETS = 1000
 """A table holds at most this many open bets and offers together, so that the table's
 state and the write that closes them all (closing the table, a throw, a caster
 leaving) stay bounded: one event per bet closed."""
+RESERVE = 200
+"""Places of the table's cap kept for the round's own stakes (the caster's against the
+setter, the lays against the caster) and the setter's offers: players' offers and odds
+fill the table to `PLAYERS_SHARE` only, so they can never leave a round unable to be bet."""
+PLAYERS_SHARE = MAX_OPEN_BETS - RESERVE
+MAX_BETS_PER_PLAYER = 100
+"""The most open bets and offers one player may be party to at a table (the setter
+aside: it is the bank). Well below `PLAYERS_SHARE`, so that one player cannot fill the
+table for the rest. The caster's stake and covers are not refused by it: the round's
+stakes are the game itself, and a caster covers what others lay."""
 
 
 class Verdict(enum.Enum):
@@ -57,13 +67,37 @@ def _require_round_betting(state: TableState) -> str:
     return caster
 
 
-def _require_room(state: TableState) -> None:
-    """Room for one more open bet or offer at the table."""
+def _require_room(state: TableState, placer: str | None = None, reserved: bool = False) -> None:
+    """Room for one more open bet or offer at the table: within the table's cap, within
+    the players' share of it unless the bet is `reserved` (a round's stake, a lay, or the
+    setter's), and within `placer`'s own cap (None: the caster's stake)."""
     if len(state.bets) >= MAX_OPEN_BETS:
         raise RuleBroken(
             Rule.TOO_MANY_OPEN_BETS,
             f"the table holds at most {MAX_OPEN_BETS} open bets and offers; wait for some "
             "to resolve",
+        )
+    if not reserved and placer != SETTER and len(state.bets) >= PLAYERS_SHARE:
+        raise RuleBroken(
+            Rule.TOO_MANY_OPEN_BETS,
+            f"the table holds {len(state.bets)} open bets and offers: players' offers and "
+            f"odds fill it to {PLAYERS_SHARE}, and the other {RESERVE} places are kept for "
+            "the caster's stake, the lays and the setter's offers; wait for some to resolve",
+        )
+    _require_own_room(state, placer)
+
+
+def _require_own_room(state: TableState, player: str | None) -> None:
+    """Room for `player` to be party to one more open bet or offer (the setter, and None,
+    always have it)."""
+    if player is None or player == SETTER:
+        return
+    held = sum(1 for b in state.bets.values() if player in b.parties)
+    if held >= MAX_BETS_PER_PLAYER:
+        raise RuleBroken(
+            Rule.TOO_MANY_OWN_BETS,
+            f"{player!r} holds {held} open bets and offers at this table, the most one "
+            "player may: wait for some to resolve, or withdraw an offer",
         )
 
 
@@ -74,7 +108,7 @@ def stake(state: TableState, amount: int) -> list[ev.Event]:
         raise RuleBroken(Rule.CASTER_ALREADY_STAKED, "the caster has already staked this round")
     require_stake(state, amount)
     require_exposure(state, amount)
-    _require_room(state)
+    _require_room(state, reserved=True)
     draft = Draft(state)
     draft.add(ev.CasterStaked, bet_id=draft.next_bet_id(), caster=caster, amount=amount)
     return draft.events
@@ -87,7 +121,7 @@ def lay(state: TableState, bettor: str, amount: int) -> list[ev.Event]:
     if bettor == caster:
         raise RuleBroken(Rule.CASTER_CANNOT_LAY, "the caster cannot lay a stake against themself")
     require_stake(state, amount)
-    _require_room(state)
+    _require_room(state, bettor, reserved=True)
     draft = Draft(state)
     draft.add(ev.StakeLaid, bet_id=draft.next_bet_id(), bettor=bettor, amount=amount)
     return draft.events
@@ -199,7 +233,7 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
         state.main, state.chance, on == "chance", amount, rules.rounding, most
     )
     require_exposure(state, payout)
-    _require_room(state)
+    _require_room(state, bettor)
     draft = Draft(state)
     draft.add(
         ev.OddsLaid,
@@ -246,7 +280,7 @@ def offer_side_bet(
     require_stake(state, asks, "amount asked")
     if offerer == SETTER:
         require_exposure(state, amount)
-    _require_room(state)
+    _require_room(state, offerer)
     draft = Draft(state)
     draft.add(
         ev.SideBetOffered,
@@ -298,6 +332,7 @@ def accept_side_bet(state: TableState, bet_id: str, acceptor: str) -> list[ev.Ev
     amount = bet.yes_stake if bet.yes is None else bet.no_stake
     if acceptor == SETTER:
         require_exposure(state, amount)
+    _require_own_room(state, acceptor)
     draft = Draft(state)
     draft.add(ev.SideBetAccepted, bet_id=bet.id, acceptor=acceptor, amount=amount)
     return draft.events

@@ -47,6 +47,13 @@ from engine.whatif import Answer, Paid, WhatIf, answer, bet_order, require_throw
 
 MAX_OPEN_DISPUTES = 100
 """A table holds at most this many disputes waiting for the setter."""
+STAFF_RESERVE = 20
+"""Places of `MAX_OPEN_DISPUTES` kept for the setter and croupiers: players' disputes
+fill the table to `PLAYERS_SHARE` only, so players can never shut the staff out."""
+PLAYERS_SHARE = MAX_OPEN_DISPUTES - STAFF_RESERVE
+MAX_DISPUTES_PER_CLAIMANT = 10
+"""The most disputes one claimant (a name in a role) may hold open at a table, each over
+a round of its own: one claimant cannot fill the table for the others."""
 MAX_TEXT = 500
 """The longest claim or reason, in characters."""
 ROLES = (SETTER, "croupier", "player")
@@ -108,12 +115,7 @@ def open_dispute(
             "player with a stake in it may dispute it",
         )
     _require_text(claim, "claim", Rule.INVALID_CLAIM)
-    if len(state.disputes) >= MAX_OPEN_DISPUTES:
-        raise RuleBroken(
-            Rule.TOO_MANY_DISPUTES,
-            f"the table has {len(state.disputes)} disputes waiting for the setter, the most "
-            "it holds: resolve some first",
-        )
+    _require_room(state, round, claimant, role)
     if die1 is not None or die2 is not None or throw is not None:
         throw = require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
         if (die1 is None) != (die2 is None):
@@ -133,6 +135,33 @@ def open_dispute(
             die2=die2,
         )
     ]
+
+
+def _require_room(state: TableState, round: int, claimant: str, role: str) -> None:
+    """Room for `claimant`'s dispute over `round`: none of theirs over it open already,
+    fewer than their cap open, and room at the table (players within their share)."""
+    mine = [d for d, who in state.disputed_by.items() if who == (claimant, role)]
+    same = next((d for d in mine if state.disputes.get(d) == round), None)
+    if same is not None:
+        raise RuleBroken(
+            Rule.ALREADY_DISPUTED,
+            f"{claimant!r} has dispute {same} over round {round} open already: one open "
+            "dispute per claimant and round; the setter resolves it first",
+        )
+    if len(mine) >= MAX_DISPUTES_PER_CLAIMANT:
+        raise RuleBroken(
+            Rule.TOO_MANY_OWN_DISPUTES,
+            f"{claimant!r} has {len(mine)} disputes open at this table, the most one "
+            "claimant may: wait for the setter to resolve some",
+        )
+    cap = PLAYERS_SHARE if role == "player" else MAX_OPEN_DISPUTES
+    if len(state.disputes) >= cap:
+        kept = f" ({STAFF_RESERVE} of them kept for the setter and croupiers)"
+        raise RuleBroken(
+            Rule.TOO_MANY_DISPUTES,
+            f"the table has {len(state.disputes)} disputes waiting for the setter, the most "
+            f"it holds{kept if role == 'player' else ''}: resolve some first",
+        )
 
 
 def _require_text(text: object, what: str, rule: Rule) -> str:
@@ -276,7 +305,10 @@ def _correction(
 
 __all__ = [
     "DISPUTE_WINDOW",
+    "MAX_DISPUTES_PER_CLAIMANT",
     "MAX_OPEN_DISPUTES",
+    "PLAYERS_SHARE",
+    "STAFF_RESERVE",
     "Answer",
     "Group",
     "Paid",

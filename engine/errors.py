@@ -93,7 +93,12 @@ class Rule(enum.Enum):
     EXPOSURE_LIMIT = "exposure-limit"
     """The setter caps what it can lose on the table's open bets."""
     TOO_MANY_OPEN_BETS = "too-many-open-bets"
-    """A table holds at most `engine.betting.MAX_OPEN_BETS` open bets and offers."""
+    """A table holds at most `engine.betting.MAX_OPEN_BETS` open bets and offers; players'
+    offers and odds fill it to `engine.betting.PLAYERS_SHARE`, the rest is kept for the
+    caster's stake, the lays and the setter's offers."""
+    TOO_MANY_OWN_BETS = "too-many-own-bets"
+    """A player is party to at most `engine.betting.MAX_BETS_PER_PLAYER` open bets and
+    offers at a table (the caster's stake and covers aside)."""
     INVALID_PROPOSITION = "invalid-proposition"
     """A side bet names a proposition the engine can resolve."""
     PROPOSITION_DECIDED = "proposition-decided"
@@ -138,7 +143,14 @@ class Rule(enum.Enum):
     """A correction changes only what its round paid: one that would have ended the round
     at another throw, or passed the dice differently, is refused; void the round instead."""
     TOO_MANY_DISPUTES = "too-many-disputes"
-    """A table holds at most `engine.disputes.MAX_OPEN_DISPUTES` open disputes."""
+    """A table holds at most `engine.disputes.MAX_OPEN_DISPUTES` open disputes; players'
+    fill it to `engine.disputes.PLAYERS_SHARE`, the rest is kept for the setter and
+    croupiers."""
+    ALREADY_DISPUTED = "already-disputed"
+    """A claimant holds one open dispute per round."""
+    TOO_MANY_OWN_DISPUTES = "too-many-own-disputes"
+    """A claimant holds at most `engine.disputes.MAX_DISPUTES_PER_CLAIMANT` open disputes
+    at a table."""
 
 
 class RuleBroken(HazardError):

@@ -26,7 +26,7 @@ _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
 _new_state = object.__new__
-if len(TableState.__dataclass_fields__) != 26 or hasattr(TableState, "__post_init__"):
+if len(TableState.__dataclass_fields__) != 27 or hasattr(TableState, "__post_init__"):
     raise TypeError("_Table.freeze fills every field of TableState: update it with them")
 
 
@@ -43,6 +43,7 @@ class _Table:
         "consecutive_wins",
         "contest",
         "dice",
+        "disputed_by",
         "disputes",
         "first_throw",
         "last_result",
@@ -85,6 +86,7 @@ class _Table:
     commitment: str | None
     nonce: int
     disputes: Mapping[str, int]
+    disputed_by: Mapping[str, tuple[str, str]]
     adjusted: frozenset[int]
 
     def __init__(self, s: TableState) -> None:
@@ -97,14 +99,14 @@ class _Table:
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
         self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
         # Disputes change a few times a session: shared, and copied only when they do.
-        self.disputes, self.adjusted = s.disputes, s.adjusted
+        self.disputes, self.disputed_by, self.adjusted = s.disputes, s.disputed_by, s.adjusted
         self.first_throw = (
             s.rules.first_throw[s.main] if s.rules is not None and s.main is not None else ()
         )
 
     def freeze(self) -> TableState:
         # Every command folds its draft, and the referee folds every command's events:
-        # a frozen dataclass's __init__ sets its 26 fields one object.__setattr__ at a
+        # a frozen dataclass's __init__ sets its 27 fields one object.__setattr__ at a
         # time, three times slower than filling the new state's __dict__ at once.
         # TableState has no __post_init__ to skip; the result is the same state.
         state = _new_state(TableState)
@@ -134,6 +136,7 @@ class _Table:
             nonce=self.nonce,
             bets=MappingProxyType(dict(self.bets)),
             disputes=self.disputes,
+            disputed_by=self.disputed_by,
             adjusted=self.adjusted,
         )
         return state
@@ -421,6 +424,7 @@ def _bet_closed(t: _Table, e: ev.BetSettled | ev.BetVoided) -> None:
 def _dispute_opened(t: _Table, e: ev.DisputeOpened) -> None:
     _next_version(t, e)
     t.disputes = MappingProxyType({**t.disputes, e.dispute_id: e.round})
+    t.disputed_by = MappingProxyType({**t.disputed_by, e.dispute_id: (e.claimant, e.role)})
 
 
 def _dispute_resolved(t: _Table, e: ev.DisputeResolved) -> None:
@@ -428,6 +432,9 @@ def _dispute_resolved(t: _Table, e: ev.DisputeResolved) -> None:
     if e.dispute_id not in t.disputes:
         raise ReplayError(f"event {e.version}: dispute {e.dispute_id} is not open")
     t.disputes = MappingProxyType({d: n for d, n in t.disputes.items() if d != e.dispute_id})
+    t.disputed_by = MappingProxyType(
+        {d: who for d, who in t.disputed_by.items() if d != e.dispute_id}
+    )
     if e.resolution != "upheld":
         t.adjusted = t.adjusted | {e.round}
 

@@ -139,6 +139,9 @@ class TableState:
     bets: Mapping[str, Bet] = field(default_factory=lambda: MappingProxyType({}))
     disputes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     """Disputes opened and not yet resolved: dispute id -> the round disputed."""
+    disputed_by: Mapping[str, tuple[str, str]] = field(default_factory=lambda: MappingProxyType({}))
+    """Who opened each open dispute: dispute id -> (claimant, role), which the caps on
+    open disputes count (engine.disputes)."""
     adjusted: frozenset[int] = frozenset()
     """Rounds a resolved dispute voided or corrected: none is adjusted twice."""
 

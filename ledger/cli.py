@@ -1149,7 +1149,16 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
             f"{r['last_position']})"
         )
         throws = ", ".join(f"{t['die1']}+{t['die2']}" for t in r["throws"])
+        if r["earlier_throws"] is not None:  # a round of many throws: its last ones
+            left = r["throw_count"] - len(r["throws"])
+            throws = (
+                f"{left} earlier (`hazard replay --table {r['table']} --round {r['round']}`), "
+                f"then {throws}"
+            )
         click.echo(f"  throws: {throws or 'none'}")
+        if r["earlier_bets"] is not None:
+            left = r["bet_count"] - len(r["bets"])
+            click.echo(f"  {left} earlier bets (their settlements: {r['earlier_bets']}), then:")
         for bet in r["bets"]:
             how = bet["winner"] or f"voided ({bet['reason']})"
             nets = ", ".join(f"{a} {n:+d}" for a, n in bet["net"].items())

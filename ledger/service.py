@@ -39,6 +39,12 @@ from ledger.store.schema import accounts
 from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 from ledger.unit_of_work import UnitOfWork
 
+WRITE_EVENTS = 50
+"""The most events a write's answer lists: a throw, a departure or a closing may close
+every open bet of the table (up to engine.betting.MAX_OPEN_BETS), one event each. The
+answer counts them all (`event_count`; the receipt has every position) and says where
+the rest are read (`next_events`: the table's replay from the last one listed)."""
+
 Funds = Callable[[str], int]
 """What a player has free to stake: balance plus credit, read in the write transaction."""
 
@@ -218,7 +224,7 @@ class Club:
             rows, state = uow.play(stream, before, events, actor, key)
             more = dict(respond()) if respond is not None else {}
             uow.commit(
-                {"table": table_id, "version": state.version, "events": _views(rows), **more}
+                {"table": table_id, "version": state.version, **_page(table_id, rows), **more}
             )
         if uow.committed:  # not when a racing first attempt won: its state is not ours
             self._remember(stream, state)
@@ -314,3 +320,15 @@ class Club:
 
 def _views(rows: Sequence[Recorded]) -> list[dict[str, Any]]:
     return [event_view(r) for r in rows]
+
+
+def _page(table_id: str, rows: Sequence[Recorded]) -> dict[str, Any]:
+    """A table write's events, as its answer lists them: the first WRITE_EVENTS, how
+    many there are, and where the rest are read (None: there are none)."""
+    shown = rows[:WRITE_EVENTS]
+    rest = len(rows) > len(shown)
+    return {
+        "events": _views(shown),
+        "event_count": len(rows),
+        "next_events": f"/tables/{table_id}/replay?after={shown[-1].position}" if rest else None,
+    }

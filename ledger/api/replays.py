@@ -18,7 +18,7 @@ from ledger.api import replayschemas as ps
 from ledger.api.bodies import Blueprint
 from ledger.api.readschemas import SMALL
 from ledger.api.schemas import ProblemSchema
-from ledger.api.tables import state_view
+from ledger.api.tables import state_view, touched_view
 from ledger.api.tokens import Holder, Role
 from ledger.audit import asof, recall, replay
 from ledger.books import tableviews
@@ -51,8 +51,15 @@ def _answer(
     }
 
 
+STEP_SETTLEMENTS = 50
+"""The most settlements a step lists: a throw may decide every open bet of the table."""
+
+
 def step_view(table: str, step: replay.Step, only: str | None = None) -> dict[str, Any]:
-    """A step as the API shows it; `only`: the one account whose balance is shown."""
+    """A step as the API shows it, bounded by its event: the table after it with the open
+    bets it named, and the first STEP_SETTLEMENTS of the settlements it made, with
+    counts of both; `only`: the one account whose balance is shown."""
+    bet_id = step.payload.get("bet_id")
     return {
         "position": step.position,
         "version": step.version,
@@ -60,9 +67,10 @@ def step_view(table: str, step: replay.Step, only: str | None = None) -> dict[st
         "payload": step.payload,
         "actor": step.actor,
         "recorded_at": step.recorded_at,
-        "state": state_view(table, step.state),
+        "state": touched_view(table, step.state, [bet_id] if isinstance(bet_id, str) else []),
         "transfers": step.transfers,
-        "settlements": step.settlements,
+        "settlements": step.settlements[:STEP_SETTLEMENTS],
+        "settlement_count": len(step.settlements),
         "balances": [b for b in step.balances if only is None or b["account"] == only],
     }
 

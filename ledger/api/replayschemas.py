@@ -94,16 +94,25 @@ class StepSchema(Schema):
     state = fields.Nested(
         TableStateSchema,
         required=True,
-        metadata={"description": "The table after the event, every open bet in it"},
+        metadata={
+            "description": "The table after the event, with the open bets the event named "
+            "(its `bet_id`, while that bet is open) and `open_bet_count`, how many are open "
+            "in all; `next_after` is 0 when others are, and the table's state as of the "
+            "event (GET /tables/{table}?as_of={position}) lists them a page at a time"
+        },
     )
     transfers = transfers()
     settlements = fields.List(
         fields.Nested(SettlementSchema),
         required=True,
         metadata={
-            "description": "The settlements it made: its own if it closed a bet, those it "
-            "decided if it is the throw, departure, pass or closing that did"
+            "description": "The settlements it made, the first 50: its own if it closed a "
+            "bet, those it decided if it is the throw, departure, pass or closing that did. "
+            "Each is also a step of its own, its closing; and at /settlements?table=&round="
         },
+    )
+    settlement_count = fields.Integer(
+        required=True, metadata={"description": "How many settlements it made"}
     )
     balances = fields.List(
         fields.Nested(PartyBalanceSchema),
@@ -210,8 +219,39 @@ class RecalledRoundSchema(RoundSchema):
         },
     )
     won = fields.List(fields.Nested(WonSchema), required=True)
-    bets = fields.List(fields.Nested(RecalledBetSchema), required=True)
-    throws = fields.List(fields.Nested(RecalledThrowSchema), required=True)
+    bets = fields.List(
+        fields.Nested(RecalledBetSchema),
+        required=True,
+        metadata={"description": "The round's last 50 bets (a player's: their own), in order"},
+    )
+    bet_count = fields.Integer(
+        required=True, metadata={"description": "How many bets (a player's: their own)"}
+    )
+    earlier_bets = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Where every bet is read when some were left out, the round's "
+            "settlements (`/settlements?table={table}&round={round}`, with `&player=` in a "
+            "player's recall); null when none was"
+        },
+    )
+    throws = fields.List(
+        fields.Nested(RecalledThrowSchema),
+        required=True,
+        metadata={"description": "The round's last 50 throws, in order"},
+    )
+    throw_count = fields.Integer(
+        required=True, metadata={"description": "How many throws the round had in all"}
+    )
+    earlier_throws = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Where the throws left out are read, the round's replay "
+            "(`/tables/{table}/rounds/{round}/replay`); null when none was"
+        },
+    )
     disputes = fields.List(fields.Nested(RecalledDisputeSchema), required=True)
     adjustments = fields.List(
         fields.Dict(),

@@ -161,7 +161,26 @@ class WriteResultSchema(Schema):
     table = fields.String()
     player = fields.String()
     version = fields.Integer(required=True)
-    events = fields.List(fields.Nested(EventSchema), required=True)
+    events = fields.List(
+        fields.Nested(EventSchema),
+        required=True,
+        metadata={
+            "description": "The events the write appended, in order: at a table, the first "
+            "50 of them (a throw or a closing may close hundreds of bets, one event each)"
+        },
+    )
+    event_count = fields.Integer(
+        metadata={"description": "A table write: how many events it appended"}
+    )
+    next_events = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "A table write that appended more events than it lists: where the "
+            "rest are read, the table's replay from the last one listed "
+            "(`/tables/{table}/replay?after={position}`); null when every one is listed. "
+            "What it settled is also at `/settlements?table={table}&round={round}`"
+        },
+    )
     receipt = fields.Nested(
         ReceiptSchema,
         metadata={
@@ -409,6 +428,9 @@ class TableStateSchema(Schema):
             "description": "After a void throw where only the off die is recast: the die "
             "that stands and its value, which the next throw must show; null otherwise"
         },
+    )
+    open_bet_count = fields.Integer(
+        required=True, metadata={"description": "How many bets and offers are open"}
     )
     open_bets = fields.List(
         fields.Nested(BetSchema),

@@ -72,9 +72,24 @@ def state_view(
 ) -> dict[str, Any]:
     """The table's state, with its open bets placed after bet number `after`, at most
     `limit` of them (all when None)."""
-    assert state.rules is not None
     bets = [b for b in state.open_bets if bet_number(b.id) > after]
     shown = bets if limit is None else bets[:limit]
+    return _view(table, state, shown, bet_number(shown[-1].id) if len(shown) < len(bets) else None)
+
+
+def touched_view(table: str, state: hz.TableState, bet_ids: Sequence[str]) -> dict[str, Any]:
+    """The table's state after an event, with only the open bets the event named (its
+    `bet_id`): a replay's step is about its event, and a table may hold a thousand open
+    bets. `next_after` is 0 when others are open: the table's state as of the event (GET
+    /tables/{t}?as_of=) lists them, a page at a time."""
+    shown = [state.bets[i] for i in bet_ids if i in state.bets]
+    return _view(table, state, shown, 0 if len(shown) < len(state.bets) else None)
+
+
+def _view(
+    table: str, state: hz.TableState, shown: Sequence[hz.Bet], next_after: int | None
+) -> dict[str, Any]:
+    assert state.rules is not None
     return {
         "table": table,
         "version": state.version,
@@ -92,6 +107,7 @@ def state_view(
         "commitment": state.commitment,
         "nonce": state.nonce,
         "standing": standing_view(state.standing),
+        "open_bet_count": len(state.bets),
         "open_bets": [
             {
                 "id": b.id,
@@ -110,7 +126,7 @@ def state_view(
             }
             for b in shown
         ],
-        "next_after": bet_number(shown[-1].id) if len(shown) < len(bets) else None,
+        "next_after": next_after,
     }
 
 

@@ -40,6 +40,14 @@ from ledger.store.schema import settlements as settlements_table
 
 ROUNDS = 10
 """How many rounds a recall shows."""
+RECALL_BETS = 50
+"""How many of a round's bets a recall lists (of a player's recall, the player's): the
+last ones, closed latest. Every bet counts in `won`; `bet_count` says how many there
+are, and `earlier_bets` where all of them are read (the round's settlements)."""
+RECALL_THROWS = 50
+"""How many of a round's throws a recall lists: its last ones. A round may run to any
+number of throws (a round of 300,000 answered 29.5 MB); last-game-recall rules let a
+game of many steps show its last 50, and say where the rest are (the round's replay)."""
 THROW = ev.DiceThrown.__name__
 
 
@@ -98,6 +106,10 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
     if account is not None:
         won = {account: won.get(account, 0)}
         adjustments = [a for a in adjustments if _moves(a, account)]
+    table = row.stream.removeprefix(TABLE_PREFIX)
+    earlier = f"/settlements?table={table}&round={row.round}"
+    if account is not None:
+        earlier += f"&player={account.removeprefix('player:')}"
     last_adjusted = {
         party: max((a["position"] for a in adjustments if _moves(a, party)), default=None)
         for party in won
@@ -115,8 +127,10 @@ def _round(conn: sa.Connection, row: Any, account: str | None) -> dict[str, Any]
             for at in [last_adjusted[party]]
         ],
         "won": [{"account": party, "amount": won[party]} for party in sorted(won)],
-        "bets": bets,
-        "throws": _throws(conn, row),
+        "bets": bets[-RECALL_BETS:],
+        "bet_count": len(bets),
+        "earlier_bets": earlier if len(bets) > RECALL_BETS else None,
+        **_throws(conn, row),
         "disputes": _disputes(conn, row.stream, row.round),
         "adjustments": adjustments,
     }
@@ -170,14 +184,9 @@ def _bet(conn: sa.Connection, settlement: dict[str, Any]) -> dict[str, Any]:
     them less what they put into it."""
     stream = TABLE_PREFIX + settlement["table"]
     pot = book_account(stream, escrow(settlement["bet_id"]))
-    p = postings.c
     net = {
         account: int(amount)
-        for account, amount in conn.execute(
-            sa.select(p.account, sa.func.sum(p.amount))
-            .where(p.position.in_(settlement["sources"]), p.counterparty == pot)
-            .group_by(p.account)
-        )
+        for account, amount in conn.execute(net_query(pot, settlement["sources"]))
         if not account.startswith(ESCROW)
     }
     return {
@@ -192,19 +201,42 @@ def _bet(conn: sa.Connection, settlement: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _throws(conn: sa.Connection, row: Any) -> list[dict[str, Any]]:
+def net_query(pot: str, sources: list[int]) -> sa.Select[Any]:
+    """Each party's net on the bet whose escrow is `pot`: what the escrow paid them less
+    what they put into it, at the bet's `sources`. Read off the escrow's own postings
+    (each transfer is posted on both sides: the party's posting against the escrow is
+    the escrow's against the party, negated), which the (account, position, id) index
+    finds in a few rows; the parties' side has no index by position and counterparty,
+    and was a scan of every posting, 145 ms a bet at 1.57M postings (bench.recall)."""
+    p = postings.c
+    return (
+        sa.select(p.counterparty, -sa.func.sum(p.amount))
+        .where(p.account == pot, p.position.in_(sources))
+        .group_by(p.counterparty)
+    )
+
+
+def _throws(conn: sa.Connection, row: Any) -> dict[str, Any]:
+    """The round's last RECALL_THROWS throws in order, how many it had, and where the
+    earlier ones are read (None: none was left out)."""
     e = events_table
+    in_round = sa.and_(
+        e.c.stream == row.stream,
+        e.c.version.between(row.first_version, row.last_version),
+        e.c.type == THROW,
+    )
     found = conn.execute(
         sa.select(e.c.position, e.c.version, e.c.payload, e.c.recorded_at)
-        .where(
-            e.c.stream == row.stream,
-            e.c.version.between(row.first_version, row.last_version),
-            e.c.type == THROW,
-        )
-        .order_by(e.c.version)
-    )
+        .where(in_round)
+        .order_by(e.c.version.desc())
+        .limit(RECALL_THROWS)
+    ).all()
+    count = len(found)
+    if count == RECALL_THROWS:  # there may be more: count those before the first shown
+        earlier = sa.select(sa.func.count()).where(in_round, e.c.version < found[-1].version)
+        count += int(conn.execute(earlier).scalar_one())
     throws = []
-    for position, version, payload, recorded_at in found:
+    for position, version, payload, recorded_at in reversed(found):
         dice = json.loads(payload)
         throws.append(
             {
@@ -215,4 +247,11 @@ def _throws(conn: sa.Connection, row: Any) -> list[dict[str, Any]]:
                 "recorded_at": recorded_at,
             }
         )
-    return throws
+    table = row.stream.removeprefix(TABLE_PREFIX)
+    return {
+        "throws": throws,
+        "throw_count": count,
+        "earlier_throws": f"/tables/{table}/rounds/{row.round}/replay"
+        if count > len(throws)
+        else None,
+    }

@@ -23,14 +23,16 @@ from ledger.store import codec
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import snapshots
 
-FORMAT = 5
+FORMAT = 6
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table
 closes (before the main as after it): a state folded under format 1 may number its
 rounds differently from a replay now, so those snapshots are passed over. 3 since
 closing ends only a round in play (a caster holding the dice): a format 2 state of a
 table closed while seating counts one round more, and one more abandoned. 4 since the
 state says who throws the dice and, at a server-dice table, the turn's commitment and
-nonce. 5 since the state holds the table's open disputes and the rounds adjusted."""
+nonce. 5 since the state holds the table's open disputes and the rounds adjusted. 6 since
+it holds who opened each open dispute; a format 5 state with no dispute open is read as
+it is (there is no one to name), one with disputes open is passed over."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 
@@ -59,6 +61,7 @@ def encode_state(state: hz.TableState) -> bytes:
         "dice": [state.dice, state.commitment, state.nonce],
         "bets": [_bet_out(b) for b in state.bets.values()],
         "disputes": dict(state.disputes),
+        "disputed_by": {d: list(who) for d, who in state.disputed_by.items()},
         "adjusted": sorted(state.adjusted),
     }
     return codec.canonical(document)
@@ -67,7 +70,9 @@ def encode_state(state: hz.TableState) -> bytes:
 def decode_state(blob: bytes) -> hz.TableState | None:
     """The state in a snapshot, or None for a format this code does not read."""
     doc = json.loads(blob)
-    if doc.get("format") != FORMAT:
+    if doc.get("format") == 5 and not doc.get("disputes"):
+        doc = {**doc, "disputed_by": {}}
+    elif doc.get("format") != FORMAT:
         return None
     lo, hi, cap = doc["limits"]
     return hz.TableState(
@@ -96,6 +101,9 @@ def decode_state(blob: bytes) -> hz.TableState | None:
         nonce=doc["dice"][2],
         bets=MappingProxyType({b["id"]: _bet_in(b) for b in doc["bets"]}),
         disputes=MappingProxyType(dict(doc["disputes"])),
+        disputed_by=MappingProxyType(
+            {d: (claimant, role) for d, (claimant, role) in doc["disputed_by"].items()}
+        ),
         adjusted=frozenset(doc["adjusted"]),
     )
 

@@ -73,13 +73,23 @@ class Evening:
         """Every player's balance and the setter's, as GET /players/<name>/balance has them."""
         return {name: self.balance(name) for name in [*self.names, "setter"]}
 
+    def open_bets(self) -> list[dict[str, Any]]:
+        """Every open bet of the table's state, page by page."""
+        bets: list[dict[str, Any]] = []
+        after: int | None = 0
+        while after is not None:
+            page = self.croupier.ok("get", f"/tables/{self.table}?after={after}&limit=500")
+            bets += page["open_bets"]
+            after = page["next_after"]
+        return bets
+
     def held(self) -> int:
         """What the table's open bets hold, by the table's state: each side that has
         put up its stake (a stake laid and not yet covered holds the layer's alone)."""
         return sum(
             (bet["yes_stake"] if bet["yes"] is not None else 0)
             + (bet["no_stake"] if bet["no"] is not None else 0)
-            for bet in self.state()["open_bets"]
+            for bet in self.open_bets()
         )
 
     def in_escrow(self) -> int:

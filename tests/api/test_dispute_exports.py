@@ -160,3 +160,25 @@ def test_the_adjustments_sheet_has_a_row_per_bet_adjusted(api: Api) -> None:
     statement = _sheet(api, "statement", player="ann")
     assert [r["event"] for r in statement][-2:] == ["BetAdjusted", "BetAdjusted"]
     assert statement[-1]["balance"] == "1000"
+
+
+def test_a_second_open_dispute_of_one_claimant_over_a_round_is_named(api: Api) -> None:
+    """The verifier re-runs each opening under the rules of issue 22: one open dispute
+    per claimant and round. bob's and the setter's disputes over round 1 are both open;
+    the setter's, rewritten in the file as bob's second, is refused where it stands."""
+    night, _ = two_rounds(api)
+    open_dispute(night, "bob", 1, {"claim": "not what I saw"})
+    open_dispute(night, night.bank, 1, {"claim": "the setter reviews it"})
+    data = _export(api)
+    offline.verify(data.splitlines(), VERIFIER)  # as written, it verifies
+    recs = records(data)
+    number = next(
+        i + 1
+        for i, r in enumerate(recs)
+        if r.get("type") == "DisputeOpened" and r["payload"]["claimant"] == "setter"
+    )
+    recs[number - 1]["payload"] |= {"claimant": "bob", "role": "player"}
+    rehash(recs, number)
+    caught = fails(encoded(recs))
+    assert caught.line == number, caught
+    assert "one open dispute per claimant and round" in caught.reason

@@ -443,3 +443,228 @@ def test_a_read_refuses_hostile_parameters_on_each_database(
     bank = _club(api)
     context = _prepare(bank, "disputed")
     _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
+
+
+# -- one caller against the others: what one player may hold open at a table --------------
+#
+# A player with money in one round once opened 100 disputes over it, and the table took
+# no more, from anyone; another filled the table's 1,000 open bets with offers of 10, and
+# no round could be bet. Each cap below is one player's, and leaves the others their room.
+
+
+def _table_of_three(api: Api) -> Any:
+    from tests.api.test_disputes import seated
+
+    return seated(api)  # t1, english: ann casts; bob and cat seated; deposits of 1000
+
+
+def _nick_round(night: Any, layer: str = "bob") -> None:
+    from tests.api.gamekit import bet_id
+
+    laid = bet_id(night.do(layer, "lays", {"player": layer, "amount": 5}), "StakeLaid")
+    night.do("ann", "covers", {"bets": [laid]})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})
+
+
+def _dispute(night: Any, who: Any, round: int) -> Any:
+    client = night._client(who)
+    return client.post(f"/tables/t1/rounds/{round}/disputes", json={"claim": "misread"})
+
+
+def test_one_player_cannot_close_a_table_to_disputes(api: Api) -> None:
+    from engine.disputes import MAX_DISPUTES_PER_CLAIMANT
+
+    night = _table_of_three(api)
+    for _ in range(MAX_DISPUTES_PER_CLAIMANT + 1):
+        _nick_round(night)
+    assert _dispute(night, "bob", 1).status_code == 201
+    again = _dispute(night, "bob", 1)
+    assert _problem(again, 422)["type"] == "urn:hazard:rule:already-disputed"
+    for number in range(2, MAX_DISPUTES_PER_CLAIMANT + 1):
+        assert _dispute(night, "bob", number).status_code == 201
+    version = night.state()["version"]
+    over = _dispute(night, "bob", MAX_DISPUTES_PER_CLAIMANT + 1)
+    assert _problem(over, 422)["type"] == "urn:hazard:rule:too-many-own-disputes"
+    assert night.state()["version"] == version  # nothing written
+    # Everyone else disputes the round bob is still refused: ann (the caster, who had
+    # money in it), the setter and the croupier.
+    for who in ("ann", night.bank, night.croupier):
+        assert _dispute(night, who, 1).status_code == 201
+
+
+def test_one_player_cannot_stop_the_betting(api: Api) -> None:
+    from engine.betting import MAX_BETS_PER_PLAYER
+
+    night = _table_of_three(api)
+    offer = {
+        "player": "cat",
+        "proposition": {"kind": "next-total", "totals": [12]},
+        "backs": True,
+        "stake": 1,
+        "asks": 1,
+    }
+    for _ in range(MAX_BETS_PER_PLAYER):
+        night.do("cat", "side-bets", offer)
+    detail = night.refused("cat", "side-bets", offer, rule="too-many-own-bets")
+    assert f"holds {MAX_BETS_PER_PLAYER} open bets and offers" in detail
+    # The caster's stake, a lay, its cover and the setter's offer all still go on.
+    night.do("ann", "stakes", {"amount": 10})
+    night.do("bob", "lays", {"player": "bob", "amount": 10})
+    night.do("ann", "covers", {})
+    night.do(night.bank, "side-bets", {**offer, "player": "setter"})
+    assert len(night.open_bets()) == MAX_BETS_PER_PLAYER + 3
+
+
+# -- every answer bounded by the size of what it is about -----------------------------------
+#
+# A throw that closed a round of 1,000 bets answered 414 KB, and a replay page of 500 steps
+# 21.8 MB: each step carried every open bet. A write answers a page of its events, and
+# a replay's step the bets its event touched, each with a count and where to read the rest.
+
+ANSWER_BOUND = 64 * 1024
+"""Bytes: the most an answer about one write, or one step, may hold here."""
+
+
+def _many_offers(night: Any, players: tuple[str, ...] = ("bob",)) -> int:
+    """Each of `players` offers a player's cap of next-total bets (all untaken): the
+    table's next throw voids them all. Their number."""
+    from engine.betting import MAX_BETS_PER_PLAYER
+
+    for player in players:
+        offer = {
+            "player": player,
+            "proposition": {"kind": "next-total", "totals": [12]},
+            "backs": True,
+            "stake": 1,
+            "asks": 1,
+        }
+        for _ in range(MAX_BETS_PER_PLAYER):
+            night.do(player, "side-bets", offer)
+    return MAX_BETS_PER_PLAYER * len(players)
+
+
+def test_a_write_that_closes_many_bets_answers_a_page_of_its_events(api: Api) -> None:
+    from ledger.service import WRITE_EVENTS
+
+    night = _table_of_three(api)
+    offers = _many_offers(night)
+    night.do(night.croupier, "main", {"main": 7})
+    response = night.croupier.post("/tables/t1/throws", json={"die1": 2, "die2": 4})
+    assert response.status_code == 201
+    assert len(response.data) < ANSWER_BOUND
+    answer = response.get_json()
+    positions = answer["receipt"]["positions"]
+    assert answer["event_count"] == len(positions) == offers + 1  # the throw, every void
+    assert [e["position"] for e in answer["events"]] == positions[:WRITE_EVENTS]
+    # The rest: the table's replay from the last event shown, page by page.
+    assert answer["next_events"] == f"/tables/t1/replay?after={positions[WRITE_EVENTS - 1]}"
+    rest: list[int] = []
+    link = answer["next_events"]
+    while link is not None and len(rest) < len(positions) - WRITE_EVENTS:
+        page = night.auditor.ok("get", link)
+        rest += [step["position"] for step in page["steps"]]
+        link = page["next_after"] and f"/tables/t1/replay?after={page['next_after']}"
+    assert rest[: len(positions) - WRITE_EVENTS] == positions[WRITE_EVENTS:]
+    assert (
+        night.auditor.ok("get", "/settlements?table=t1&round=1&limit=500")["items"][offers - 1][
+            "position"
+        ]
+        == positions[-1]
+    )
+
+
+def test_a_replay_step_carries_the_bets_its_event_touched_not_every_open_bet(api: Api) -> None:
+    night = _table_of_three(api)
+    offers = _many_offers(night)
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 2, "die2": 4})
+    response = night.auditor.get("/tables/t1/replay?limit=500")
+    assert response.status_code == 200
+    page = response.get_json()
+    assert len(response.data) < ANSWER_BOUND * 8  # 500 steps, none of them every open bet
+    last_offer = max(
+        (s for s in page["steps"] if s["type"] == "SideBetOffered"), key=lambda s: s["version"]
+    )
+    state = last_offer["state"]
+    assert state["open_bet_count"] == offers
+    assert [b["id"] for b in state["open_bets"]] == [last_offer["payload"]["bet_id"]]
+    # The other open bets of that moment: the table's state as of the step, a page at a time.
+    assert state["next_after"] == 0
+    as_of = night.auditor.ok("get", f"/tables/t1?as_of={last_offer['position']}&limit=500")
+    assert len(as_of["open_bets"]) == as_of["open_bet_count"] == offers
+    throw = next(s for s in page["steps"] if s["type"] == "DiceThrown" and s["version"] > 1)
+    # The throw decided every offer: a page of its settlements, and how many there are.
+    assert len(throw["settlements"]) <= 50 < throw["settlement_count"] == offers
+    assert len(json.dumps(throw)) < ANSWER_BOUND
+
+
+# -- recall: a round of many throws, and each bet's net off an index ------------------------
+
+
+def test_recall_lists_a_rounds_last_throws_and_counts_the_rest(api: Api) -> None:
+    """A round of 300,000 throws answered 29.5 MB: recall lists the last RECALL_THROWS
+    throws of a round, says how many it left out, and where to read them (the round's
+    replay), as last-game-recall rules allow for games of many steps."""
+    from ledger.audit.recall import RECALL_BETS, RECALL_THROWS
+
+    night = _table_of_three(api)
+    night.do("ann", "stakes", {"amount": 10})
+    night.do(night.croupier, "main", {"main": 7})
+    offer = {"player": "bob", "proposition": {"kind": "next-total", "totals": [12]}}
+    offers = RECALL_BETS + 5  # untaken, voided by the next throw: bets of the round too
+    for _ in range(offers):
+        night.do("bob", "side-bets", {**offer, "backs": True, "stake": 1, "asks": 1})
+    night.do(night.croupier, "throws", {"die1": 2, "die2": 4})  # the chance: 6
+    many = RECALL_THROWS + 10
+    for _ in range(many - 2):
+        night.do(night.croupier, "throws", {"die1": 4, "die2": 4})  # 8: neither
+    night.do(night.croupier, "throws", {"die1": 3, "die2": 3})  # the chance: ann wins
+    rounds = night.players["ann"].ok("get", "/players/ann/recall")["rounds"]
+    table = night.croupier.ok("get", "/tables/t1/recall")["rounds"]
+    for recalled in (rounds[0], table[0]):
+        throws = recalled["throws"]
+        assert len(throws) == RECALL_THROWS
+        assert (throws[-1]["die1"], throws[-1]["die2"]) == (3, 3)  # the last ones, in order
+        assert [t["version"] for t in throws] == sorted(t["version"] for t in throws)
+        assert recalled["throw_count"] == many
+        assert recalled["earlier_throws"] == "/tables/t1/rounds/1/replay"
+        assert {"account": "player:ann", "amount": 10} in recalled["won"]
+    # The round's bets, likewise: the last RECALL_BETS, how many, and where the rest are.
+    bets = table[0]["bets"]
+    assert len(bets) == RECALL_BETS and table[0]["bet_count"] == offers + 1
+    assert bets[-1]["kind"] == "caster" and bets[-1]["net"] == {"player:ann": 10, "setter": -10}
+    assert table[0]["earlier_bets"] == "/settlements?table=t1&round=1"
+    assert rounds[0]["bet_count"] == 1 and rounds[0]["earlier_bets"] is None  # ann's own
+    # The throws left out are the round's replay's first ones.
+    steps = night.auditor.ok("get", "/tables/t1/rounds/1/replay?limit=500")["steps"]
+    thrown = [s["version"] for s in steps if s["type"] == "DiceThrown"]
+    assert len(thrown) == many and thrown[-RECALL_THROWS:] == [t["version"] for t in throws]
+
+
+def _plan(conn: Any, query: Any) -> str:
+    """The database's plan for `query`, as text."""
+    sql = str(query.compile(conn, compile_kwargs={"literal_binds": True}))
+    if conn.dialect.name == "sqlite":
+        return " ".join(str(r[-1]) for r in conn.execute(sa.text("EXPLAIN QUERY PLAN " + sql)))
+    conn.execute(sa.text("SET LOCAL enable_seqscan = off"))
+    return " ".join(str(r[0]) for r in conn.execute(sa.text("EXPLAIN " + sql)))
+
+
+def test_a_bets_net_in_recall_is_read_off_an_index(api: Api) -> None:
+    """Each bet's net was a query on postings by position, which no index served: 145 ms
+    a bet at 1.57M postings. It reads the bet's escrow's postings by account, which the
+    (account, position, id) index serves."""
+    from ledger.audit.recall import net_query
+
+    query = net_query("escrow:t1:b9", [12, 14, 15])
+    with api.book.store.engine.connect() as conn:
+        plan = _plan(conn, query)
+    if api.book.store.engine.dialect.name == "sqlite":
+        assert "USING INDEX ix_postings_account_position" in plan or (
+            "USING COVERING INDEX ix_postings_account_position" in plan
+        ), plan
+        assert "SCAN postings" not in plan, plan
+    else:
+        assert "ix_postings_account_position" in plan and "Index Cond" in plan, plan
+        assert "account" in plan.split("Index Cond", 1)[1], plan

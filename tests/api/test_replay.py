@@ -53,6 +53,11 @@ def _steps(client: Any, path: str, limit: int = 500) -> list[dict[str, Any]]:
         after = page["next_after"]
 
 
+def _but_bets(state: dict[str, Any]) -> dict[str, Any]:
+    """A state without its page of open bets (how many are open stays)."""
+    return {k: v for k, v in state.items() if k not in ("open_bets", "next_after")}
+
+
 def _balance(step: dict[str, Any], account: str) -> tuple[int, int]:
     [line] = [b for b in step["balances"] if b["account"] == account]
     return line["before"], line["after"]
@@ -74,8 +79,12 @@ def test_a_round_replays_event_by_event_with_state_money_and_balances(api: Api) 
     assert called["state"]["main"] == 7 and called["transfers"] == []
     # The throw decided the bet: its settlement shows on the throw and on the closing.
     assert thrown["state"]["round"] == 2 and thrown["balances"] == []
-    assert len(thrown["state"]["open_bets"]) == 1  # until its closing, next
-    assert settled["state"]["open_bets"] == []
+    # A step names the open bets its event named; the rest are counted, and read as of it.
+    assert thrown["state"]["open_bet_count"] == 1  # until its closing, next
+    assert thrown["state"]["open_bets"] == [] and thrown["state"]["next_after"] == 0
+    assert settled["state"]["open_bets"] == [] and settled["state"]["open_bet_count"] == 0
+    assert settled["state"]["next_after"] is None
+    assert thrown["settlement_count"] == len(thrown["settlements"]) == 1
     assert [s["winner"] for s in thrown["settlements"]] == ["ann"]
     assert thrown["settlements"] == settled["settlements"]
     bet = staked["payload"]["bet_id"]
@@ -119,12 +128,17 @@ def test_as_of_a_position_or_a_time_is_the_fold_of_the_events_up_to_it(api: Api)
         folded = state_view("t1", hz.fold(events[: step["version"]]))
         by_position = night.auditor.ok("get", f"/tables/t1?as_of={step['position']}")
         assert by_position.pop("as_of")["position"] == step["position"]
-        assert by_position == folded == step["state"]
+        assert by_position == folded
+        # The step's own state is the same, but for its open bets: those its event named.
+        named = step["payload"].get("bet_id")
+        assert step["state"]["open_bets"] == [b for b in folded["open_bets"] if b["id"] == named]
+        assert _but_bets(step["state"]) == _but_bets(folded)
     staked = steps[[s["type"] for s in steps].index("CasterStaked")]
     at = staked["recorded_at"]
     by_time = night.auditor.ok("get", f"/tables/t1?as_of={at.replace('Z', '%2B00:00')}")
     assert by_time.pop("as_of")["position"] == staked["position"]
-    assert by_time == staked["state"]
+    assert by_time["open_bets"] == staked["state"]["open_bets"]  # the one bet, staked
+    assert _but_bets(by_time) == _but_bets(staked["state"])
     ann = night.players["ann"].ok("get", f"/players/ann/balance?as_of={staked['position']}")
     assert (ann["balance"], ann["credit_limit"]) == (900, 0)
     assert night.auditor.ok("get", f"/players/ann/balance?as_of={at}")["balance"] == 900

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
 import engine
 from engine import events as ev
-from engine.betting import MAX_OPEN_BETS, Verdict, _decide
+from engine.betting import MAX_BETS_PER_PLAYER, MAX_OPEN_BETS, PLAYERS_SHARE, Verdict, _decide
 from engine.errors import Rule
 from engine.events import Limits, Proposition, PropositionKind
 from engine.money import ESCROW
@@ -254,44 +255,112 @@ def test_a_next_total_naming_none_or_every_total_says_so(table: Callable[..., Ta
         assert detail == "a next-total bet names some, but not all, of the totals 2 to 12"
 
 
+PLAYERS = tuple(f"p{n}" for n in range(1, 12))
+"""Enough players to fill the table's share of offers and odds, a player's cap apiece."""
+
+
+def crowded(table: Callable[..., Table], *first: str) -> Table:
+    """A table where ann casts, `first` sit with her, and then PLAYERS."""
+    t = table(players=("ann", *first))
+    for player in PLAYERS:
+        t.do(engine.seat, player)
+    return t
+
+
+def fill(t: Table, offerers: tuple[str, ...], count: int, proposition: Any = None) -> None:
+    """`count` untaken offers, a player's cap from each of `offerers` in turn."""
+    for n in range(count):
+        who = offerers[n // MAX_BETS_PER_PLAYER]
+        t.bet(engine.offer_side_bet, who, proposition or next_total(7), True, 1, 1)
+
+
 def test_a_table_holds_at_most_max_open_bets(table: Callable[..., Table]) -> None:
     """Open bets and offers are capped, so a write that closes them all (closing the
-    table, a throw) answers a bounded number of events."""
-    t = table()
-    t.bet(engine.stake, 10)
-    laid = t.bet(engine.lay, "bob", 10)
-    for _ in range(MAX_OPEN_BETS - 3):
-        t.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
-    t.bet(engine.offer_side_bet, "bob", next_total(7), True, 1, 1)
-    assert len(t.state.bets) == MAX_OPEN_BETS
+    table, a throw) answers a bounded number of events. Offers and odds fill the table
+    up to the reserve; the caster's stake, the lays and the setter's offers use it."""
+    t = crowded(table)
+    fill(t, PLAYERS, PLAYERS_SHARE)
+    assert len(t.state.bets) == PLAYERS_SHARE
+    detail = t.refused(
+        Rule.TOO_MANY_OPEN_BETS, engine.offer_side_bet, "p10", next_total(7), True, 1, 1
+    )
+    assert detail == (
+        f"the table holds {PLAYERS_SHARE} open bets and offers: players' offers and odds "
+        f"fill it to {PLAYERS_SHARE}, and the other {MAX_OPEN_BETS - PLAYERS_SHARE} places "
+        "are kept for the caster's stake, the lays and the setter's offers; wait for some "
+        "to resolve"
+    )
+    t.bet(engine.stake, 10)  # the round's own stakes still go on
+    laid = t.bet(engine.lay, "p10", 10)
+    while len(t.state.bets) < MAX_OPEN_BETS:
+        t.bet(engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
     full = f"the table holds at most {MAX_OPEN_BETS} open bets and offers; wait for some to resolve"
     assert (
         t.refused(Rule.TOO_MANY_OPEN_BETS, engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
         == full
     )
-    assert t.refused(Rule.TOO_MANY_OPEN_BETS, engine.lay, "cat", 10) == full
+    assert t.refused(Rule.TOO_MANY_OPEN_BETS, engine.lay, "p11", 10) == full
     t.do(engine.cover, 10)  # taking an offer's other side adds no bet
     t.do(engine.call_main, 6)
     t.do(engine.throw, 2, 2)  # a chance of 4: the next-total offers were never taken
     assert len(t.state.bets) == 2
-    t.refused(Rule.ODDS_WITHOUT_STAKE, engine.lay_odds, "cat", "chance", 10)
-    t.bet(engine.lay_odds, "bob", "main", 10)
+    t.refused(Rule.ODDS_WITHOUT_STAKE, engine.lay_odds, "p11", "chance", 10)
+    t.bet(engine.lay_odds, "p10", "main", 10)
     assert len(t.state.bets) == 3 and laid in t.state.bets
     assert len(t.do(engine.close)) == 4
 
 
+def test_one_player_cannot_stop_the_betting(table: Callable[..., Table]) -> None:
+    """A player holds at most MAX_BETS_PER_PLAYER open bets and offers, far below the
+    table's cap: the caster, the other players and the setter bet on as before."""
+    t = table(players=("ann", "bob", "cat", "dan"))
+    fill(t, ("cat",), MAX_BETS_PER_PLAYER)
+    detail = t.refused(
+        Rule.TOO_MANY_OWN_BETS, engine.offer_side_bet, "cat", next_total(7), True, 1, 1
+    )
+    assert detail == (
+        f"'cat' holds {MAX_BETS_PER_PLAYER} open bets and offers at this table, the most "
+        "one player may: wait for some to resolve, or withdraw an offer"
+    )
+    t.refused(Rule.TOO_MANY_OWN_BETS, engine.lay, "cat", 10)
+    offer = t.bet(engine.offer_side_bet, "dan", next_total(7), True, 1, 1)
+    t.refused(Rule.TOO_MANY_OWN_BETS, engine.accept_side_bet, offer, "cat")
+    t.bet(engine.stake, 10)
+    t.bet(engine.lay, "bob", 10)
+    t.bet(engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
+    t.do(engine.accept_side_bet, offer, "bob")
+    t.do(engine.cover, 10)
+    assert len(t.state.bets) == MAX_BETS_PER_PLAYER + 4
+    # Withdrawing an offer makes room for the next.
+    first = min((b for b in t.state.bets.values() if b.yes == "cat"), key=lambda b: b.round)
+    t.do(engine.withdraw_side_bet, first.id, "cat")
+    t.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
+
+
+def test_the_caster_covers_and_stakes_whatever_they_hold(table: Callable[..., Table]) -> None:
+    """The caster's stake and covers are the round's: a caster at their own cap of
+    offers still stakes, and covers every stake laid against them."""
+    t = table(players=("ann", "bob", "cat"))
+    fill(t, ("ann",), MAX_BETS_PER_PLAYER)
+    t.bet(engine.stake, 10)
+    t.bet(engine.lay, "bob", 10)
+    t.bet(engine.lay, "cat", 10)
+    t.do(engine.cover, 20)
+    assert sum("ann" in b.parties for b in t.state.bets.values()) == MAX_BETS_PER_PLAYER + 3
+
+
 def test_odds_and_stakes_count_toward_the_open_bet_cap(table: Callable[..., Table]) -> None:
-    t = table()
+    t = crowded(table, "bob")
     t.bet(engine.lay, "bob", 10)
     t.do(engine.cover, 10)
     t.do(engine.call_main, 6)
     t.do(engine.throw, 2, 2)
-    for _ in range(MAX_OPEN_BETS - 1):
-        t.bet(engine.offer_side_bet, "cat", CHANCE_FIRST, False, 1, 1)
+    fill(t, PLAYERS, PLAYERS_SHARE - 1, CHANCE_FIRST)
     t.refused(Rule.TOO_MANY_OPEN_BETS, engine.lay_odds, "bob", "main", 5)
-    t2 = table()
-    for _ in range(MAX_OPEN_BETS):
-        t2.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
+    t2 = crowded(table)
+    fill(t2, PLAYERS, PLAYERS_SHARE)
+    for _ in range(MAX_OPEN_BETS - PLAYERS_SHARE):
+        t2.bet(engine.offer_side_bet, SETTER, next_total(7), True, 1, 1)
     t2.refused(Rule.TOO_MANY_OPEN_BETS, engine.stake, 10)
 
 

@@ -521,3 +521,113 @@ def test_a_round_with_another_rounds_dispute_inside_it_reads_back_whole():
         referee.check(e)
     referee.finish()
     assert referee.trusted == [] and referee.state == g.state
+
+
+# -- who may hold disputes open: no claimant locks out another --------------------------
+
+
+def layers_round(g: Game, layers: tuple[str, ...]) -> None:
+    """A round in which each of `layers` lays 5 against the caster, who covers: a nick."""
+    for player in layers:
+        g.do(engine.lay, player, 5)
+    g.do(engine.cover, 1000)
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 3, 4)
+
+
+def test_a_claimant_holds_one_open_dispute_per_round():
+    g = Game()
+    nick_round(g)
+    d = g.open(1, "bob")
+    before = list(g.events)
+    with pytest.raises(RuleBroken) as refused:
+        g.open(1, "bob", claim="and again")
+    assert refused.value.rule is Rule.ALREADY_DISPUTED and g.events == before
+    assert refused.value.detail == (
+        f"'bob' has dispute {d} over round 1 open already: one open dispute per claimant "
+        "and round; the setter resolves it first"
+    )
+    # Others dispute the same round; a croupier of bob's name is another claimant.
+    assert g.open(1, "ann") and g.open(1, SETTER, "setter") and g.open(1, "bob", "croupier")
+    g.resolve(d, "upheld")
+    assert g.open(1, "bob")  # once resolved, bob may dispute the round again
+
+
+def test_one_claimant_cannot_close_the_table_to_disputes():
+    g = Game()
+    for _ in range(disputes.MAX_DISPUTES_PER_CLAIMANT + 1):
+        layers_round(g, ("bob", "cat"))
+    rounds = range(1, disputes.MAX_DISPUTES_PER_CLAIMANT + 1)
+    for number in rounds:
+        g.open(number, "bob")
+    before = list(g.events)
+    last = disputes.MAX_DISPUTES_PER_CLAIMANT + 1
+    with pytest.raises(RuleBroken) as refused:
+        g.open(last, "bob")
+    assert refused.value.rule is Rule.TOO_MANY_OWN_DISPUTES and g.events == before
+    assert refused.value.detail == (
+        f"'bob' has {disputes.MAX_DISPUTES_PER_CLAIMANT} disputes open at this table, the "
+        "most one claimant may: wait for the setter to resolve some"
+    )
+    assert (
+        g.open(last, "cat") and g.open(last, SETTER, "setter") and g.open(last, "eve", "croupier")
+    )
+
+
+def test_players_together_leave_room_for_the_setter_and_croupiers():
+    """Players' disputes fill the table to its players' share; the rest is the staff's."""
+    per = disputes.MAX_DISPUTES_PER_CLAIMANT
+    layers = tuple(f"p{n}" for n in range(disputes.PLAYERS_SHARE // per + 1))
+    g = Game(players=("ann", "bob", "cat"))
+    for player in layers:
+        g.do(engine.seat, player)
+    for _ in range(per):
+        layers_round(g, layers)
+    for player in layers[:-1]:
+        for number in range(1, per + 1):
+            g.open(number, player)
+    assert len(g.state.disputes) == disputes.PLAYERS_SHARE
+    before = list(g.events)
+    with pytest.raises(RuleBroken) as refused:
+        g.open(1, layers[-1])
+    assert refused.value.rule is Rule.TOO_MANY_DISPUTES and g.events == before
+    staff = [(SETTER, "setter")] + [(f"croupier{n}", "croupier") for n in range(per)]
+    opened = 0
+    for claimant, role in staff:
+        for number in range(1, per + 1):
+            if len(g.state.disputes) < disputes.MAX_OPEN_DISPUTES:
+                g.open(number, claimant, role)
+                opened += 1
+    assert opened == disputes.MAX_OPEN_DISPUTES - disputes.PLAYERS_SHARE
+    with pytest.raises(RuleBroken) as refused:
+        g.open(per, "croupier99", "croupier")
+    assert refused.value.rule is Rule.TOO_MANY_DISPUTES
+    # The referee holds a recorded stream to the same rules.
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.state == g.state
+
+
+def test_the_referee_refuses_a_second_open_dispute_of_one_claimant():
+    g = Game()
+    nick_round(g)
+    g.open(1, "bob")
+    forged = ev.DisputeOpened(
+        g.state.version + 1,
+        f"d{g.state.version + 1}",
+        1,
+        "bob",
+        "player",
+        "again",
+        None,
+        None,
+        None,
+    )
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    with pytest.raises(Disagreement) as caught:
+        referee.check(forged)
+    assert "one open dispute per claimant and round" in caught.value.reason

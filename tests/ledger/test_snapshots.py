@@ -188,3 +188,17 @@ def test_a_server_dice_table_mid_turn_round_trips() -> None:
     state = dataclasses.replace(state, commitment="ab" * 32, nonce=7)
     assert snapshots.decode_state(snapshots.encode_state(state)) == state
     assert json.loads(snapshots.encode_state(state))["dice"] == ["server", "ab" * 32, 7]
+
+
+def test_a_format_5_snapshot_is_read_only_when_no_dispute_is_open() -> None:
+    """Format 6 names who opened each open dispute (the caps on disputes count them): a
+    format 5 state with none open has no one to name, and is read as it is."""
+    state = hz.fold(hz.open_table(hz.BUILTIN["english"]))
+    blob = json.loads(snapshots.encode_state(state))
+    del blob["disputed_by"]
+    blob["format"] = 5
+    assert snapshots.decode_state(json.dumps(blob).encode()) == state
+    blob["disputes"] = {"d9": 1}
+    assert snapshots.decode_state(json.dumps(blob).encode()) is None
+    opened = dataclasses.replace(state, disputes={"d9": 1}, disputed_by={"d9": ("bob", "player")})
+    assert snapshots.decode_state(snapshots.encode_state(opened)) == opened
