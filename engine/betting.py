@@ -77,6 +77,8 @@ def _require_room(state: TableState, placer: str | None = None, reserved: bool =
             f"the table holds at most {MAX_OPEN_BETS} open bets and offers; wait for some "
             "to resolve",
         )
+    if state.limits.caps < 2:  # opened before players had caps of their own
+        return
     if not reserved and placer != SETTER and len(state.bets) >= PLAYERS_SHARE:
         raise RuleBroken(
             Rule.TOO_MANY_OPEN_BETS,
@@ -90,7 +92,7 @@ def _require_room(state: TableState, placer: str | None = None, reserved: bool =
 def _require_own_room(state: TableState, player: str | None) -> None:
     """Room for `player` to be party to one more open bet or offer (the setter, and None,
     always have it)."""
-    if player is None or player == SETTER:
+    if player is None or player == SETTER or state.limits.caps < 2:
         return
     held = sum(1 for b in state.bets.values() if player in b.parties)
     if held >= MAX_BETS_PER_PLAYER:

@@ -139,7 +139,16 @@ def open_dispute(
 
 def _require_room(state: TableState, round: int, claimant: str, role: str) -> None:
     """Room for `claimant`'s dispute over `round`: none of theirs over it open already,
-    fewer than their cap open, and room at the table (players within their share)."""
+    fewer than their cap open, and room at the table (players within their share). A
+    table opened under the first caps (`Limits.caps`) has only the table's."""
+    if state.limits.caps < 2:
+        if len(state.disputes) >= MAX_OPEN_DISPUTES:
+            raise RuleBroken(
+                Rule.TOO_MANY_DISPUTES,
+                f"the table has {len(state.disputes)} disputes waiting for the setter, the "
+                "most it holds: resolve some first",
+            )
+        return
     mine = [d for d, who in state.disputed_by.items() if who == (claimant, role)]
     same = next((d for d in mine if state.disputes.get(d) == round), None)
     if same is not None:

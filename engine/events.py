@@ -15,6 +15,9 @@ from fractions import Fraction
 
 from engine.rules import RuleSet
 
+CAPS = 2
+"""The edition of the house caps a table opened now plays under (`Limits.caps`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -24,6 +27,14 @@ class Limits:
     max_stake: int | None = None
     max_exposure: int | None = None
     """The most the setter may stand to lose if every open bet went against it."""
+    caps: int = CAPS
+    """The edition of the house caps on open bets and disputes the table was opened
+    under, recorded with it so that a table is always judged by the rules it was played
+    under, however they change later: 1, the table's own caps alone (1000 open bets, 100
+    open disputes), as every table opened before there was a second; 2, each player's
+    too (engine.betting, engine.disputes: one open dispute per claimant and round, 10
+    a claimant, 100 open bets a player, and room kept for the round's stakes and the
+    staff's disputes)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,11 +60,18 @@ def _transfers_in(data: Any) -> tuple[ev.Transfer, ...]:
 
 
 def _limits_out(limits: ev.Limits) -> dict[str, Any]:
-    return {f: getattr(limits, f) for f in ("min_stake", "max_stake", "max_exposure")}
+    out = {f: getattr(limits, f) for f in ("min_stake", "max_stake", "max_exposure")}
+    if limits.caps != 1:
+        out["caps"] = limits.caps
+    return out
 
 
 def _limits_in(data: Any) -> ev.Limits:
-    return ev.Limits(**data)
+    """A table opened before `caps` was recorded has none in its limits: it played under
+    the first edition (engine.events.Limits.caps), and encodes again to the same bytes."""
+    if "caps" in data and data["caps"] not in range(2, ev.CAPS + 1):
+        raise DecodeError(f"no edition {data['caps']!r} of the house caps")
+    return ev.Limits(**{"caps": 1, **data})
 
 
 def _int(value: Any) -> int:

@@ -31,8 +31,10 @@ closing ends only a round in play (a caster holding the dice): a format 2 state 
 table closed while seating counts one round more, and one more abandoned. 4 since the
 state says who throws the dice and, at a server-dice table, the turn's commitment and
 nonce. 5 since the state holds the table's open disputes and the rounds adjusted. 6 since
-it holds who opened each open dispute; a format 5 state with no dispute open is read as
-it is (there is no one to name), one with disputes open is passed over."""
+it holds who opened each open dispute, and the edition of the house caps the table was
+opened under (`Limits.caps`); a format 5 state with no dispute open is read as it is
+(there is no one to name, and the table was opened under the first caps), one with
+disputes open is passed over."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 
@@ -44,7 +46,12 @@ def encode_state(state: hz.TableState) -> bytes:
         "version": state.version,
         "phase": state.phase.value,
         "rules": state.rules.to_mapping(),
-        "limits": [state.limits.min_stake, state.limits.max_stake, state.limits.max_exposure],
+        "limits": [
+            state.limits.min_stake,
+            state.limits.max_stake,
+            state.limits.max_exposure,
+            state.limits.caps,
+        ],
         "seats": list(state.seats),
         "caster": state.caster,
         "round": state.round,
@@ -74,12 +81,12 @@ def decode_state(blob: bytes) -> hz.TableState | None:
         doc = {**doc, "disputed_by": {}}
     elif doc.get("format") != FORMAT:
         return None
-    lo, hi, cap = doc["limits"]
+    lo, hi, cap, *caps = doc["limits"]  # format 5: a table opened under the first caps
     return hz.TableState(
         version=doc["version"],
         phase=Phase(doc["phase"]),
         rules=from_mapping(doc["rules"]),
-        limits=Limits(lo, hi, cap),
+        limits=Limits(lo, hi, cap, caps[0] if caps else 1),
         seats=tuple(doc["seats"]),
         caster=doc["caster"],
         round=doc["round"],

@@ -471,3 +471,12 @@ def test_verdicts_read_as_the_rules_say() -> None:
     assert decide(PropositionKind.CHANCE_BEFORE_MAIN, Phase.FIRST_THROW, RoundResult.OUT) is (
         Verdict.VOID
     )
+
+
+def test_a_table_opened_under_the_first_caps_keeps_them(table: Callable[..., Table]) -> None:
+    """Limits.caps 1, a table opened before players had caps of their own: one player
+    may hold more than MAX_BETS_PER_PLAYER, and fill the players' share, as then."""
+    t = table(players=("ann", "bob", "cat"), limits=Limits(caps=1))
+    for _ in range(PLAYERS_SHARE + 1):
+        t.bet(engine.offer_side_bet, "cat", next_total(7), True, 1, 1)
+    assert sum("cat" in b.parties for b in t.state.bets.values()) == PLAYERS_SHARE + 1

@@ -631,3 +631,17 @@ def test_the_referee_refuses_a_second_open_dispute_of_one_claimant():
     with pytest.raises(Disagreement) as caught:
         referee.check(forged)
     assert "one open dispute per claimant and round" in caught.value.reason
+
+
+def test_a_table_opened_under_the_first_caps_is_judged_by_them():
+    """A table records the edition of the house caps it was opened under: one opened
+    before claimants had caps of their own (Limits.caps 1) keeps the table's alone, so
+    a log written then is judged by the rules it was played under, referee included."""
+    g = Game(limits=ev.Limits(caps=1))
+    nick_round(g)
+    first = g.open(1, "bob")
+    again = g.open(1, "bob", claim="and again")  # refused at a table opened now
+    assert first != again and len(g.state.disputes) == 2
+    referee = Referee()
+    for recorded in g.events:
+        referee.check(recorded)

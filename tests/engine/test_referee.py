@@ -36,10 +36,15 @@ PLACED = (ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered)
 class Game:
     """Commands played on a table, keeping the stream they record."""
 
-    def __init__(self, rules: str = "english", players: tuple[str, ...] = ("ann", "bob", "cat")):
+    def __init__(
+        self,
+        rules: str = "english",
+        players: tuple[str, ...] = ("ann", "bob", "cat"),
+        limits: ev.Limits = ev.Limits(),
+    ):
         self.events: list[ev.Event] = []
         self.state: TableState = INITIAL
-        self.do(lambda s: engine.open_table(RULE_SETS[rules], ev.Limits(), s))
+        self.do(lambda s: engine.open_table(RULE_SETS[rules], limits, s))
         for p in players:
             self.do(engine.seat, p)
         for die, p in enumerate(players, start=1):  # the first seat casts lowest

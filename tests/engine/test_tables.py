@@ -2,8 +2,8 @@
 
 Every table below is copied from one of the five accounts of the game that docs/rules.md
 describes (000 the how-to, 001 the encyclopedia, 002 the history, 003 the club sheet,
-004 the excerpt: the account is named in a comment next to it) and parsed here, so a disagreement between the texts and the engine shows up
-as one failing cell.
+004 the excerpt: the account is named in a comment next to it) and parsed here, so a
+disagreement between the texts and the engine shows up as one failing cell.
 """
 
 from __future__ import annotations

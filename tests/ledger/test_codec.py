@@ -281,3 +281,20 @@ def test_the_chain_hash_is_the_formula_written_beside_it() -> None:
     assert first == hashlib.sha256(b"0" * 64 + bytes([0x0A]) + record).hexdigest()
     second = codec.chain_hash(first, record)
     assert second == hashlib.sha256(first.encode("ascii") + b"\x0a" + record).hexdigest()
+
+
+def test_a_table_opened_before_the_caps_were_recorded_reads_and_encodes_as_stored() -> None:
+    """Limits.caps is recorded only from its second edition: a TableOpened stored
+    before carries none, reads as the first edition, and encodes to the bytes it was
+    stored as; one opened now says which edition it plays under."""
+    name, schema, payload = codec.encode(
+        hz.open_table(hz.BUILTIN["english"], hz.Limits(min_stake=5))[0]
+    )
+    assert payload["limits"] == {"min_stake": 5, "max_stake": None, "max_exposure": None, "caps": 2}
+    old = {**payload, "limits": {"min_stake": 5, "max_stake": None, "max_exposure": None}}
+    event = codec.decode(name, schema, 1, old)
+    assert event.limits == hz.Limits(min_stake=5, caps=1)  # type: ignore[attr-defined]
+    assert codec.encode(event)[2] == old
+    for edition in (0, 1, 3, "2"):
+        with pytest.raises(codec.DecodeError):
+            codec.decode(name, schema, 1, {**payload, "limits": {**old["limits"], "caps": edition}})

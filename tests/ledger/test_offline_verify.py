@@ -633,3 +633,42 @@ def test_cli_refuses_the_database_options_with_a_file(
         assert result.exit_code == 2 and "with FILE, only the file is checked" in result.output
     result = CliRunner().invoke(main, ["verify", str(tmp_path / "missing.jsonl")])
     assert result.exit_code == 1 and "cannot read" in result.output
+
+
+def test_a_table_opened_under_the_first_caps_verifies_as_it_was_played(
+    engine: sa.Engine,
+) -> None:
+    """A table opened before players had caps of their own stored limits with no `caps`
+    (engine.events.Limits.caps 1). Replayed now, it is judged by the rules it was played
+    under: a player holding more open offers than a table opened now allows is no
+    disagreement, in the offline check of its export and in the deep check alike."""
+    from engine.betting import MAX_BETS_PER_PLAYER
+    from ledger.books import deep
+    from ledger.store.vocabulary import Deposited
+    from tests.engine.tablekit import next_total
+
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    club = Club(Book(store))
+    for name in ("ann", "bob"):
+        club.create_player(name, "setter")
+        club.account_command(name, Deposited, 5000, "setter")
+
+    def do(command: Callable[..., list[hz.Event]], new: bool = False) -> None:
+        club.command("t9", "croupier", lambda state, _f: command(state), new_table=new)
+
+    do(lambda s: hz.open_table(hz.BUILTIN["english"], hz.Limits(caps=1)), new=True)
+    opened = store.read_all(0, limit=100)[-1]
+    assert opened.type == "TableOpened" and "caps" not in json.loads(opened.payload)["limits"]
+    for step in (
+        lambda s: hz.seat(s, "ann"),
+        lambda s: hz.seat(s, "bob"),
+        lambda s: hz.cast_for_caster(s, "ann", 1),
+        lambda s: hz.cast_for_caster(s, "bob", 2),
+    ):
+        do(step)
+    for _ in range(MAX_BETS_PER_PLAYER + 1):
+        do(lambda s: hz.offer_side_bet(s, "bob", next_total(7), True, 1, 1))
+    verified = offline.verify(lines_of(export(store.engine, scope_of(table="t9"))), VERIFIER)
+    assert verified.bets == MAX_BETS_PER_PLAYER + 1
+    assert list(deep.differences(store)) == []
+    store.close()
