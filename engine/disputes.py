@@ -17,12 +17,15 @@ setter's reason:
 - **corrected:** a throw of the round showed other dice than recorded. The round is
   derived again with them, from that throw to its end, and each bet's difference
   between what was paid and what should have been is posted (`BetAdjusted`
-  "correction"). Only a correction that stays inside its round is made: the corrected
-  round must end at the same throw with the same commands possible, derive the same
-  events but for who won and what was paid, and leave the table as the recorded round
+  "correction"). Only a correction that stays inside its round is made, judged by what
+  the round settles and how the table goes on from it: every recorded command of the
+  round still possible, each doing what it did but for the round's own bets it decides
+  (who wins them, and what is paid); the round ending at the same throw; the bets of
+  other rounds it decides, decided as recorded; and the table left as the recorded round
   left it for the next (the seats, the caster and the dice, the bets open, and the
-  caster's run of wins and losses where the rule set passes the dice on one). Any other
-  correction is refused with `Rule.CORRECTION_REACHES_BEYOND_ROUND`: void the round.
+  caster's run of wins and losses where the rule set passes the dice on one). Which
+  throw of the round decides one of its bets may change. Any other correction is
+  refused with `Rule.CORRECTION_REACHES_BEYOND_ROUND`: void the round.
 
 Nothing is edited: the round's events stay as recorded, the dispute and its
 adjustments come after them. Standard library and engine only; the dice come in as data.

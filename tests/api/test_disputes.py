@@ -198,6 +198,64 @@ def test_a_correction_that_would_end_the_round_elsewhere_is_refused(api: Api) ->
     assert (night.balances(), night.state()["version"]) == before
 
 
+def french_side_bet_round(api: Api) -> tuple[Evening, str, int]:
+    """Table t1 under french rules (the main rolled, re-tossed until 5 to 9), ann the
+    caster: she offers bob 150 against his 170 that the first throw after the main
+    nicks, and he takes it. 1+3 is re-tossed, 4+1 sets the main 5, 1+4 nicks it: ann
+    wins bob's 170 (320 paid to her). ann 1170, bob 830. Returns the side bet's id and
+    the first throw's version."""
+    night = Evening(api, TABLE, deposits=DEPOSITS)
+    croupier = night.croupier
+    croupier.ok("post", "/tables", {"id": TABLE, "ruleset": "french"})
+    for name in ("ann", "bob"):
+        night.do(croupier, "seats", {"player": name})
+    for name, die in (("ann", 1), ("bob", 2)):
+        night.do(croupier, "casts", {"player": name, "die": die})
+    offer = {
+        "player": "ann",
+        "proposition": {"kind": "nick-first-throw", "totals": []},
+        "backs": True,
+        "stake": 150,
+        "asks": 170,
+        "to": "bob",
+    }
+    side = bet_id(night.do("ann", "side-bets", offer), "SideBetOffered")
+    night.do("bob", "side-bets/accept", {"player": "bob", "bet": side})
+    first = night.do(croupier, "throws", {"die1": 1, "die2": 3})["events"][0]["version"]
+    night.do(croupier, "throws", {"die1": 4, "die2": 1})
+    night.do(croupier, "throws", {"die1": 1, "die2": 4})
+    assert night.balances() == {"ann": 1170, "bob": 830, "cat": 1000, "setter": 10_000}
+    return night, side, first
+
+
+def test_a_correction_that_decides_a_side_bet_a_throw_earlier_is_made(api: Api) -> None:
+    """Issue 22: with 4+4 at the first throw the main is 8, 4+1 sets the chance 5 and
+    decides the side bet there, for bob, a throw earlier than 1+4 did; 1+4 throws the
+    chance. The round ends at the same throw, the caster wins it, the table goes on the
+    same: the correction stays inside the round (it was refused,
+    correction-reaches-beyond-round, for the settlement's place in the round)."""
+    night, side, first = french_side_bet_round(api)
+    opened = open_dispute(
+        night, "bob", 1, {"claim": "the first throw was 4+4", "throw": first, "dice": [4, 4]}
+    )
+    what = opened["answer"]["what_if"]
+    assert what["correctable"] is True and what["refused"] is None, what
+    assert (what["result"], what["main"], what["chance"]) == ("chance", 8, 5)
+    assert what["adjustments"] == [
+        {
+            "bet_id": side,
+            "transfers": [{"source": "player:ann", "target": "player:bob", "amount": 320}],
+        }
+    ]
+    resolved = resolve(
+        night,
+        opened["dispute_id"],
+        {"resolution": "corrected", "reason": "the camera", "throw": first, "dice": [4, 4]},
+    )
+    assert [e["type"] for e in resolved["events"]] == ["DisputeResolved", "BetAdjusted"]
+    assert night.balances() == {"ann": 850, "bob": 1150, "cat": 1000, "setter": 10_000}
+
+
 def test_who_may_open_and_resolve_and_only_once(api: Api) -> None:
     night, _ = two_rounds(api)
     path = f"/tables/{TABLE}/rounds/1/disputes"
