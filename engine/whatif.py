@@ -63,7 +63,9 @@ class WhatIf:
     ended at its recorded commands), main and chance, and what each bet would have done.
     `stopped` says why the what-if stops short (a recorded command that could not have
     happened); `refused` why the correction would not be made (None: it would be, moving
-    `adjustments`)."""
+    `adjustments`), and `refused_rule` the rule it would be refused under. Here that is
+    only whether the correction stays inside its round; engine.disputes.answer judges it
+    as the setter's resolution would, at the table as it stands."""
 
     throw: int
     die1: int
@@ -75,6 +77,7 @@ class WhatIf:
     stopped: str | None
     refused: str | None
     adjustments: Mapping[str, tuple[ev.Transfer, ...]] = field(default_factory=dict)
+    refused_rule: Rule | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,7 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
     still_open = [b for b in redo.money if b in redo.after.bets]
     ended = redo.after.round > record.number
     adjustments = {} if refused else _adjustments(record.money, redo.money)
+    beyond = Rule.CORRECTION_REACHES_BEYOND_ROUND if refused else None
     return WhatIf(
         throw,
         die1,
@@ -269,8 +273,9 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
         redo.chance,
         _paid(groups, redo.money, still_open),
         redo.stopped,
-        refused,
+        refused and f"{refused}: void the round instead",
         adjustments,
+        beyond,
     )
 
 

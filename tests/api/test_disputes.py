@@ -332,9 +332,21 @@ def test_a_repeat_of_an_opening_under_its_key_writes_nothing_more(api: Api) -> N
     assert len(night.bank.ok("get", f"/tables/{TABLE}/disputes")["items"]) == 1
 
 
+def not_correctable(answer: dict[str, Any], rule: str) -> str:
+    """The answer's what-if says a correction would be refused, under `rule` (the
+    problem type the resolution would be refused with); its reason."""
+    what = answer["what_if"]
+    assert what["correctable"] is False, what
+    assert what["refused_rule"] == rule, what
+    assert what["adjustments"] == [], what
+    reason: str = what["refused"]
+    return reason
+
+
 def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     """The server drew the dice and anyone can draw them again from the revealed seed:
-    there is no mis-entered throw, so a correction is refused; voiding still works."""
+    there is no mis-entered throw, so a correction is refused, and the dispute's answer
+    says so at once (it said `correctable: true`); voiding still works."""
     night = Evening(api, "s1", deposits={"ann": 5000, "bob": 5000, "setter": 100_000})
     night.table = "s1"
     night.croupier.ok("post", "/tables", {"id": "s1", "ruleset": "club", "dice": "server"})
@@ -350,10 +362,22 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     thrown = next(e for e in answer["events"] if e["type"] == "DiceThrown")
     before = night.balances()
     path = "/tables/s1/rounds/1/disputes"
-    opened = night.players["ann"].ok("post", path, {"claim": "the server cheated"})
+    # The same total (the round would go as it did), other dice: a croupier's table
+    # would correct it.
+    die1, die2 = thrown["payload"]["die1"], thrown["payload"]["die2"]
+    if die1 != die2:
+        other = [die2, die1]
+    elif 1 < die1 < 6:
+        other = [die1 - 1, die2 + 1]
+    else:
+        other = [1, 2] if die1 == 1 else [5, 6]
+    claim = {"claim": "the server cheated", "throw": thrown["version"], "dice": other}
+    opened = night.players["ann"].ok("post", path, claim)
     assert opened["answer"]["matches"] is True
+    assert "void the round instead" in not_correctable(opened["answer"], "server-dice")
+    shown = night.auditor.ok("get", f"/tables/s1/disputes/{opened['dispute_id']}")
+    not_correctable(shown["answer"], "server-dice")
     resolution = f"/tables/s1/disputes/{opened['dispute_id']}/resolution"
-    other = [1, 1] if [thrown["payload"]["die1"], thrown["payload"]["die2"]] != [1, 1] else [2, 2]
     body = {"resolution": "corrected", "reason": "r", "throw": thrown["version"], "dice": other}
     refused(night.bank.post(resolution, json=body), "server-dice")
     assert night.balances() == before
@@ -361,6 +385,37 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     after = night.balances()
     # ann's stake against the setter is reversed: each back where round 1 found them.
     assert after["ann"] == 5000 and after["setter"] == 100_000
+
+
+def test_the_answer_says_correctable_only_when_a_correction_would_be_made(api: Api) -> None:
+    """A correction the resolution would refuse is never answered `correctable: true`:
+    not over a round corrected already (round-adjusted), nor for the dice recorded
+    (invalid-resolution: uphold instead), nor, once a dispute is resolved, in its own
+    answer (dispute-resolved). Each answer names the rule the resolution is then
+    refused with."""
+    night, v = two_rounds(api)
+    claim = {"claim": "4+5", "throw": v["eight"], "dice": [4, 5]}
+    first = open_dispute(night, "bob", 2, claim)
+    assert first["answer"]["what_if"]["correctable"] is True
+    assert first["answer"]["what_if"]["refused_rule"] is None
+    body = {"resolution": "corrected", "reason": "r", "throw": v["eight"], "dice": [4, 5]}
+    resolve(night, first["dispute_id"], body)
+
+    shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{first['dispute_id']}")
+    assert "resolved already" in not_correctable(shown["answer"], "dispute-resolved")
+    again = open_dispute(night, "bob", 2, {**claim, "dice": [4, 6]})
+    assert "corrected already" in not_correctable(again["answer"], "round-adjusted")
+    shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{again['dispute_id']}")
+    not_correctable(shown["answer"], "round-adjusted")
+    resolution = f"/tables/{TABLE}/disputes/{again['dispute_id']}/resolution"
+    refused(night.bank.post(resolution, json={**body, "dice": [4, 6]}), "round-adjusted")
+
+    claim = {"claim": "3+4", "throw": v["nick"], "dice": [3, 4]}
+    as_recorded = open_dispute(night, "bob", 1, claim)
+    assert "uphold instead" in not_correctable(as_recorded["answer"], "invalid-resolution")
+    resolution = f"/tables/{TABLE}/disputes/{as_recorded['dispute_id']}/resolution"
+    body = {"resolution": "corrected", "reason": "r", "throw": v["nick"], "dice": [3, 4]}
+    refused(night.bank.post(resolution, json=body), "invalid-resolution")
 
 
 def test_the_read_models_rebuilt_from_the_events_are_the_same(api: Api) -> None:

@@ -108,7 +108,7 @@ def test_record_of_a_round_reads_its_commands_and_money():
         "b9": {"ann": 10, SETTER: -10},  # b9: ann's stake, won
         "b10": {"ann": 5, "bob": -5},  # b10: bob's lay, covered by ann, lost
     }
-    answer = disputes.answer(record)
+    answer = disputes.answer(g.state, record)
     assert answer.matches and answer.result == "nick" and answer.what_if is None
 
 
@@ -165,7 +165,7 @@ def test_the_answer_rederives_the_round_and_says_what_other_dice_would_have_done
     nick_round(g)
     record = g.record(1)
     throw = g.throw_version(3, 4)
-    what = disputes.answer(record, throw, 1, 2).what_if  # 3: an out at main 7
+    what = disputes.answer(g.state, record, throw, 1, 2).what_if  # 3: an out at main 7
     assert what is not None
     assert what.result == "out" and what.main == 7 and what.chance is None
     assert {p.bet_id: (p.winner, dict(p.net)) for p in what.bets} == {
@@ -217,7 +217,7 @@ def test_a_correction_inside_its_round_pays_the_difference_per_bet():
     assert (balance["cat"], balance["bob"]) == (20, -5 - 20)
     eight = g.throw_version(4, 4)
     d = g.open(2, "bob", throw=eight, die1=4, die2=5)
-    what = disputes.answer(g.record(2), eight, 4, 5).what_if
+    what = disputes.answer(g.state, g.record(2), eight, 4, 5).what_if
     assert what is not None and what.refused is None and what.result == "chance"
     assert what.chance == 6
     # 4+5 is 9, not 8: bob, not cat, wins the side bet: cat gives back 20 and pays 5.
@@ -275,7 +275,7 @@ def test_a_correction_that_decides_a_bet_a_throw_earlier_stays_inside_its_round(
     bet = french_nick_round(g)
     assert g.balance()["ann"] == 170 and g.balance()["bob"] == -170
     first = g.throw_version(1, 3)
-    what = disputes.answer(g.record(1), first, 4, 4).what_if
+    what = disputes.answer(g.state, g.record(1), first, 4, 4).what_if
     assert what is not None and what.refused is None, what
     assert (what.result, what.main, what.chance) == ("chance", 8, 5)
     assert [(p.bet_id, p.winner, dict(p.net)) for p in what.bets] == [
@@ -315,7 +315,7 @@ def test_what_follows_a_settlement_moved_earlier_keeps_its_place_in_the_round():
     g.do(engine.accept_side_bet, later.bet_id, "bob")
     g.do(engine.throw, 1, 4)  # a nick: ann wins 320, cat bob's 20
     first = g.throw_version(1, 3)
-    what = disputes.answer(g.record(2), first, 4, 4).what_if
+    what = disputes.answer(g.state, g.record(2), first, 4, 4).what_if
     assert what is not None and what.refused is None and what.stopped is None, what
     assert {p.bet_id: p.winner for p in what.bets} == {offer.bet_id: "bob", later.bet_id: "cat"}
     assert what.adjustments == {offer.bet_id: (ev.Transfer("ann", "bob", 320),)}
@@ -344,7 +344,7 @@ def test_a_correction_that_would_settle_another_rounds_bet_otherwise_is_refused(
     g.do(engine.throw, 1, 1)  # an out; and 2: bob wins round 1's side bet
     assert g.state.round == 3 and offer.bet_id not in g.state.bets
     out = g.throw_version(1, 1)
-    what = disputes.answer(g.record(2), out, 1, 2).what_if
+    what = disputes.answer(g.state, g.record(2), out, 1, 2).what_if
     assert what is not None and what.result == "out"
     assert what.refused is not None and offer.bet_id in what.refused, what
     d = g.open(2, "bob", throw=out, die1=1, die2=2)
@@ -437,9 +437,14 @@ def test_server_dice_are_never_corrected():
         g.do(engine.server_throw, "c", d1, d2)
     throw = next(e.version for e in g.events if isinstance(e, ev.DiceThrown))
     d = g.open(1, SETTER, "setter")
+    dice = (1, 1 if g.events[throw - 1].die1 != 1 else 2)
+    # The answer says so before the setter tries (it said a correction could be made).
+    what = disputes.answer(g.state, g.record(1), throw, *dice).what_if
+    assert what is not None and what.refused_rule is Rule.SERVER_DICE
+    assert what.adjustments == {}
     with pytest.raises(RuleBroken) as refused:
-        g.resolve(d, "corrected", throw, 1, 1 if g.events[throw - 1].die1 != 1 else 2)
-    assert refused.value.rule is Rule.SERVER_DICE
+        g.resolve(d, "corrected", throw, *dice)
+    assert refused.value.rule is Rule.SERVER_DICE and refused.value.detail == what.refused
     assert g.resolve(d, "voided")
 
 
@@ -533,7 +538,7 @@ def test_a_correction_made_leaves_the_table_going_on_as_recorded(seed, rounds, d
         return
     throw = data.draw(st.sampled_from([t.version for t in record.throws]))
     die1, die2 = data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6)))
-    what = disputes.answer(record, throw, die1, die2).what_if
+    what = disputes.answer(g.state, record, throw, die1, die2).what_if
     assert what is not None
     event("correctable" if what.refused is None else "refused")
     if what.refused is not None:
@@ -570,6 +575,39 @@ def test_a_correction_made_leaves_the_table_going_on_as_recorded(seed, rounds, d
         paid.update(disputes.net(what.adjustments.get(bet_id, ())))
         should = disputes.net(t for e in money if e.bet_id == bet_id for t in holds(e))  # type: ignore[attr-defined]
         assert {p: n for p, n in paid.items() if n} == should, bet_id
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(2, 6), data=st.data())
+def test_the_answer_says_what_a_correction_would_do(seed, rounds, data):
+    """A dispute's answer says a correction to its dice would be refused, and under
+    which rule, exactly when the setter's correction is refused, with the same words;
+    otherwise the correction posts the adjustments the answer showed. Some rounds are
+    voided first, and some claims name the dice recorded."""
+    g = Game(rules=data.draw(st.sampled_from(sorted(BUILTIN))))
+    play_randomly(g, random.Random(seed), rounds)
+    number = data.draw(st.integers(1, g.state.round - 1))
+    record = g.record(number)
+    if record.open or not record.throws:
+        return
+    thrown = data.draw(st.sampled_from(record.throws))
+    dice = data.draw(
+        st.sampled_from([(thrown.die1, thrown.die2)])
+        | st.tuples(st.integers(1, 6), st.integers(1, 6))
+    )
+    d = g.open(number, SETTER, "setter")
+    if data.draw(st.integers(0, 3)) == 0:
+        g.resolve(g.open(number, SETTER, "setter"), "voided")
+    what = disputes.answer(g.state, g.record(number), thrown.version, *dice).what_if
+    assert what is not None
+    event(f"refused: {what.refused_rule.value if what.refused_rule else None}")
+    try:
+        made = g.resolve(d, "corrected", thrown.version, *dice)
+    except RuleBroken as refused:
+        assert (refused.rule, refused.detail) == (what.refused_rule, what.refused)
+    else:
+        assert what.refused is None and what.refused_rule is None
+        assert {a.bet_id: a.transfers for a in made[1:]} == dict(what.adjustments)  # type: ignore[attr-defined]
 
 
 def test_an_old_dispute_is_kept_until_resolved_and_a_too_old_one_is_refused():
@@ -666,10 +704,10 @@ def test_a_round_with_another_rounds_dispute_inside_it_reads_back_whole():
         "BetAdjusted",
     ]
     assert [type(e).__name__ for e in record.groups[3].then] == ["DisputeOpened"]
-    assert disputes.answer(record).matches
+    assert disputes.answer(g.state, record).matches
 
     eight = g.throw_version(4, 4)
-    what = disputes.answer(record, eight, 4, 5).what_if
+    what = disputes.answer(g.state, record, eight, 4, 5).what_if
     assert what is not None and what.refused is None and what.result == "chance"
     d2 = g.open(2, "bob", throw=eight, die1=4, die2=5)
     resolved = g.resolve(d2, "corrected", eight, 4, 5)
