@@ -17,12 +17,20 @@ setter's reason:
 - **corrected:** a throw of the round showed other dice than recorded. The round is
   derived again with them, from that throw to its end, and each bet's difference
   between what was paid and what should have been is posted (`BetAdjusted`
-  "correction"). Only a correction that stays inside its round is made: the corrected
-  round must end at the same throw with the same commands possible, derive the same
-  events but for who won and what was paid, and leave the table as the recorded round
+  "correction"). Only a correction that stays inside its round is made, judged by what
+  the round settles and how the table goes on from it: every recorded command of the
+  round still possible, each doing what it did but for the round's own bets it decides
+  (who wins them, and what is paid); the round ending at the same throw; the bets of
+  other rounds it decides, decided as recorded; and the table left as the recorded round
   left it for the next (the seats, the caster and the dice, the bets open, and the
-  caster's run of wins and losses where the rule set passes the dice on one). Any other
-  correction is refused with `Rule.CORRECTION_REACHES_BEYOND_ROUND`: void the round.
+  caster's run of wins and losses where the rule set passes the dice on one). Which
+  throw of the round decides one of its bets may change. Any other correction is
+  refused with `Rule.CORRECTION_REACHES_BEYOND_ROUND`: void the round.
+
+A dispute is answered at once (`answer`): the round derived again and, given dice, what
+it would have been with them, and whether the setter's correction to them would be made
+now, judged by the checks `resolve` makes, in its order (so the answer never offers a
+correction that the resolution then refuses, and names the rule it would).
 
 Nothing is edited: the round's events stay as recorded, the dispute and its
 adjustments come after them. Standard library and engine only; the dice come in as data.
@@ -30,7 +38,10 @@ adjustments come after them. Standard library and engine only; the dice come in 
 
 from __future__ import annotations
 
+import dataclasses
+
 from engine import events as ev
+from engine import whatif
 from engine.dice import require_dice
 from engine.errors import Rule, RuleBroken
 from engine.rounds import (
@@ -43,7 +54,7 @@ from engine.rounds import (
     settle_up,
 )
 from engine.state import SETTER, TableState
-from engine.whatif import Answer, Paid, WhatIf, answer, bet_order, require_throw, what_if
+from engine.whatif import Answer, Paid, WhatIf, bet_order, require_throw, what_if
 
 MAX_OPEN_DISPUTES = 100
 """A table holds at most this many disputes waiting for the setter."""
@@ -204,10 +215,7 @@ def resolve(
     `BetAdjusted` per bet whose money moves."""
     number = state.disputes.get(dispute_id) if isinstance(dispute_id, str) else None
     if number is None and earlier is not None:
-        raise RuleBroken(
-            Rule.DISPUTE_RESOLVED,
-            f"dispute {dispute_id} was resolved already ({earlier}): a dispute is resolved once",
-        )
+        raise _resolved_already(dispute_id, earlier)
     if number is None:
         raise RuleBroken(
             Rule.NO_SUCH_DISPUTE,
@@ -240,15 +248,9 @@ def resolve(
     ]
     if resolution == "upheld":
         return draft
-    if number in state.adjusted:
-        raise RuleBroken(
-            Rule.ROUND_ADJUSTED,
-            f"round {number} was voided or corrected already: a round is adjusted once",
-        )
-    if record.open:
-        raise RuleBroken(
-            Rule.ROUND_NOT_ENDED, f"bets {', '.join(sorted(record.open))} are still open"
-        )
+    broken = _not_adjustable(state, record)
+    if broken is not None:
+        raise broken
     if resolution == "voided":
         moves = {
             bet_id: settle_up({p: -d for p, d in net(record.money[bet_id]).items()})
@@ -280,36 +282,100 @@ def _correction(
     die1: int | None,
     die2: int | None,
 ) -> dict[str, tuple[ev.Transfer, ...]]:
-    if state.dice == "server":
-        raise RuleBroken(
-            Rule.SERVER_DICE,
-            "the server drew this table's dice, and anyone can draw them again from the "
-            "revealed seed: there is no mis-entered throw to correct; void the round instead",
-        )
     if throw is None or die1 is None or die2 is None:
         raise RuleBroken(
             Rule.INVALID_RESOLUTION, "a correction names the throw (its version) and both dice"
         )
+    require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
+    require_dice(die1, die2)
+    what = what_if(record, throw, die1, die2)
+    broken = _not_correctable(state, record, what)
+    if broken is not None:
+        raise broken
+    return dict(what.adjustments)
+
+
+# -- the answer -----------------------------------------------------------------------------
+
+
+def answer(
+    state: TableState,
+    record: RoundRecord,
+    throw: int | None = None,
+    die1: int | None = None,
+    die2: int | None = None,
+    dispute_id: str | None = None,
+    earlier: str | None = None,
+) -> Answer:
+    """The service's answer to a dispute over `record`'s round, with the table at
+    `state`: the round derived again and, given dice, what it would have been with them
+    (engine.whatif), and whether the setter's correction to those dice would be made, as
+    `resolve` judges it now: when it would not, the what-if's `refused` says why and
+    `refused_rule` under which rule, and it posts no `adjustments`. `dispute_id` and
+    `earlier` say how the dispute was resolved, if it was. Writes nothing."""
+    found = whatif.answer(record, throw, die1, die2)
+    what = found.what_if
+    if what is None:
+        return found
+    # In the order `resolve` asks: the first rule broken is the one named.
+    resolved = None
+    if dispute_id is not None and earlier is not None:
+        resolved = _resolved_already(dispute_id, earlier)
+    broken = resolved or _not_adjustable(state, record) or _not_correctable(state, record, what)
+    if broken is None:
+        return found
+    refused = dataclasses.replace(
+        what, refused=broken.detail, refused_rule=broken.rule, adjustments={}
+    )
+    return dataclasses.replace(found, what_if=refused)
+
+
+def _resolved_already(dispute_id: str, earlier: str) -> RuleBroken:
+    return RuleBroken(
+        Rule.DISPUTE_RESOLVED,
+        f"dispute {dispute_id} was resolved already ({earlier}): a dispute is resolved once",
+    )
+
+
+def _not_adjustable(state: TableState, record: RoundRecord) -> RuleBroken | None:
+    """Why the round can be neither voided nor corrected (None if it can)."""
+    if record.number in state.adjusted:
+        return RuleBroken(
+            Rule.ROUND_ADJUSTED,
+            f"round {record.number} was voided or corrected already: a round is adjusted once",
+        )
+    if record.open:
+        return RuleBroken(
+            Rule.ROUND_NOT_ENDED, f"bets {', '.join(sorted(record.open))} are still open"
+        )
+    return None
+
+
+def _not_correctable(state: TableState, record: RoundRecord, what: WhatIf) -> RuleBroken | None:
+    """Why the round's throw `what.throw` cannot be corrected to `what`'s dice (None if it
+    can, posting `what.adjustments`)."""
+    if state.dice == "server":
+        return RuleBroken(
+            Rule.SERVER_DICE,
+            "the server drew this table's dice, and anyone can draw them again from the "
+            "revealed seed: there is no mis-entered throw to correct; void the round instead",
+        )
     if record.mismatch is not None:
-        raise RuleBroken(
+        return RuleBroken(
             Rule.CORRECTION_REACHES_BEYOND_ROUND,
             f"the round's recorded events do not agree with the engine ({record.mismatch}): "
             "it cannot be derived again; void the round instead",
         )
-    require_throw(record, throw, Rule.NOT_A_THROW_OF_ROUND)
-    require_dice(die1, die2)
-    recorded_dice = next((t.die1, t.die2) for t in record.throws if t.version == throw)
-    if recorded_dice == (die1, die2):
-        raise RuleBroken(
+    recorded = next((t.die1, t.die2) for t in record.throws if t.version == what.throw)
+    if recorded == (what.die1, what.die2):
+        return RuleBroken(
             Rule.INVALID_RESOLUTION,
-            f"the throw at version {throw} is recorded as {die1}+{die2} already: uphold instead",
+            f"the throw at version {what.throw} is recorded as {what.die1}+{what.die2} "
+            "already: uphold instead",
         )
-    what = what_if(record, throw, die1, die2)
-    if what.refused is not None:
-        raise RuleBroken(
-            Rule.CORRECTION_REACHES_BEYOND_ROUND, f"{what.refused}: void the round instead"
-        )
-    return dict(what.adjustments)
+    if what.refused_rule is not None:
+        return RuleBroken(what.refused_rule, what.refused or "")
+    return None
 
 
 __all__ = [

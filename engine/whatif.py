@@ -63,7 +63,9 @@ class WhatIf:
     ended at its recorded commands), main and chance, and what each bet would have done.
     `stopped` says why the what-if stops short (a recorded command that could not have
     happened); `refused` why the correction would not be made (None: it would be, moving
-    `adjustments`)."""
+    `adjustments`), and `refused_rule` the rule it would be refused under. Here that is
+    only whether the correction stays inside its round; engine.disputes.answer judges it
+    as the setter's resolution would, at the table as it stands."""
 
     throw: int
     die1: int
@@ -75,6 +77,7 @@ class WhatIf:
     stopped: str | None
     refused: str | None
     adjustments: Mapping[str, tuple[ev.Transfer, ...]] = field(default_factory=dict)
+    refused_rule: Rule | None = None
 
 
 @dataclass(frozen=True)
@@ -146,31 +149,35 @@ class _Rederived(NamedTuple):
     after: TableState
     stopped: str | None
     money: dict[str, tuple[ev.Transfer, ...]]
+    main: int | None
+    chance: int | None
+    """The main and the chance the corrected round set (the last of each, if it set
+    several: a main rolled again after a re-toss)."""
 
 
 def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, _Rederived]:
     """Run the round's commands again from the one whose throw is `throw`, with the dice
     `die1`, `die2` there. Stops where a recorded command could not have been run, or
-    once the corrected round has ended."""
+    once the corrected round has ended.
+
+    Each command is run at its recorded place in the stream, whatever the commands
+    before it derived there: a bet decided a throw earlier or later moves the events
+    between along, but not the commands (a bet offered after it keeps its id, which is
+    its version), nor another round's dispute recorded between two of them."""
     from engine.referee import command_words, derive, describe
 
     index = _group_of_throw(record, throw)
     state = record.groups[index].before
+    main, chance = _set(state, record.number, None, None)
     derived: list[list[ev.Event]] = []
     stopped = None
     for i in range(index, len(record.groups)):
         group = record.groups[i]
         if i > index and (then := record.groups[i - 1].then):
             # Another round's dispute, recorded between two of this round's commands:
-            # it happened, whatever the dice, and at the same versions only if the
-            # commands before it made as many events as recorded.
-            if then[0].version != state.version + 1:
-                stopped = (
-                    f"a dispute's events recorded at version {then[0].version} would no "
-                    "longer follow the round's commands before them"
-                )
-                break
-            state = fold(then, state)
+            # it happened, whatever the dice.
+            state = fold(then, _at(state, then[0].version))
+        state = _at(state, group.events[0].version)
         cause = group.events[0]
         if i == index:
             cause = _with_dice(cause, die1, die2)
@@ -190,7 +197,9 @@ def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, 
             first = events[-1].version + 1 if events else state.version + 1
             events += [dataclasses.replace(s, version=first + k) for k, s in enumerate(seeds)]
         derived.append(events)
-        state = fold(events, state)
+        for e in events:
+            state = fold([e], state)
+            main, chance = _set(state, record.number, main, chance)
         if state.round > record.number:
             break
     money: dict[str, list[ev.Transfer]] = {}
@@ -200,7 +209,28 @@ def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, 
     for events in derived:
         for e in events:
             _collect(money, e, record.money)
-    return index, _Rederived(derived, state, stopped, {b: tuple(t) for b, t in money.items()})
+    moved = {b: tuple(t) for b, t in money.items()}
+    return index, _Rederived(derived, state, stopped, moved, main, chance)
+
+
+def _at(state: TableState, version: int) -> TableState:
+    """`state`, for the event recorded at `version` to follow it (_rerun)."""
+    if state.version == version - 1:
+        return state
+    return dataclasses.replace(state, version=version - 1)
+
+
+def _set(
+    state: TableState, number: int, main: int | None, chance: int | None
+) -> tuple[int | None, int | None]:
+    """The main and chance of round `number` as far as `state`: the throw that ends it
+    clears them, so they are kept from before."""
+    if state.round != number:
+        return main, chance
+    return (
+        state.main if state.main is not None else main,
+        state.chance if state.chance is not None else chance,
+    )
 
 
 def _collect(
@@ -232,37 +262,38 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
     groups = [g.events for g in record.groups[:index]] + redo.groups
     still_open = [b for b in redo.money if b in redo.after.bets]
     ended = redo.after.round > record.number
-    main = chance = None
-    state = record.before
-    for k, events in enumerate(groups):  # the main and chance the corrected round set
-        for e in events:
-            state = fold([e], state)
-            if state.round == record.number:
-                main = state.main if state.main is not None else main
-                chance = state.chance if state.chance is not None else chance
-        then = record.groups[k].then if k + 1 < len(groups) else ()
-        if then:  # another round's dispute between this command and the next (_rerun)
-            state = fold(then, state)
     adjustments = {} if refused else _adjustments(record.money, redo.money)
+    beyond = Rule.CORRECTION_REACHES_BEYOND_ROUND if refused else None
     return WhatIf(
         throw,
         die1,
         die2,
         _result(redo.after, record.number) if ended else None,
-        main,
-        chance,
+        redo.main,
+        redo.chance,
         _paid(groups, redo.money, still_open),
         redo.stopped,
-        refused,
+        refused and f"{refused}: void the round instead",
         adjustments,
+        beyond,
     )
 
 
+# -- whether the correction stays inside its round ------------------------------------------
+
+
 def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: int) -> str | None:
-    """Why correcting the throw would reach beyond its round (None if it would not)."""
+    """Why correcting the throw would reach beyond its round (None if it would not).
+
+    What is compared is what the round settles and how the table goes on from it, not
+    where in the round each thing happens: the same commands, each doing what it did
+    but for the round's own bets it decides; the round ending at the same command; the
+    bets of other rounds it decides, decided as recorded; and the table after it as the
+    recorded round left it. Which throw of the round decides one of its bets, and so the
+    order of its events, may change."""
     from engine.referee import describe
 
-    recorded = [list(g.events) for g in record.groups[index:]]
+    recorded = [g.events for g in record.groups[index:]]
     with_dice = f"with {die1}+{die2} at version {record.groups[index].events[0].version}"
     if redo.stopped is not None:
         return f"{with_dice}, {redo.stopped}"
@@ -275,9 +306,12 @@ def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: 
     if redo.after.round == record.number:
         return f"{with_dice} the round would not have ended where it did: it would still be in play"
     for k, (got, want) in enumerate(zip(redo.groups, recorded, strict=True)):
-        differs = _shape(got, want, corrected=k == 0)
+        differs = _acts(got, want, corrected=k == 0)
         if differs:
             return f"{with_dice} {differs}"
+    differs = _others_decided(redo.groups, recorded, record.money)
+    if differs:
+        return f"{with_dice} {differs}"
     if record.open or any(b in redo.after.bets for b in redo.money):
         return f"{with_dice} bets of the round would still be open after it"
     carried = _carried(redo.after), _carried(record.after)
@@ -328,35 +362,66 @@ def _carried(state: TableState) -> tuple[object, ...]:
     )
 
 
-def _shape(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) -> str | None:
-    """How a derived group differs from the recorded one in more than who won and what
-    was paid, and (in the `corrected` throw's own group) the dice (None if it does not)."""
+def _acts(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) -> str | None:
+    """How a derived command differs from the recorded one in what it did, the bets it
+    closed aside (None if it does not): the same events, wherever they fall, but for the
+    payout of odds laid on a chance the correction moved and, in the `corrected` throw's
+    own command, the dice."""
     from engine.referee import describe
 
-    for g, w in zip(got, want, strict=False):
-        if not _only_money_differs(g, w, corrected) and g != w:
+    did = [e for e in got if not isinstance(e, _CLOSING)]
+    was = [e for e in want if not isinstance(e, _CLOSING)]
+    for g, w in zip(did, was, strict=False):
+        if not _same_act(g, w, corrected):
             return (
-                f"the engine would derive {describe(g)} at version {g.version} where "
-                f"{describe(w)} was recorded"
+                f"the engine would derive {describe(g)} where {describe(w)} was recorded at "
+                f"version {w.version}"
             )
-    if len(got) != len(want):
-        longer, which = (got, "derive") if len(got) > len(want) else (want, "not derive")
-        e = longer[min(len(got), len(want))]
+    if len(did) != len(was):
+        longer, which = (did, "derive") if len(did) > len(was) else (was, "not derive")
+        e = longer[min(len(did), len(was))]
         return f"the engine would {which} {describe(e)} at version {e.version}"
     return None
 
 
-def _only_money_differs(got: ev.Event, want: ev.Event, corrected: bool) -> bool:
-    """Whether two events differ at most in who won and what was paid (a bet settled
-    or voided; the payout of odds laid on a chance the correction moved), or are the
-    corrected throw's dice."""
-    if isinstance(got, _CLOSING) and isinstance(want, _CLOSING):
-        return got.bet_id == want.bet_id and got.version == want.version
+def _same_act(got: ev.Event, want: ev.Event, corrected: bool) -> bool:
+    got = dataclasses.replace(got, version=want.version)
     if isinstance(got, ev.OddsLaid) and isinstance(want, ev.OddsLaid):
         return dataclasses.replace(got, payout=want.payout, breakage=want.breakage) == want
     if corrected and isinstance(got, ev.DiceThrown | ev.DiceDrawn) and type(got) is type(want):
         return dataclasses.replace(got, die1=want.die1, die2=want.die2) == want
-    return False
+    return got == want
+
+
+def _others_decided(
+    got: Sequence[Sequence[ev.Event]],
+    want: Sequence[Sequence[ev.Event]],
+    of_round: Mapping[str, object],
+) -> str | None:
+    """How the bets of other rounds that the round decides would be decided otherwise
+    (None if as recorded): a correction pays only the round's own bets."""
+    from engine.referee import describe
+
+    def closings(groups: Sequence[Sequence[ev.Event]]) -> dict[str, ev.Event]:
+        return {
+            e.bet_id: e
+            for g in groups
+            for e in g
+            if isinstance(e, _CLOSING) and e.bet_id not in of_round
+        }
+
+    did, was = closings(got), closings(want)
+    for bet_id in sorted(set(did) | set(was), key=bet_order):
+        g, w = did.get(bet_id), was.get(bet_id)
+        if g is None or w is None or dataclasses.replace(g, version=w.version) != w:
+            derived = describe(g) if g is not None else f"{bet_id} left open"
+            recorded = describe(w) if w is not None else "it left open"
+            return (
+                f"bet {bet_id}, of another round, would be decided otherwise ({derived}, "
+                f"where the round recorded {recorded}): a correction pays again only the "
+                "bets placed in its round"
+            )
+    return None
 
 
 def _adjustments(

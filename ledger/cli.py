@@ -1299,7 +1299,7 @@ def _echo_answer(answer: dict[str, Any] | None) -> None:
     )
     _echo_paid(what["bets"])
     if not what["correctable"]:
-        click.echo(f"  not correctable: {what['refused']}")
+        click.echo(f"  not correctable ({what['refused_rule']}): {what['refused']}")
         return
     click.echo("  correctable; a correction would post:")
     if not what["adjustments"]:

@@ -8,122 +8,23 @@ from typing import Any
 
 from flask import request
 from flask_smorest import abort
-from marshmallow import Schema, fields, validate
 
 from engine.state import SETTER
 from ledger.api import club, require, scoped_key
 from ledger.api.bodies import Blueprint
-from ledger.api.numbers import QueryInteger
-from ledger.api.readschemas import BIG, SMALL
-from ledger.api.schemas import DIE, ProblemSchema, TableWriteHeadersSchema, WriteResultSchema
+from ledger.api.disputeschemas import (
+    DisputeOpenedSchema,
+    DisputePageSchema,
+    DisputeQuerySchema,
+    DisputeSchema,
+    OpenDisputeSchema,
+    ResolveDisputeSchema,
+)
+from ledger.api.schemas import ProblemSchema, TableWriteHeadersSchema, WriteResultSchema
 from ledger.api.tokens import Holder, Role
 from ledger.audit import disputes
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")
-
-TEXT = validate.Length(1, 500)
-
-
-def _dice() -> fields.List[Any]:
-    return fields.List(
-        fields.Integer(strict=True, validate=DIE),
-        validate=validate.Length(2, 2),
-        load_default=None,
-        metadata={"description": "The two dice, each 1 to 6"},
-    )
-
-
-class OpenDisputeSchema(Schema):
-    claim = fields.String(
-        required=True, validate=TEXT, metadata={"description": "What went wrong, in words"}
-    )
-    throw = fields.Integer(
-        strict=True,
-        load_default=None,
-        validate=validate.Range(1, SMALL),
-        metadata={
-            "description": "The version of the throw disputed (default, with dice: the "
-            "round's last throw)"
-        },
-    )
-    dice = _dice()
-
-
-class ResolveDisputeSchema(Schema):
-    resolution = fields.String(
-        required=True,
-        metadata={"description": "upheld, voided, or corrected"},
-        validate=validate.Length(1, 32),
-    )
-    reason = fields.String(
-        required=True, validate=TEXT, metadata={"description": "The setter's reason"}
-    )
-    throw = fields.Integer(
-        strict=True,
-        load_default=None,
-        validate=validate.Range(1, SMALL),
-        metadata={"description": "A correction: the version of the throw mis-entered"},
-    )
-    dice = _dice()
-
-
-class DisputeQuerySchema(Schema):
-    status = fields.String(
-        load_default=None,
-        validate=validate.OneOf(["open", "resolved"]),
-        metadata={"description": "open or resolved (default: both)"},
-    )
-    after = QueryInteger(
-        load_default=0,
-        validate=validate.Range(0, BIG),
-        metadata={"description": "The `next_after` of the page before"},
-    )
-    limit = QueryInteger(load_default=50, validate=validate.Range(1, 500))
-
-
-class DisputeSchema(Schema):
-    table = fields.String(required=True)
-    dispute_id = fields.String(required=True)
-    round = fields.Integer(required=True)
-    claimant = fields.String(required=True)
-    role = fields.String(required=True, metadata={"description": "setter, croupier or player"})
-    claim = fields.String(required=True)
-    throw = fields.Integer(allow_none=True)
-    dice = fields.List(fields.Integer(), allow_none=True)
-    status = fields.String(
-        required=True, metadata={"description": "open, upheld, voided or corrected"}
-    )
-    opened = fields.Dict(required=True, metadata={"description": "version, position, by, at"})
-    resolved = fields.Dict(
-        allow_none=True,
-        metadata={"description": "resolution, reason, throw, dice, version, position, by, at"},
-    )
-    adjustments = fields.List(
-        fields.Dict(),
-        required=True,
-        metadata={"description": "Per bet: the transfers the resolution made, in ledger accounts"},
-    )
-    answer = fields.Dict(
-        allow_none=True,
-        metadata={
-            "description": "The service's answer: whether the recorded settlements match the "
-            "round derived again from its events (`matches`, `mismatch`), what each bet did "
-            "(`bets`: each bet's outcome and `net`, what each party is up or down on it; a bet "
-            "`open` at the end shows what each has put into its escrow), and, when the claimant "
-            "gave dice, `what_if`: the round and every bet with them, whether a correction "
-            "could be made (`correctable`, `refused`) and the `adjustments` it would post"
-        },
-    )
-
-
-class DisputePageSchema(Schema):
-    items = fields.List(fields.Nested(DisputeSchema), required=True)
-    next_after = fields.Integer(required=True, allow_none=True)
-
-
-class DisputeOpenedSchema(WriteResultSchema):
-    dispute_id = fields.String(required=True)
-    answer = fields.Dict(required=True, metadata={"description": "As DisputeSchema's answer"})
 
 
 def _claimant(who: Holder) -> tuple[str, str]:

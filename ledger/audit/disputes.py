@@ -106,7 +106,7 @@ def open_dispute(
         opened = events[0]
         assert isinstance(opened, hz.events.DisputeOpened)
         found["answer"] = answer_view(
-            reads.stream, disputes.answer(record, opened.throw, die1, die2)
+            reads.stream, disputes.answer(state, record, opened.throw, die1, die2)
         )
         found["dispute_id"] = opened.dispute_id
         return events
@@ -143,16 +143,21 @@ def resolve_dispute(
         earlier = None
         if number is None and DISPUTE_ID.fullmatch(dispute_id):
             row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
-            if row is not None and row.resolution is not None:
-                earlier = (
-                    f"{row.resolution}, at version {row.resolved_version}, by {row.resolved_by}"
-                )
+            earlier = _earlier(row) if row is not None else None
         record = _record_of(reads, number, state) if number is not None else None
         return disputes.resolve(
             state, record, dispute_id, resolution, reason, throw, die1, die2, earlier
         )
 
     return club.command(table, actor, decide, key=key, request=request, if_match=if_match)
+
+
+def _earlier(row: Any) -> str | None:
+    """How the dispute of the disputes read model's `row` was resolved (None: it is open),
+    as a refusal to resolve it again says."""
+    if row.resolution is None:
+        return None
+    return f"{row.resolution}, at version {row.resolved_version}, by {row.resolved_by}"
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -190,6 +195,7 @@ def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
             "stopped": what.stopped,
             "correctable": what.refused is None,
             "refused": what.refused,
+            "refused_rule": what.refused_rule.value if what.refused_rule else None,
             "adjustments": [
                 {
                     "bet_id": bet_id,
@@ -229,8 +235,10 @@ def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
         now = club.state(table)
         record = round_record(conn, stream, row.round, now)
     if record is not None:
-        dice = (row.die1, row.die2) if row.die1 is not None else (None, None)
-        view["answer"] = answer_view(stream, disputes.answer(record, row.throw, *dice))
+        found = disputes.answer(
+            now, record, row.throw, row.die1, row.die2, dispute_id, _earlier(row)
+        )
+        view["answer"] = answer_view(stream, found)
     else:  # pragma: no cover - a dispute is only ever opened on a round that reads back
         view["answer"] = None
     return view

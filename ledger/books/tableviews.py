@@ -18,6 +18,13 @@ round is in play, neither before it nor after (`TableState.in_play`: the table s
 before the first caster or after the dice passed to nobody, or closing then), belongs
 to no round: a round is listed only once a caster holds the dice for it.
 
+But for a server-dice turn's `SeedRevealed`, which the command that ends the turn
+derives last: it goes with that command's round. When the dice pass to a caster, that
+is the round they pass into, as for the DicePassed before it. When the table closes or
+its last caster leaves alone, no round is in play after the command, which abandoned
+the turn's last round: the reveal is that round's last event (before, it belonged to no
+round, and a player reading the rounds found no seed to draw that turn's throws from).
+
 The queries return plain JSON-able dicts, money in integer minor units and times as the
 ISO strings stored. Every listing pages by keyset (after a position or round, never by
 OFFSET) along an index that ends in the paging column.
@@ -43,6 +50,7 @@ from ledger.store.schema import settlement_parties
 from ledger.store.schema import settlements as settlements_table
 
 Closing = ev.BetSettled | ev.BetVoided
+ABANDONED = hz.RoundResult.ABANDONED
 CLOSING_TYPES = frozenset({"BetSettled", "BetVoided"})
 
 DECIDED_BY: dict[str, type] = {
@@ -401,7 +409,11 @@ def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
     step = steps[i]
     if step.before.in_play:
         return step.before.round
-    return step.after.round if step.after.in_play else 0
+    if step.after.in_play:
+        return step.after.round
+    if isinstance(step.event, ev.SeedRevealed) and step.before.last_result is ABANDONED:
+        return step.before.round - 1  # the turn's last round, which its ending abandoned
+    return 0
 
 
 # -- rounds

@@ -25,7 +25,13 @@ from ledger.exports import jsonl, offline, sheets
 from ledger.exports.scope import scope_of
 from ledger.store.schema import adjustments
 from tests.api.conftest import Api
-from tests.api.test_disputes import TABLE, open_dispute, resolve, two_rounds
+from tests.api.test_disputes import (
+    TABLE,
+    french_side_bet_round,
+    open_dispute,
+    resolve,
+    two_rounds,
+)
 from tests.ledger.test_offline_verify import encoded, fails, line_of, records, rehash
 from tests.signing import VERIFIER
 
@@ -84,6 +90,25 @@ def test_a_disputed_table_verifies_with_its_adjustments(api: Api, how: str, tmp_
     printed = CliRunner().invoke(main, ["verify", str(path), "--key", VERIFIER.text()])
     assert printed.exit_code == 0, printed.output
     assert "adjusted" in printed.output and "dispute" not in printed.output
+
+
+def test_a_correction_that_moves_a_settlement_within_its_round_verifies(api: Api) -> None:
+    """test_disputes' french round corrected (4+4 at the first throw decides the side bet
+    a throw earlier, for bob): the file's referee judges the correction again and makes
+    the same, so the export verifies with ann's 320 moved to bob."""
+    night, _, first = french_side_bet_round(api)
+    claim = {"claim": "4+4", "throw": first, "dice": [4, 4]}
+    opened = open_dispute(night, "bob", 1, claim)
+    body = {"resolution": "corrected", "reason": "the camera", "throw": first, "dice": [4, 4]}
+    resolve(night, opened["dispute_id"], body)
+    verified = offline.verify(_export(api).splitlines(), VERIFIER)
+    adjusted = {a: m.adjusted for a, m in verified.money.items() if m.adjusted}
+    assert adjusted == {"player:ann": -320, "player:bob": 320}
+    assert {a: m.net for a, m in verified.money.items() if m.net} == {
+        "player:ann": -150,
+        "player:bob": 150,
+    }
+    assert not any("dispute" in sentence for sentence in verified.trusted)
 
 
 def test_an_adjustment_changed_in_the_file_is_named(api: Api) -> None:

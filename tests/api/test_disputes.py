@@ -198,6 +198,64 @@ def test_a_correction_that_would_end_the_round_elsewhere_is_refused(api: Api) ->
     assert (night.balances(), night.state()["version"]) == before
 
 
+def french_side_bet_round(api: Api) -> tuple[Evening, str, int]:
+    """Table t1 under french rules (the main rolled, re-tossed until 5 to 9), ann the
+    caster: she offers bob 150 against his 170 that the first throw after the main
+    nicks, and he takes it. 1+3 is re-tossed, 4+1 sets the main 5, 1+4 nicks it: ann
+    wins bob's 170 (320 paid to her). ann 1170, bob 830. Returns the side bet's id and
+    the first throw's version."""
+    night = Evening(api, TABLE, deposits=DEPOSITS)
+    croupier = night.croupier
+    croupier.ok("post", "/tables", {"id": TABLE, "ruleset": "french"})
+    for name in ("ann", "bob"):
+        night.do(croupier, "seats", {"player": name})
+    for name, die in (("ann", 1), ("bob", 2)):
+        night.do(croupier, "casts", {"player": name, "die": die})
+    offer = {
+        "player": "ann",
+        "proposition": {"kind": "nick-first-throw", "totals": []},
+        "backs": True,
+        "stake": 150,
+        "asks": 170,
+        "to": "bob",
+    }
+    side = bet_id(night.do("ann", "side-bets", offer), "SideBetOffered")
+    night.do("bob", "side-bets/accept", {"player": "bob", "bet": side})
+    first = night.do(croupier, "throws", {"die1": 1, "die2": 3})["events"][0]["version"]
+    night.do(croupier, "throws", {"die1": 4, "die2": 1})
+    night.do(croupier, "throws", {"die1": 1, "die2": 4})
+    assert night.balances() == {"ann": 1170, "bob": 830, "cat": 1000, "setter": 10_000}
+    return night, side, first
+
+
+def test_a_correction_that_decides_a_side_bet_a_throw_earlier_is_made(api: Api) -> None:
+    """Issue 22: with 4+4 at the first throw the main is 8, 4+1 sets the chance 5 and
+    decides the side bet there, for bob, a throw earlier than 1+4 did; 1+4 throws the
+    chance. The round ends at the same throw, the caster wins it, the table goes on the
+    same: the correction stays inside the round (it was refused,
+    correction-reaches-beyond-round, for the settlement's place in the round)."""
+    night, side, first = french_side_bet_round(api)
+    opened = open_dispute(
+        night, "bob", 1, {"claim": "the first throw was 4+4", "throw": first, "dice": [4, 4]}
+    )
+    what = opened["answer"]["what_if"]
+    assert what["correctable"] is True and what["refused"] is None, what
+    assert (what["result"], what["main"], what["chance"]) == ("chance", 8, 5)
+    assert what["adjustments"] == [
+        {
+            "bet_id": side,
+            "transfers": [{"source": "player:ann", "target": "player:bob", "amount": 320}],
+        }
+    ]
+    resolved = resolve(
+        night,
+        opened["dispute_id"],
+        {"resolution": "corrected", "reason": "the camera", "throw": first, "dice": [4, 4]},
+    )
+    assert [e["type"] for e in resolved["events"]] == ["DisputeResolved", "BetAdjusted"]
+    assert night.balances() == {"ann": 850, "bob": 1150, "cat": 1000, "setter": 10_000}
+
+
 def test_who_may_open_and_resolve_and_only_once(api: Api) -> None:
     night, _ = two_rounds(api)
     path = f"/tables/{TABLE}/rounds/1/disputes"
@@ -274,9 +332,21 @@ def test_a_repeat_of_an_opening_under_its_key_writes_nothing_more(api: Api) -> N
     assert len(night.bank.ok("get", f"/tables/{TABLE}/disputes")["items"]) == 1
 
 
+def not_correctable(answer: dict[str, Any], rule: str) -> str:
+    """The answer's what-if says a correction would be refused, under `rule` (the
+    problem type the resolution would be refused with); its reason."""
+    what = answer["what_if"]
+    assert what["correctable"] is False, what
+    assert what["refused_rule"] == rule, what
+    assert what["adjustments"] == [], what
+    reason: str = what["refused"]
+    return reason
+
+
 def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     """The server drew the dice and anyone can draw them again from the revealed seed:
-    there is no mis-entered throw, so a correction is refused; voiding still works."""
+    there is no mis-entered throw, so a correction is refused, and the dispute's answer
+    says so at once (it said `correctable: true`); voiding still works."""
     night = Evening(api, "s1", deposits={"ann": 5000, "bob": 5000, "setter": 100_000})
     night.table = "s1"
     night.croupier.ok("post", "/tables", {"id": "s1", "ruleset": "club", "dice": "server"})
@@ -292,10 +362,22 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     thrown = next(e for e in answer["events"] if e["type"] == "DiceThrown")
     before = night.balances()
     path = "/tables/s1/rounds/1/disputes"
-    opened = night.players["ann"].ok("post", path, {"claim": "the server cheated"})
+    # The same total (the round would go as it did), other dice: a croupier's table
+    # would correct it.
+    die1, die2 = thrown["payload"]["die1"], thrown["payload"]["die2"]
+    if die1 != die2:
+        other = [die2, die1]
+    elif 1 < die1 < 6:
+        other = [die1 - 1, die2 + 1]
+    else:
+        other = [1, 2] if die1 == 1 else [5, 6]
+    claim = {"claim": "the server cheated", "throw": thrown["version"], "dice": other}
+    opened = night.players["ann"].ok("post", path, claim)
     assert opened["answer"]["matches"] is True
+    assert "void the round instead" in not_correctable(opened["answer"], "server-dice")
+    shown = night.auditor.ok("get", f"/tables/s1/disputes/{opened['dispute_id']}")
+    not_correctable(shown["answer"], "server-dice")
     resolution = f"/tables/s1/disputes/{opened['dispute_id']}/resolution"
-    other = [1, 1] if [thrown["payload"]["die1"], thrown["payload"]["die2"]] != [1, 1] else [2, 2]
     body = {"resolution": "corrected", "reason": "r", "throw": thrown["version"], "dice": other}
     refused(night.bank.post(resolution, json=body), "server-dice")
     assert night.balances() == before
@@ -303,6 +385,37 @@ def test_a_server_dice_round_is_voided_never_corrected(api: Api) -> None:
     after = night.balances()
     # ann's stake against the setter is reversed: each back where round 1 found them.
     assert after["ann"] == 5000 and after["setter"] == 100_000
+
+
+def test_the_answer_says_correctable_only_when_a_correction_would_be_made(api: Api) -> None:
+    """A correction the resolution would refuse is never answered `correctable: true`:
+    not over a round corrected already (round-adjusted), nor for the dice recorded
+    (invalid-resolution: uphold instead), nor, once a dispute is resolved, in its own
+    answer (dispute-resolved). Each answer names the rule the resolution is then
+    refused with."""
+    night, v = two_rounds(api)
+    claim = {"claim": "4+5", "throw": v["eight"], "dice": [4, 5]}
+    first = open_dispute(night, "bob", 2, claim)
+    assert first["answer"]["what_if"]["correctable"] is True
+    assert first["answer"]["what_if"]["refused_rule"] is None
+    body = {"resolution": "corrected", "reason": "r", "throw": v["eight"], "dice": [4, 5]}
+    resolve(night, first["dispute_id"], body)
+
+    shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{first['dispute_id']}")
+    assert "resolved already" in not_correctable(shown["answer"], "dispute-resolved")
+    again = open_dispute(night, "bob", 2, {**claim, "dice": [4, 6]})
+    assert "corrected already" in not_correctable(again["answer"], "round-adjusted")
+    shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{again['dispute_id']}")
+    not_correctable(shown["answer"], "round-adjusted")
+    resolution = f"/tables/{TABLE}/disputes/{again['dispute_id']}/resolution"
+    refused(night.bank.post(resolution, json={**body, "dice": [4, 6]}), "round-adjusted")
+
+    claim = {"claim": "3+4", "throw": v["nick"], "dice": [3, 4]}
+    as_recorded = open_dispute(night, "bob", 1, claim)
+    assert "uphold instead" in not_correctable(as_recorded["answer"], "invalid-resolution")
+    resolution = f"/tables/{TABLE}/disputes/{as_recorded['dispute_id']}/resolution"
+    body = {"resolution": "corrected", "reason": "r", "throw": v["nick"], "dice": [3, 4]}
+    refused(night.bank.post(resolution, json=body), "invalid-resolution")
 
 
 def test_the_read_models_rebuilt_from_the_events_are_the_same(api: Api) -> None:

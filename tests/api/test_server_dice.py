@@ -6,11 +6,14 @@ engine's code."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
+import io
 import json
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from ledger.store.schema import server_seeds
@@ -177,3 +180,103 @@ def test_a_turn_whose_seed_this_database_lacks_is_refused_plainly(api: Api) -> N
     assert response.status_code == 409, response.get_json()
     assert response.get_json()["type"] == "urn:hazard:seed-unavailable"
     assert night.state()["version"] == before
+
+
+def _rounds_as_a_player_reads_them(night: Evening) -> list[dict[str, Any]]:
+    """Every event of every round of the table, round by round, each round's pages in
+    turn, as GET /tables/<t>/rounds/<n> gives them to a player."""
+    events: list[dict[str, Any]] = []
+    for r in night.rounds():
+        after = 0
+        while True:
+            page = night.players["ann"].ok(
+                "get",
+                f"/tables/{night.table}/rounds/{r['round']}",
+                query_string={"after": after, "limit": 500},
+            )["events"]
+            events += page
+            if len(page) < 500:
+                break
+            after = page[-1]["position"]
+    return events
+
+
+def _drawn_again(events: list[dict[str, Any]]) -> tuple[int, int]:
+    """(throws drawn again from their turn's revealed seed, throws whose seed the events
+    never reveal): each DiceDrawn is drawn by the first SeedRevealed after it."""
+    pending: list[dict[str, Any]] = []
+    verified = 0
+    for e in events:
+        if e["type"] == "DiceDrawn":
+            pending.append(e["payload"])
+        elif e["type"] == "SeedRevealed":
+            seed = e["payload"]["seed"]
+            for d in pending:
+                assert by_hand(seed, d["client_seed"], d["nonce"]) == (d["die1"], d["die2"])
+            verified += len(pending)
+            pending = []
+    return verified, len(pending)
+
+
+@pytest.mark.parametrize("ending", ["the table closes", "the caster leaves, alone"])
+def test_the_seed_revealed_as_a_turn_ends_mid_round_is_in_its_last_round(
+    api: Api, ending: str
+) -> None:
+    """Issue 22: closing a server-dice table mid-turn (or its last caster leaving alone)
+    reveals the turn's seed after the command, with no round in play, and the reveal
+    belonged to no round: a player reading the rounds could draw none of that turn's
+    throws again. It is the last event of the turn's last round (the one the closing or
+    the leaving abandoned), in the round's events, its replay and the rounds read model,
+    its recall and an export's replay and rounds sheet, as a rebuild of the read models
+    makes it too."""
+    from ledger.audit import replay
+    from ledger.books import deep, projections
+    from ledger.exports import jsonl, sheets
+    from ledger.exports.scope import scope_of
+    from tests.signing import VERIFIER
+
+    night = opened(api)
+    night.do(night.croupier, "casts", {"player": "bob", "die": 5})
+    if ending == "the caster leaves, alone":
+        night.do(night.croupier, "leave", {"player": "bob"})
+    for n in range(3):
+        if night.state()["caster"] != "ann":
+            break
+        night.do("ann", "throws", {"client_seed": f"ann #{n}"})
+    if ending == "the table closes":
+        ended = night.do(night.croupier, "close")
+    else:
+        ended = night.do("ann", "leave", {"player": "ann"})
+        assert night.state()["caster"] is None
+    (revealed,) = of_type(ended, "SeedRevealed")
+
+    last = night.rounds()[-1]
+    assert (last["last_version"], last["last_position"]) == (
+        revealed["version"],
+        revealed["position"],
+    )
+    events = night.auditor.ok(
+        "get", f"/tables/t1/rounds/{last['round']}", query_string={"limit": 500}
+    )["events"]
+    assert events[-1]["type"] == "SeedRevealed" and events[-1]["version"] == revealed["version"]
+    steps = night.auditor.ok(
+        "get", f"/tables/t1/rounds/{last['round']}/replay", query_string={"limit": 500}
+    )["steps"]
+    assert steps[-1]["type"] == "SeedRevealed" and steps[-1]["version"] == revealed["version"]
+    drawn, unrevealed = _drawn_again(_rounds_as_a_player_reads_them(night))
+    assert drawn > 0 and unrevealed == 0
+    recalled = night.auditor.ok("get", "/tables/t1/recall")["rounds"][0]
+    assert (recalled["round"], recalled["last_version"]) == (last["round"], revealed["version"])
+    exported = jsonl.prepare(api.book.store.engine, scope_of(table="t1"), key=VERIFIER)
+    lines = b"".join(exported.chunks()).splitlines()
+    offline_steps = list(replay.from_file(lines, "t1", last["round"], VERIFIER))
+    assert [s.version for s in offline_steps] == [s["version"] for s in steps]
+    prepared = sheets.prepare(api.book.store.engine, scope_of(table="t1"), "rounds")
+    text = b"".join(prepared.chunks()).decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert rows[-1]["last_position"] == str(revealed["position"])
+
+    before = night.rounds()
+    projections.rebuild(api.book.store)
+    assert night.rounds() == before
+    assert list(deep.differences(api.book.store)) == []

@@ -673,7 +673,13 @@ class ServiceModel(RuleBasedStateMachine):
             return
         table, round_ = data.draw(st.sampled_from(with_money))
         path = f"/tables/{table}/rounds/{round_['round']}/disputes"
-        body = {"claim": "the setter reviews the round"}
+        body: dict[str, Any] = {"claim": "the setter reviews the round"}
+        if data.draw(st.integers(0, 3)):  # a claim of other dice: its answer says what a
+            detail = self.auditor.ok("get", f"/tables/{table}/rounds/{round_['round']}")
+            throws = [e["version"] for e in detail["events"] if e["type"] == "DiceThrown"]
+            if throws:  # correction to them would do, and _resolve holds it to that
+                body["throw"] = data.draw(st.sampled_from(throws))
+                body["dice"] = list(data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6))))
         opened = self.send("open dispute", self.setter, "post", path, body, (201, 422))
         if opened.status_code != 201:
             return
@@ -695,18 +701,42 @@ class ServiceModel(RuleBasedStateMachine):
         self._resolve(data, table, dispute)
 
     def _resolve(self, data: st.DataObject, table: str, dispute: dict[str, Any]) -> None:
+        """Resolve a dispute. A correction to the dice the claim named is held to the
+        dispute's answer: made, posting its `adjustments`, exactly when it said
+        `correctable`, and otherwise refused under its `refused_rule`."""
         resolution = data.draw(st.sampled_from(["upheld", "voided", "voided", "corrected"]))
         body: dict[str, Any] = {"resolution": resolution, "reason": "the camera shows it"}
+        path = f"/tables/{table}/disputes/{dispute['dispute_id']}"
+        said = None
         if resolution == "corrected":
-            detail = self.auditor.ok("get", f"/tables/{table}/rounds/{dispute['round']}")
-            throws = [e["version"] for e in detail["events"] if e["type"] == "DiceThrown"] or [1]
-            body["throw"] = data.draw(st.sampled_from(throws))
-            body["dice"] = list(data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6))))
-        path = f"/tables/{table}/disputes/{dispute['dispute_id']}/resolution"
+            answer = self.auditor.ok("get", path)["answer"]
+            said = answer["what_if"] if answer and data.draw(st.integers(0, 3)) else None
+            if said is not None:
+                body["throw"], body["dice"] = said["throw"], said["dice"]
+            else:
+                detail = self.auditor.ok("get", f"/tables/{table}/rounds/{dispute['round']}")
+                throws = [e["version"] for e in detail["events"] if e["type"] == "DiceThrown"]
+                body["throw"] = data.draw(st.sampled_from(throws or [1]))
+                body["dice"] = list(data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6))))
         if data.draw(st.integers(0, 4)) == 0:
-            self.send("resolve dispute", self.croupier, "post", path, body, (403,))
+            self.send("resolve dispute", self.croupier, "post", f"{path}/resolution", body, (403,))
             return
-        self.send("resolve dispute", self.setter, "post", path, body, (201, 422))
+        expect = (201, 422) if said is None else (201,) if said["correctable"] else (422,)
+        response = self.send(
+            "resolve dispute", self.setter, "post", f"{path}/resolution", body, expect
+        )
+        if said is not None and said["correctable"]:
+            made = [
+                {"bet_id": e["payload"]["bet_id"], "transfers": e["transfers"]}
+                for e in response.get_json()["events"][1:]
+            ]
+            assert made == said["adjustments"], (made, said)
+        elif said is not None:
+            problem = response.get_json()
+            assert problem["type"] == f"urn:hazard:rule:{said['refused_rule']}", (problem, said)
+            assert problem["detail"] == said["refused"], (problem, said)
+        if said is not None:
+            FIGURES[f"correction as answered ({said['refused_rule'] or 'made'})"] += 1
 
     # -- exports ------------------------------------------------------------------------
 

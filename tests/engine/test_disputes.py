@@ -5,6 +5,7 @@ stream; and a property: voiding a round puts every party back where it stood."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -19,11 +20,11 @@ from engine import disputes
 from engine import events as ev
 from engine.errors import Rule, RuleBroken
 from engine.fold import INITIAL, fold
-from engine.money import balances, postings
+from engine.money import balances, holds, postings
 from engine.referee import Disagreement, Referee
 from engine.rulesets import BUILTIN
 from engine.state import SETTER
-from tests.engine.tablekit import next_total
+from tests.engine.tablekit import CASTER_WINS, CHANCE_FIRST, NICK_FIRST, next_total
 from tests.engine.test_referee import Game as Played
 
 
@@ -107,7 +108,7 @@ def test_record_of_a_round_reads_its_commands_and_money():
         "b9": {"ann": 10, SETTER: -10},  # b9: ann's stake, won
         "b10": {"ann": 5, "bob": -5},  # b10: bob's lay, covered by ann, lost
     }
-    answer = disputes.answer(record)
+    answer = disputes.answer(g.state, record)
     assert answer.matches and answer.result == "nick" and answer.what_if is None
 
 
@@ -164,7 +165,7 @@ def test_the_answer_rederives_the_round_and_says_what_other_dice_would_have_done
     nick_round(g)
     record = g.record(1)
     throw = g.throw_version(3, 4)
-    what = disputes.answer(record, throw, 1, 2).what_if  # 3: an out at main 7
+    what = disputes.answer(g.state, record, throw, 1, 2).what_if  # 3: an out at main 7
     assert what is not None
     assert what.result == "out" and what.main == 7 and what.chance is None
     assert {p.bet_id: (p.winner, dict(p.net)) for p in what.bets} == {
@@ -216,7 +217,7 @@ def test_a_correction_inside_its_round_pays_the_difference_per_bet():
     assert (balance["cat"], balance["bob"]) == (20, -5 - 20)
     eight = g.throw_version(4, 4)
     d = g.open(2, "bob", throw=eight, die1=4, die2=5)
-    what = disputes.answer(g.record(2), eight, 4, 5).what_if
+    what = disputes.answer(g.state, g.record(2), eight, 4, 5).what_if
     assert what is not None and what.refused is None and what.result == "chance"
     assert what.chance == 6
     # 4+5 is 9, not 8: bob, not cat, wins the side bet: cat gives back 20 and pays 5.
@@ -248,6 +249,108 @@ def test_a_correction_that_reaches_beyond_its_round_is_refused():
     assert refused.value.rule is Rule.CORRECTION_REACHES_BEYOND_ROUND
     assert "void the round instead" in refused.value.detail
     assert g.events == before
+
+
+def french_nick_round(g: Game) -> str:
+    """A round at a french table (the main rolled, re-tossed until 5 to 9): ann, the
+    caster, offers bob 150 against his 170 that the first throw after the main nicks,
+    and he takes it. 1+3 is re-tossed, 4+1 sets the main 5, and 1+4 nicks it: ann wins
+    the side bet, 320 paid to her. Returns the bet's id."""
+    offer = g.do(engine.offer_side_bet, "ann", NICK_FIRST, True, 150, 170, "bob")[0]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "bob")
+    g.do(engine.throw, 1, 3)
+    g.do(engine.throw, 4, 1)
+    g.do(engine.throw, 1, 4)
+    return offer.bet_id
+
+
+def test_a_correction_that_decides_a_bet_a_throw_earlier_stays_inside_its_round():
+    """With 4+4 at the first throw, the main is 8, 4+1 sets the chance 5 (deciding the
+    side bet for bob there, a throw earlier) and 1+4 throws it: the round ends at the
+    same throw, the caster wins it, and the table goes on as it did. Only the side bet
+    is paid otherwise, so the correction is made (it was refused for deriving the
+    settlement at another place in the round)."""
+    g = Game(rules="french")
+    bet = french_nick_round(g)
+    assert g.balance()["ann"] == 170 and g.balance()["bob"] == -170
+    first = g.throw_version(1, 3)
+    what = disputes.answer(g.state, g.record(1), first, 4, 4).what_if
+    assert what is not None and what.refused is None, what
+    assert (what.result, what.main, what.chance) == ("chance", 8, 5)
+    assert [(p.bet_id, p.winner, dict(p.net)) for p in what.bets] == [
+        (bet, "bob", {"ann": -150, "bob": 150})
+    ]
+    assert what.adjustments == {bet: (ev.Transfer("ann", "bob", 320),)}
+    d = g.open(1, "bob", throw=first, die1=4, die2=4)
+    resolved = g.resolve(d, "corrected", first, 4, 4)
+    assert [(type(e).__name__, getattr(e, "transfers", None)) for e in resolved] == [
+        ("DisputeResolved", None),
+        ("BetAdjusted", (ev.Transfer("ann", "bob", 320),)),
+    ]
+    assert (g.balance()["ann"], g.balance()["bob"]) == (-150, 150)
+    referee = Referee()  # and the referee, judging the stream again, makes the same
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [] and referee.state == g.state
+
+
+def test_what_follows_a_settlement_moved_earlier_keeps_its_place_in_the_round():
+    """The side bet of the french round decided a throw earlier moves every later event
+    of the round along by one, but each recorded command stays where it was: a bet
+    offered after it keeps its id, and a dispute over another round opened between the
+    throws still lies between them (the what-if used to stop at both)."""
+    g = Game(rules="french")
+    g.do(engine.throw, 3, 3)  # round 1: the main 6,
+    g.do(engine.throw, 3, 3)  # and a nick
+    offer = g.do(engine.offer_side_bet, "ann", NICK_FIRST, True, 150, 170, "bob")[0]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "bob")
+    g.do(engine.throw, 1, 3)
+    g.do(engine.throw, 4, 1)  # the main 5
+    g.open(1, SETTER, "setter")  # a dispute over round 1, between round 2's throws
+    later = g.do(engine.offer_side_bet, "cat", next_total(5), True, 10, 20, "bob")[0]
+    assert isinstance(later, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, later.bet_id, "bob")
+    g.do(engine.throw, 1, 4)  # a nick: ann wins 320, cat bob's 20
+    first = g.throw_version(1, 3)
+    what = disputes.answer(g.state, g.record(2), first, 4, 4).what_if
+    assert what is not None and what.refused is None and what.stopped is None, what
+    assert {p.bet_id: p.winner for p in what.bets} == {offer.bet_id: "bob", later.bet_id: "cat"}
+    assert what.adjustments == {offer.bet_id: (ev.Transfer("ann", "bob", 320),)}
+    d = g.open(2, "bob", throw=first, die1=4, die2=4)
+    g.resolve(d, "corrected", first, 4, 4)
+    referee = Referee()
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    assert referee.trusted == [] and referee.state == g.state
+
+
+def test_a_correction_that_would_settle_another_rounds_bet_otherwise_is_refused():
+    """A next-total bet of round 1 outlives it (the caster left) and is settled by round
+    2's out, 1+1. With 1+2 round 2 is still an out, but round 1's bet goes the other
+    way: correcting round 2 would reach into round 1's money, so it is refused (it was
+    made, paying round 2's bets only)."""
+    g = Game()
+    g.do(engine.call_main, 7)
+    offer = g.do(engine.offer_side_bet, "bob", next_total(2), True, 5, 10, "cat")[0]
+    assert isinstance(offer, ev.SideBetOffered)
+    g.do(engine.accept_side_bet, offer.bet_id, "cat")
+    g.do(engine.leave, "ann")  # round 1 abandoned; the dice pass to bob
+    g.do(engine.stake, 10)
+    g.do(engine.call_main, 7)
+    g.do(engine.throw, 1, 1)  # an out; and 2: bob wins round 1's side bet
+    assert g.state.round == 3 and offer.bet_id not in g.state.bets
+    out = g.throw_version(1, 1)
+    what = disputes.answer(g.state, g.record(2), out, 1, 2).what_if
+    assert what is not None and what.result == "out"
+    assert what.refused is not None and offer.bet_id in what.refused, what
+    d = g.open(2, "bob", throw=out, die1=1, die2=2)
+    with pytest.raises(RuleBroken) as refused:
+        g.resolve(d, "corrected", out, 1, 2)
+    assert refused.value.rule is Rule.CORRECTION_REACHES_BEYOND_ROUND
 
 
 def test_a_correction_names_a_throw_of_the_round_and_new_dice():
@@ -334,9 +437,14 @@ def test_server_dice_are_never_corrected():
         g.do(engine.server_throw, "c", d1, d2)
     throw = next(e.version for e in g.events if isinstance(e, ev.DiceThrown))
     d = g.open(1, SETTER, "setter")
+    dice = (1, 1 if g.events[throw - 1].die1 != 1 else 2)
+    # The answer says so before the setter tries (it said a correction could be made).
+    what = disputes.answer(g.state, g.record(1), throw, *dice).what_if
+    assert what is not None and what.refused_rule is Rule.SERVER_DICE
+    assert what.adjustments == {}
     with pytest.raises(RuleBroken) as refused:
-        g.resolve(d, "corrected", throw, 1, 1 if g.events[throw - 1].die1 != 1 else 2)
-    assert refused.value.rule is Rule.SERVER_DICE
+        g.resolve(d, "corrected", throw, *dice)
+    assert refused.value.rule is Rule.SERVER_DICE and refused.value.detail == what.refused
     assert g.resolve(d, "voided")
 
 
@@ -344,7 +452,8 @@ def test_server_dice_are_never_corrected():
 
 
 def play_randomly(g: Game, rng: random.Random, rounds: int) -> None:
-    """Play `rounds` rounds of random stakes, lays, odds, side bets and throws."""
+    """Play `rounds` rounds of random stakes, lays, odds, side bets (on each kind of
+    proposition) and throws."""
     players = ("ann", "bob", "cat")
     while g.state.round <= rounds:
         s = g.state
@@ -361,7 +470,7 @@ def play_randomly(g: Game, rng: random.Random, rounds: int) -> None:
             lambda: g.do(
                 engine.offer_side_bet,
                 rng.choice((*players, SETTER)),
-                next_total(rng.randint(2, 12)),
+                rng.choice((next_total(rng.randint(2, 12)), NICK_FIRST, CASTER_WINS, CHANCE_FIRST)),
                 rng.random() < 0.5,
                 rng.randint(1, 9),
                 rng.randint(1, 30),
@@ -409,6 +518,96 @@ def test_void_then_replay_returns_every_party_to_its_balance_before_the_round(se
         if not party.startswith("escrow:"):
             assert after[party] == before_round[party] + later[party], party
     assert sum(after.values()) == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(2, 6), data=st.data())
+def test_a_correction_made_leaves_the_table_going_on_as_recorded(seed, rounds, data):
+    """Whenever a correction would be made, the table goes on from the corrected round
+    as it went on from the recorded one: with the new dice, each command run again at
+    its place in the stream, every command after the round derives exactly the events
+    recorded, every bet of another round is paid as recorded, and each bet of the round
+    nets what it was paid plus its adjustment."""
+    from engine.referee import derive
+
+    g = Game(rules=data.draw(st.sampled_from(sorted(BUILTIN))))
+    play_randomly(g, random.Random(seed), rounds)
+    number = data.draw(st.integers(1, g.state.round - 1))
+    record = g.record(number)
+    if record.open or not record.throws:
+        return
+    throw = data.draw(st.sampled_from([t.version for t in record.throws]))
+    die1, die2 = data.draw(st.tuples(st.integers(1, 6), st.integers(1, 6)))
+    what = disputes.answer(g.state, record, throw, die1, die2).what_if
+    assert what is not None
+    event("correctable" if what.refused is None else "refused")
+    if what.refused is not None:
+        return
+    groups: list[tuple[ev.Event, ...]] = []
+    referee = Referee(on_group=lambda events, before, after: groups.append(tuple(events)))
+    for e in g.events:
+        referee.check(e)
+    referee.finish()
+    k = next(i for i, group in enumerate(groups) if group[0].version == throw)
+    state = fold(g.events[: throw - 1])
+    money = [e for e in g.events[: throw - 1] if getattr(e, "bet_id", None) in record.money]
+    others: list[ev.Event] = []  # the bets of other rounds it touches
+    was: list[ev.Event] = []
+    ended = False
+    for group in groups[k:]:
+        cause = group[0]
+        if cause.version == throw:
+            cause = dataclasses.replace(cause, die1=die1, die2=die2)  # type: ignore[type-var]
+        state = dataclasses.replace(state, version=cause.version - 1)
+        derived = derive(state, cause)
+        if ended:
+            assert derived == list(group)
+        else:
+            money += [e for e in derived if getattr(e, "bet_id", None) in record.money]
+            others += [e for e in derived if getattr(e, "bet_id", None) not in record.money]
+            was += [e for e in group if getattr(e, "bet_id", None) not in record.money]
+        state = fold(derived, state)
+        ended = ended or state.round > number
+    assert ended
+    assert balances(postings(others)) == balances(postings(was))
+    for bet_id, transfers in record.money.items():
+        paid = Counter(disputes.net(transfers))
+        paid.update(disputes.net(what.adjustments.get(bet_id, ())))
+        should = disputes.net(t for e in money if e.bet_id == bet_id for t in holds(e))  # type: ignore[attr-defined]
+        assert {p: n for p, n in paid.items() if n} == should, bet_id
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(2, 6), data=st.data())
+def test_the_answer_says_what_a_correction_would_do(seed, rounds, data):
+    """A dispute's answer says a correction to its dice would be refused, and under
+    which rule, exactly when the setter's correction is refused, with the same words;
+    otherwise the correction posts the adjustments the answer showed. Some rounds are
+    voided first, and some claims name the dice recorded."""
+    g = Game(rules=data.draw(st.sampled_from(sorted(BUILTIN))))
+    play_randomly(g, random.Random(seed), rounds)
+    number = data.draw(st.integers(1, g.state.round - 1))
+    record = g.record(number)
+    if record.open or not record.throws:
+        return
+    thrown = data.draw(st.sampled_from(record.throws))
+    dice = data.draw(
+        st.sampled_from([(thrown.die1, thrown.die2)])
+        | st.tuples(st.integers(1, 6), st.integers(1, 6))
+    )
+    d = g.open(number, SETTER, "setter")
+    if data.draw(st.integers(0, 3)) == 0:
+        g.resolve(g.open(number, SETTER, "setter"), "voided")
+    what = disputes.answer(g.state, g.record(number), thrown.version, *dice).what_if
+    assert what is not None
+    event(f"refused: {what.refused_rule.value if what.refused_rule else None}")
+    try:
+        made = g.resolve(d, "corrected", thrown.version, *dice)
+    except RuleBroken as refused:
+        assert (refused.rule, refused.detail) == (what.refused_rule, what.refused)
+    else:
+        assert what.refused is None and what.refused_rule is None
+        assert {a.bet_id: a.transfers for a in made[1:]} == dict(what.adjustments)  # type: ignore[attr-defined]
 
 
 def test_an_old_dispute_is_kept_until_resolved_and_a_too_old_one_is_refused():
@@ -505,10 +704,10 @@ def test_a_round_with_another_rounds_dispute_inside_it_reads_back_whole():
         "BetAdjusted",
     ]
     assert [type(e).__name__ for e in record.groups[3].then] == ["DisputeOpened"]
-    assert disputes.answer(record).matches
+    assert disputes.answer(g.state, record).matches
 
     eight = g.throw_version(4, 4)
-    what = disputes.answer(record, eight, 4, 5).what_if
+    what = disputes.answer(g.state, record, eight, 4, 5).what_if
     assert what is not None and what.refused is None and what.result == "chance"
     d2 = g.open(2, "bob", throw=eight, die1=4, die2=5)
     resolved = g.resolve(d2, "corrected", eight, 4, 5)

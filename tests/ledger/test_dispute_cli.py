@@ -190,7 +190,10 @@ def test_a_refusal_names_its_rule_and_writes_nothing(played: str, engine: sa.Eng
     refused("not-in-round", "open --table t1 --round 1 --claim x --as player:cat")
     refused("round-not-ended", "open --table t1 --round 3 --claim x")
     opened = hazard(played, "open --table t1 --round 1 --claim 1+2 --dice 1 2 --as player:bob")
-    assert "  not correctable: with 1+2 at version 13 the caster's run would be" in opened.output
+    assert (
+        "  not correctable (correction-reaches-beyond-round): with 1+2 at version 13 the "
+        "caster's run would be" in opened.output
+    )
     # 1+2 is out, not a nick: ann's run of losses decides when the dice pass under
     # english rules, so the correction would reach past the round.
     said = refused(
@@ -200,6 +203,9 @@ def test_a_refusal_names_its_rule_and_writes_nothing(played: str, engine: sa.Eng
     assert "void the round instead" in said
     voided = hazard(played, "resolve --table t1 d23 --resolution voided --reason r")
     assert voided.exit_code == 0, voided.output
+    # Resolved, its answer says no resolution would be made now, and why.
+    shown = hazard(played, "show --table t1 d23")
+    assert "  not correctable (dispute-resolved): dispute d23 was resolved already" in shown.output
     refused("dispute-resolved", "resolve --table t1 d23 --resolution upheld --reason again")
     again = hazard(played, "open --table t1 --round 1 --claim more")
     assert again.exit_code == 0, again.output

@@ -17,18 +17,20 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from click.testing import CliRunner
 
 import engine as hz
 from engine import serverdice
+from ledger.books import deep, projections
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.exports import offline
 from ledger.exports.scope import scope_of
 from ledger.service import Club, Reads
-from ledger.store import logcheck
+from ledger.store import db, logcheck
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.schema import server_seeds
+from ledger.store.schema import rounds, server_seeds
 from ledger.store.vocabulary import Deposited
 from tests.ledger.test_export import export, ticking
 from tests.ledger.test_offline_verify import encoded, fails, line_of, records, rehash
@@ -252,3 +254,54 @@ def test_the_database_check_holds_revealed_seeds_to_their_turns(store: EventStor
     (finding,) = [f for f in report.findings if f.position == drawn.position]
     assert "does not draw the dice recorded" in finding.what
     assert finding.event == f"table:s1 v{drawn.version}"
+
+
+def _rounds(engine: sa.Engine) -> list[tuple[Any, ...]]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.select(rounds).order_by(*rounds.primary_key))]
+
+
+def test_migration_0008_puts_a_reveal_after_the_turns_last_round_into_it(
+    store: EventStore,
+) -> None:
+    """A turn's seed revealed as the table closes (s1, its turn in play) or as its last
+    caster leaves alone (s2) is the last event of the turn's last round: as the write
+    path now stores the rounds, as a rebuild writes them, and as migration 0008 makes
+    the rows stored before it, which ended at the closing and at the caster's leaving."""
+    club = Club(Book(store))
+
+    def do(table: str, command: Callable[..., list[hz.Event]], *args: Any) -> dict[str, Any]:
+        return club.command(table, "croupier", lambda state, _r: command(state, *args))
+
+    closed = do("s1", hz.close)
+    club.command(
+        "s2",
+        "croupier",
+        lambda s, _r: hz.open_table(hz.BUILTIN["club"], dice="server"),
+        new_table=True,
+    )
+    for name in ("ann", "bob"):
+        do("s2", hz.seat, name)
+    do("s2", hz.cast_for_caster, "ann", 1)
+    do("s2", hz.cast_for_caster, "bob", 4)
+    do("s2", hz.leave, "bob")
+    server_throw(club, "s2", "alone")
+    left = do("s2", hz.leave, "ann")
+    ends = {"s1": closed["events"][-1], "s2": left["events"][-1]}
+    assert {e["type"] for e in ends.values()} == {"SeedRevealed"}
+    now = _rounds(store.engine)
+    for table, reveal in ends.items():
+        last = [r for r in now if r[0] == f"table:{table}"][-1]
+        assert dict(zip(rounds.c.keys(), last, strict=True))["last_version"] == reveal["version"]
+    projections.rebuild(store, batch=1)  # cut wherever it may be: between a closing and its reveal
+    assert _rounds(store.engine) == now
+
+    with db.serialised(store.engine, db.UPGRADE_LOCK) as conn:
+        command.downgrade(db._alembic_config(conn), "0007")
+    # Each table's last round, as a database from before 0008 holds it.
+    before = {r[0]: dict(zip(rounds.c.keys(), r, strict=True)) for r in _rounds(store.engine)}
+    assert before["table:s1"]["last_version"] == ends["s1"]["version"] - 1  # the closing
+    assert before["table:s2"]["last_version"] == ends["s2"]["version"] - 2  # ann leaving
+    db.upgrade(store.engine)
+    assert _rounds(store.engine) == now
+    assert list(deep.differences(store)) == []
