@@ -597,7 +597,7 @@ def test_the_answer_says_what_a_correction_would_do(seed, rounds, data):
     )
     d = g.open(number, SETTER, "setter")
     if data.draw(st.integers(0, 3)) == 0:
-        g.resolve(g.open(number, SETTER, "setter"), "voided")
+        g.resolve(g.open(number, "cecil", "croupier"), "voided")  # the setter's is open
     what = disputes.answer(g.state, g.record(number), thrown.version, *dice).what_if
     assert what is not None
     event(f"refused: {what.refused_rule.value if what.refused_rule else None}")
