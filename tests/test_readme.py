@@ -62,6 +62,23 @@ def readme_refusals(text: str) -> dict[str, str]:
     return found
 
 
+def readme_outputs(text: str) -> dict[str, list[str]]:
+    """What the README shows a `hazard` command printing, in ```sh blocks: the `# `
+    lines right under it, as it prints them; command to lines."""
+    found: dict[str, list[str]] = {}
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        command = None
+        for line in block.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("#") and command is not None:
+                found.setdefault(command, []).append(stripped.removeprefix("# "))
+            elif re.match(r"(\.venv/bin/)?hazard ", stripped):
+                command = stripped.split(" # ")[0].strip()
+            else:
+                command = None
+    return found
+
+
 def test_every_hazard_command_in_the_readme_runs_as_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,6 +90,8 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
 
     commands = readme_commands(README.read_text())
     refusals = readme_refusals(README.read_text())
+    outputs = readme_outputs(README.read_text())
+    assert any(c.startswith("hazard dispute resolve") for c in outputs), "outputs are shown"
     assert set(refusals) <= set(commands), "a refusal shown is a command run"
     assert "hazard token create --role setter" in commands  # the one the issue tried
     assert "hazard db upgrade" in commands and "hazard token list" in commands
@@ -101,15 +120,20 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
         if args[0] == "dispute" and not disputed:
-            if not played:
-                played.append(_tables_played(tmp_path, url))  # ann, bob and cat
-            disputed.append(_rounds_disputed(tmp_path, url))
+            # docs/api.md's evening and round 2, which the README's disputes are over, on
+            # a database of their own (its t1 is not the exports' t1)
+            disputed.append(_rounds_disputed(tmp_path, f"sqlite:///{tmp_path / 'guide.sqlite3'}"))
+        if args[0] == "dispute":
+            monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'guide.sqlite3'}")
         result = CliRunner().invoke(main, args)
+        monkeypatch.setenv("DATABASE_URL", url)
         if command in refusals:  # refused as the README shows, with its rule
             assert result.exit_code == 1, (command, result.output)
             assert result.output.startswith(f"refused ({refusals[command]})"), result.output
             continue
         assert result.exit_code == 0, (command, result.output)
+        if command in outputs:  # prints what the README shows under it
+            assert result.output.splitlines() == outputs[command], command
 
 
 def _a_kept_checkpoint(here: Path, url: str) -> None:
@@ -177,21 +201,39 @@ def _tables_played(here: Path, url: str) -> None:
 
 
 def _rounds_disputed(here: Path, url: str) -> None:
-    """Table t3's two rounds, as "A disputed round, start to finish" tells them (the
-    players there already, from _tables_played), signed by the key made here."""
+    """docs/api.md's evening at t1 and the round 2 of its "A dispute, in curl" (up to
+    bob's dispute), sent as the page sends them, with the setter's and cecil's tokens:
+    the rounds "A disputed round, start to finish" disputes, on a new database signed
+    by the key made here."""
+    from ledger.api import create_app
+    from ledger.api.tokens import Role, create
     from ledger.books.book import Book
     from ledger.bootstrap import load_key
-    from ledger.service import Club
     from ledger.store import db
     from ledger.store.eventstore import EventStore
-    from tests.ledger.test_dispute_cli import two_rounds
+    from tests.api.test_docs_guide import _commands
 
-    store = EventStore(db.make_engine(url), signer=load_key(here / "hazard.key"))
+    engine = db.make_engine(url)
+    db.upgrade(engine)
+    store = EventStore(engine, signer=load_key(here / "hazard.key"))
     try:
-        two_rounds(Club(Book(store)), "t3")
+        app = create_app(book=Book(store), TESTING=True)
+        tokens = {
+            "api": create(engine, Role.SETTER, "bank"),
+            "cecil": create(engine, Role.CROUPIER, "cecil"),
+        }
+        client = app.test_client()
+        for method, path, body, *who in _commands() + _commands("A dispute, in curl"):
+            if who == ["bob"]:
+                break  # bob's dispute: the README's own, from the command line
+            token = tokens[who[0] if who else "api"]
+            response = client.open(
+                path, method=method, json=body, headers={"Authorization": f"Bearer {token}"}
+            )
+            assert response.status_code < 300, (method, path, response.get_json())
     finally:
         store.close()
-        store.engine.dispose()
+        engine.dispose()
 
 
 def test_the_docs_stand_on_their_own_without_the_specification_beside_the_project() -> None:

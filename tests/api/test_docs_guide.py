@@ -25,6 +25,8 @@ def _commands(section: str = "An evening, in curl") -> list[tuple[str, str, obje
     for line in block.group(1).splitlines():
         if not line.startswith(("api ", "bob ", "cecil ")):
             continue
+        if "# refused (" in line:
+            continue  # a refusal the page shows: test_docs_walk holds it to its rule
         who, *words = shlex.split(line.split("  #")[0], comments=False)
         method = "GET"
         if words[0] == "-X":
@@ -115,7 +117,12 @@ def test_the_dispute_in_the_guide_resolves_as_it_says(sqlite_api: Api) -> None:
     assert [t for a in what["adjustments"] for t in a["transfers"]] == [
         {"source": "player:cat", "target": "player:bob", "amount": 70}
     ]
-    voided = answers["POST", "/tables/t1/disputes/d29/resolution"]["events"]
+    upheld = answers["POST", "/tables/t1/rounds/1/disputes"]["answer"]["what_if"]
+    assert (upheld["correctable"], upheld["refused_rule"]) == (
+        False,
+        "correction-reaches-beyond-round",
+    )
+    voided = answers["POST", "/tables/t1/disputes/d31/resolution"]["events"]
     assert [e["payload"].get("adjustment") for e in voided] == [None, *["reversal"] * 3]
     # After the evening: ann 1260, bob 940, cat 1000, the setter 99 800. Round 2: cat
     # wins bob's 50, then the correction has her pay him 70; round 1 voided gives the
@@ -126,6 +133,6 @@ def test_the_dispute_in_the_guide_resolves_as_it_says(sqlite_api: Api) -> None:
     }
     assert balances == {"ann": 1000, "bob": 1020, "cat": 980, "setter": 100_000}
     kinds = [e["type"] for e in answers["GET", "/tables/t1/rounds/1"]["events"]]
-    assert kinds[-5:] == ["DisputeOpened", "DisputeResolved", *["BetAdjusted"] * 3]
+    assert kinds[-7:] == [*["DisputeOpened", "DisputeResolved"] * 2, *["BetAdjusted"] * 3]
     assert kinds[0] == "CasterChosen" and "BetSettled" in kinds
     assert answers["GET", "/disputes?status=open"]["items"] == []

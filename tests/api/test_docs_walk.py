@@ -1,6 +1,8 @@
 """docs/api.md followed word for word, as a new user would: every ```sh block, in order,
-pasted into one bash against a real `hazard serve` in a fresh directory, and every
-output the page prints held to what the commands print.
+pasted into one bash against a real `hazard serve` in a fresh directory, then the
+README's blocks that read the service with curl, and every output the pages print held
+to what the commands print. (The README's `hazard` commands and what it shows them
+printing are tests/test_readme.py's.)
 
 The walk changes only what a reader's own machine changes: the port (the OS picks a free
 one for the server, and `localhost:8000` is rewritten to it) and the setter token, which
@@ -152,8 +154,18 @@ def _line_matches(expected: str, printed: str) -> bool:
     return re.fullmatch(pattern, printed, re.S) is not None
 
 
+def readme_reads() -> str:
+    """The README's ```sh blocks that read the service with curl (taking the day's
+    checkpoint, say), run after the page's walk, with `.venv/bin` on PATH as the README
+    asks (`. .venv/bin/activate`). Its writes over curl are docs/api.md's own."""
+    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    reads = [b for b in blocks if "curl" in b and "-X POST" not in b]
+    assert reads, "the README reads the service with curl"
+    return "".join(f"```sh\n{b}```\n" for b in reads)
+
+
 def test_docs_api_md_runs_as_printed_and_prints_what_it_says(tmp_path: Path) -> None:
-    text = GUIDE.read_text(encoding="utf-8")
+    text = GUIDE.read_text(encoding="utf-8") + readme_reads()
     script, said = walk_script(text)
     assert len(said) >= 5, "the page states what its commands print"
     here = tmp_path / "club"
@@ -170,6 +182,7 @@ def test_docs_api_md_runs_as_printed_and_prints_what_it_says(tmp_path: Path) -> 
         script = re.sub(r"(localhost|127\.0\.0\.1):8000\b", address, script)
         env = {k: v for k, v in os.environ.items() if k not in ("HAZARD_KEY", "DATABASE_URL")}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env["PATH"] = os.pathsep.join([str(here / ".venv" / "bin"), env["PATH"]])
         ran = subprocess.run(
             ["bash", "-c", script],
             cwd=here,
@@ -198,3 +211,5 @@ def test_docs_api_md_runs_as_printed_and_prints_what_it_says(tmp_path: Path) -> 
     failed = [f"{a['method']} {a['path']} {a['status']}" for a in access if a["status"] >= 400]
     assert len(failed) == refusals, (failed, ran.stderr[-3000:])
     assert len(access) > 40, "the walk reached the server"
+    kept = list(here.glob("checkpoint-*.txt"))  # the README's day's checkpoint, taken
+    assert len(kept) == 1 and kept[0].read_text().startswith("hazard.local/ledger\n")
