@@ -443,3 +443,23 @@ def test_a_read_refuses_hostile_parameters_on_each_database(
     bank = _club(api)
     context = _prepare(bank, "disputed")
     _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
+
+
+# -- HTTP: media types, heavy reads (issue 22, items 7 and 10a) --------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/vnd.foo+json", "application/problem+json", "application/json-patch+json"],
+)
+def test_a_body_sent_as_another_json_type_is_a_415(sqlite_api: Api, content_type: str) -> None:
+    """Regression: webargs takes any `application/*+json` as JSON, so a body sent as
+    `application/vnd.foo+json` or `application/problem+json` made a player (201),
+    although the contract says anything but `application/json` is a 415."""
+    bank = sqlite_api.client()
+    before = _event_count(sqlite_api)
+    answer = bank.post("/players", data=b'{"name": "ann"}', headers={"Content-Type": content_type})
+    problem = _problem(answer, 415, what=content_type)
+    assert problem["type"] == PREFIX + "unsupported-media-type"
+    assert f"this request's Content-Type is {content_type}" in problem["detail"]
+    assert _event_count(sqlite_api) == before
