@@ -2,6 +2,7 @@
 
 create_app()                      # DATABASE_URL, or the embedded SQLite default
 create_app(book=Book(...))        # tests: an explicit store
+create_app(HEAVY_READS_AT_ONCE=4) # `hazard serve`: heavy reads a worker runs at once
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from flask import Flask, g, request
 from flask_smorest import abort
 
 from ledger import bootstrap
-from ledger.api import problems
+from ledger.api import heavy, problems
 from ledger.api.contract import ContractApi
 from ledger.api.numbers import AsciiIntConverter
 from ledger.api.tokens import Holder, Role, holder
@@ -52,6 +53,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
+    # What one worker runs at once of the reads that scan much of the log (ledger.api.heavy).
+    app.extensions["hazard.heavy"] = heavy.HeavyReads(
+        book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)
+    )
     api = ContractApi(app)  # Api, its errors documented as problems (ledger.api.contract)
     api.spec.components.security_scheme(
         "bearer",

@@ -14,9 +14,10 @@ the last one win.
 A body sent as anything but JSON, or compressed, is refused with 415 rather than read
 as no body or as the bytes it is not. JSON is `application/json` alone: webargs also
 takes any `application/*+json` (a `application/vnd.foo+json`, even the service's own
-`application/problem+json`), which the contract does not. A write that takes no body (closing a table,
-passing the dice) refuses one as the others refuse a bad one (`no_body`): it used to
-ignore it, so that a body 30,000 levels deep, or not JSON at all, closed the table.
+`application/problem+json`), which the contract does not. A write that takes no body
+(closing a table, passing the dice) refuses one as the others refuse a bad one
+(`no_body`): it used to ignore it, so that a body 30,000 levels deep, or not JSON at
+all, closed the table.
 """
 
 from __future__ import annotations

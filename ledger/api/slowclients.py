@@ -144,3 +144,8 @@ class WholeBody:
             environ["CONTENT_LENGTH"] = str(len(body))
             del environ["HTTP_TRANSFER_ENCODING"]
         return self.app(environ, start_response)
+
+
+def when_read(sock: socket.socket | None, release: Callable[[], None]) -> None:
+    """Call `release` once the client has read what was sent on `sock`."""
+    release()
