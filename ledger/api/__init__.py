@@ -8,9 +8,11 @@ create_app(HEAVY_READS_AT_ONCE=4) # `hazard serve`: heavy reads a worker runs at
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, g, request
 from flask_smorest import abort
+from werkzeug.exceptions import HTTPException
 
 from ledger import bootstrap
 from ledger.api import heavy, problems
@@ -101,6 +103,8 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         )
     }
 
+    app.extensions["hazard.protected"] = protected
+
     @app.before_request
     def _authenticate() -> None:
         """Every API operation needs a live token, checked before the request is
@@ -109,13 +113,34 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         g.holder = None
         if request.blueprint not in protected:
             return
-        header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            g.holder = holder(book.store.engine, header.removeprefix("Bearer ").strip())
+        g.holder = bearer(book.store.engine, request.headers.get("Authorization"))
         if g.holder is None:
             abort(401, message="a valid bearer token is required")
 
     return app
+
+
+def bearer(engine: Any, header: str | None) -> Holder | None:
+    """The holder of the live token an Authorization header sends, or None."""
+    if header is None or not header.startswith("Bearer "):
+        return None
+    return holder(engine, header.removeprefix("Bearer ").strip())
+
+
+def may_send_body(app: Flask, method: str, path: str, authorization: str | None) -> bool:
+    """Whether `app` reads the body of a request with this head: not when it refuses
+    the request from its head alone, as it does one to no path it has, or one without a
+    live token to an operation that needs one (`_authenticate`). `hazard serve`'s
+    workers ask before they wait for a body that has not all come, and hand such a
+    request to the app at once, to be answered without it (ledger.api.slowclients)."""
+    try:
+        endpoint, _ = app.url_map.bind("localhost").match(unquote(path), method)
+    except HTTPException:  # no such path or method; a redirect
+        return False
+    if endpoint.rpartition(".")[0] not in app.extensions["hazard.protected"]:
+        return True
+    engine = app.extensions["hazard.club"].store.engine
+    return bearer(engine, authorization) is not None
 
 
 def club() -> Club:
