@@ -36,7 +36,8 @@ several servers may serve one database. So a token's slots are:
     connection of its own for as long as the read runs: every server on the database
     sees them, and the server lets go when the connection ends, however its process
     ended. Not rows in a table: a row outlives a killed holder, and would need leases.
-  - otherwise (an SQLite database in memory: one process), counts in this process.
+  - and, first, in every case, counts in this process (the only ones for an SQLite
+    database in memory, which no other process opens).
 The per-worker bound is a semaphore in the process: it is about this worker's threads.
 """
 
@@ -84,7 +85,8 @@ Release = Callable[[], None]
 
 
 class _Local:
-    """Slots counted in this process: for a database no other process can open."""
+    """Slots counted in this process: every token's first, and the only ones for a
+    database no other process can open."""
 
     def __init__(self, per_token: int) -> None:
         self.per_token = per_token
@@ -182,13 +184,12 @@ def _key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big", signed=True)
 
 
-def _slots(engine: sa.Engine, per_token: int) -> _Local | _Files | _AdvisoryLocks:
+def _shared(engine: sa.Engine, per_token: int) -> _Files | _AdvisoryLocks | None:
+    """The slots every process of the database sees; None for a database in memory."""
     if engine.dialect.name == "postgresql":
         return _AdvisoryLocks(engine, per_token)
     where = db.sqlite_file(engine.url)
-    if where is None:
-        return _Local(per_token)
-    return _Files(Path(str(where) + SUFFIX), per_token)
+    return None if where is None else _Files(Path(str(where) + SUFFIX), per_token)
 
 
 class HeavyReads:
@@ -198,38 +199,59 @@ class HeavyReads:
         self.at_once = at_once
         self.per_token = per_token
         self._worker = threading.BoundedSemaphore(at_once)
-        self._tokens = _slots(engine, per_token)
+        self._here = _Local(per_token)
+        self._shared = _shared(engine, per_token)
 
     def hold(self, who: Holder) -> Release:
         """A slot for `who`'s heavy read, and the function that lets go of it (once,
-        however often it is called); TooManyReads or Overloaded if there is none."""
-        if not self._worker.acquire(blocking=False):
-            raise Overloaded(
-                f"the server runs as many heavy reads as it takes at once "
-                f"({self.at_once} a worker); nothing was done: retry"
-            )
+        however often it is called); TooManyReads or Overloaded if there is none.
+
+        The token's slot comes first, counted in this process and then among all: a
+        token's reads beyond its own cap are refused without a lock to ask for, and
+        without taking, for an instant, a slot of the worker that another caller's
+        read would then be refused."""
+        key = hashlib.sha256(who.id.encode()).hexdigest()[:32]
+        let_go: list[Release] = []
         try:
-            token = self._tokens.take(hashlib.sha256(who.id.encode()).hexdigest()[:32])
+            for slots in (self._here, self._shared):
+                if slots is None:
+                    continue
+                taken = slots.take(key)
+                if taken is None:
+                    raise TooManyReads(
+                        f"this token already runs {self.per_token} heavy reads (exports, "
+                        "replays, recalls, reports, the log's checks) at once, the most one "
+                        "caller may: retry when one has finished"
+                    )
+                let_go.append(taken)
+            if not self._worker.acquire(blocking=False):
+                raise Overloaded(
+                    f"the server runs as many heavy reads as it takes at once "
+                    f"({self.at_once} a worker); nothing was read: retry"
+                )
+            let_go.append(self._worker.release)
         except BaseException:
-            self._worker.release()
+            _all(reversed(let_go))
             raise
-        if token is None:
-            self._worker.release()
-            raise TooManyReads(
-                f"this token already runs {self.per_token} heavy reads (exports, replays, "
-                "recalls, reports, the log's checks) at once, the most one caller may: "
-                "retry when one has finished"
-            )
-        let_go = threading.Lock()
+        once = threading.Lock()
 
         def release() -> None:
-            if let_go.acquire(blocking=False):
-                try:
-                    token()
-                finally:
-                    self._worker.release()
+            if once.acquire(blocking=False):
+                _all(reversed(let_go))
 
         return release
+
+
+def _all(releases: Iterable[Release]) -> None:
+    """Call each, whatever the others raise (the first error is raised after)."""
+    failed: BaseException | None = None
+    for release in releases:
+        try:
+            release()
+        except BaseException as exc:
+            failed = failed or exc
+    if failed is not None:
+        raise failed
 
 
 def reads() -> HeavyReads:
