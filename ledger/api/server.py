@@ -61,8 +61,8 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
     def load_config(self) -> None:
         for key, value in self.options.items():
-            # A setting the installed gunicorn lacks (control_socket_disable came in
-            # 25.1) is skipped: gunicorn>=23 is all that is required.
+            # A setting the installed gunicorn lacks is skipped (control_socket_disable
+            # came in 25.1; 27 is required, for ledger.api.slowclients' worker).
             if key in self.cfg.settings:
                 self.cfg.set(key, value)
 

@@ -229,7 +229,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
     def _may_send_body(self, method: str, path: str, authorization: str | None) -> bool:
         from ledger.api import may_send_body
 
-        if not hasattr(self.wsgi, "url_map"):
+        if "hazard.protected" not in getattr(self.wsgi, "extensions", {}):
             return True  # not this service's app: it reads its bodies as it likes
         return may_send_body(self.wsgi, method, path, authorization)
 
@@ -244,6 +244,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         if (arrival.header("EXPECT") or "").lower() == "100-continue":
             with contextlib.suppress(OSError):  # the client waits for this to send it
                 arrival.conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+            arrival.conn.hazard_continued = True
         self._listen(arrival)
 
     # -- leaving the loop ------------------------------------------------------------
@@ -297,6 +298,8 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
     def handle_request(self, req: Any, conn: Any) -> Any:
         if conn.__dict__.pop("hazard_cut", False):
             req.force_close()
+        if conn.__dict__.pop("hazard_continued", False):
+            req._expected_100_continue = False  # the loop has said it (`_asked`)
         return super().handle_request(req, conn)
 
     # -- closing, in the loop ----------------------------------------------------------
