@@ -119,11 +119,11 @@ def export_response(who: Holder, query: dict[str, Any]) -> Response:
         abort(422, messages={"query": {exc.field: [exc.message]}})
     if who.role is Role.PLAYER and (asked.kind != "player" or asked.player != who.name):
         abort(403, message=f"a player may export their own statement only: player={who.name}")
-    release = heavy.reads().hold(who)  # until the file has been read (ledger.api.heavy)
+    held = heavy.reads().hold(who)  # until the file has been read (ledger.api.heavy)
     try:
-        return heavy.until_sent(_streamed(asked, query), release)
+        return heavy.until_sent(_streamed(asked, query), held)
     except BaseException:
-        release()
+        held.release()
         raise
 
 

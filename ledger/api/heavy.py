@@ -10,14 +10,16 @@ statement at once once pushed everyone's p50 to 3.6 s, /healthz included. So:
   - one token runs at most PER_TOKEN of them at once, on every worker of every server
     of the database together: more is a 429 (`urn:hazard:too-many-requests`) with
     Retry-After, at once, having read nothing;
-  - one worker runs at most `at_once` of them at once, whoever asks (half of its
+  - one worker works on at most `at_once` of them at once, whoever asks (half of its
     threads under `hazard serve`), so that the light requests of others keep threads:
     more is a 503 (`urn:hazard:overloaded`) with Retry-After.
 
-A read is held from before its query is parsed until its answer is sent, and an
-export's stream until the client has read it all or gone: a slow reader holds its own
-slot, not anyone else's (ledger.api.slowclients watches what the kernel still holds
-for it, under `hazard serve`).
+A read holds both from before its query is parsed. The worker's slot goes when no
+thread works on it any more: its answer made and handed to the kernel, or its client
+gone. The token's goes when the client has read the answer (an export's stream too) to
+its end, or gone: a slow reader holds its own token's slot, and no thread or anyone
+else's (ledger.api.slowclients watches what the kernel still holds for it, under
+`hazard serve`).
 
 Why the per-token slots are locks the database's machine or server keeps, rather than
 a count in each process: gunicorn's workers are processes, and the kernel hands
@@ -202,9 +204,8 @@ class HeavyReads:
         self._here = _Local(per_token)
         self._shared = _shared(engine, per_token)
 
-    def hold(self, who: Holder) -> Release:
-        """A slot for `who`'s heavy read, and the function that lets go of it (once,
-        however often it is called); TooManyReads or Overloaded if there is none.
+    def hold(self, who: Holder) -> Held:
+        """The slots of `who`'s heavy read; TooManyReads or Overloaded if there are none.
 
         The token's slot comes first, counted in this process and then among all: a
         token's reads beyond its own cap are refused without a lock to ask for, and
@@ -229,17 +230,36 @@ class HeavyReads:
                     f"the server runs as many heavy reads as it takes at once "
                     f"({self.at_once} a worker); nothing was read: retry"
                 )
-            let_go.append(self._worker.release)
         except BaseException:
             _all(reversed(let_go))
             raise
-        once = threading.Lock()
+        return Held(_once(self._worker.release), _once(lambda: _all(reversed(let_go))))
 
-        def release() -> None:
-            if once.acquire(blocking=False):
-                _all(reversed(let_go))
 
-        return release
+class Held:
+    """A heavy read's slots: the worker's, let go when no thread works on it any more;
+    the token's, when the client has read its answer (or gone). Each once, however
+    often it is asked."""
+
+    def __init__(self, worker: Release, token: Release) -> None:
+        self.worker = worker
+        self.token = token
+
+    def release(self) -> None:
+        try:
+            self.worker()
+        finally:
+            self.token()
+
+
+def _once(release: Release) -> Release:
+    done = threading.Lock()
+
+    def once() -> None:
+        if done.acquire(blocking=False):
+            release()
+
+    return once
 
 
 def _all(releases: Iterable[Release]) -> None:
@@ -259,21 +279,23 @@ def reads() -> HeavyReads:
     return found
 
 
-def until_sent(response: Response, release: Release) -> Response:
-    """Let go of `release` once `response` has been sent: its body iterated to the end,
-    or the client gone (the response closed), and, under `hazard serve`, what the
-    kernel still holds for the client read by it."""
+def until_sent(response: Response, held: Held) -> Response:
+    """Let go of `held` as `response` is sent: the worker's slot once its body has been
+    iterated to the end, or the client has gone (the response closed); the token's once
+    the client has read what the kernel still holds for it, under `hazard serve`
+    (ledger.api.slowclients.when_read): a slow reader holds no thread, and only its
+    own token's slot."""
     from ledger.api import slowclients
 
     sock = request.environ.get("gunicorn.socket")
     if sock is None and not response.is_streamed:
-        release()  # an answer made whole, and no socket to send it on: it is sent
+        held.release()  # an answer made whole, and no socket to send it on: it is sent
         return response
-    lock = threading.Lock()
 
-    def sent() -> None:
-        if lock.acquire(blocking=False):  # at the end of the body, or at close: once
-            slowclients.when_read(sock, release)
+    @_once
+    def sent() -> None:  # at the end of the body, or at close, whichever comes first
+        held.worker()
+        slowclients.when_read(sock, held.token)
 
     if response.is_streamed:
         response.response = _then(response.response, sent)
@@ -299,13 +321,13 @@ def read(blp: Any) -> Callable[[F], F]:
             who: Holder | None = g.get("holder")
             if who is None:  # the view refuses it (401)
                 return view(*args, **kwargs)
-            release = reads().hold(who)
+            held = reads().hold(who)
             try:
                 response = make_response(view(*args, **kwargs))
             except BaseException:
-                release()
+                held.release()
                 raise
-            return until_sent(response, release)
+            return until_sent(response, held)
 
         return documented(blp)(cast(F, held))
 

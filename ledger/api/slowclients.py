@@ -130,6 +130,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         global _worker
         self.arriving: dict[Any, Arrival] = {}
         self.peers: Counter[str] = Counter()
+        self.refusing: set[str] = set()
         self.lingering: list[tuple[socket.socket, Release]] = []
         self.closing: dict[socket.socket, list[float]] = {}
         self.swept = 0.0
@@ -150,7 +151,9 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         before = conn.parser.unreader.take_buffered() if conn.parser is not None else b""
         peer = _peer(conn.client)
         if self.peers[peer] >= PER_PEER:
-            log.info("%s has %d connections arriving: one more closed", peer, PER_PEER)
+            if peer not in self.refusing:  # said once while it lasts, not per connection
+                self.refusing.add(peer)
+                log.warning("%s has %d connections arriving: more are closed", peer, PER_PEER)
             self._close(conn)
             return
         arrival = Arrival(conn, before, peer, self.io_timeout)
@@ -261,6 +264,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             self.peers[arrival.peer] -= 1
             if not self.peers[arrival.peer]:
                 del self.peers[arrival.peer]
+                self.refusing.discard(arrival.peer)
 
     def _dispatch(self, arrival: Arrival, cut: bool = False) -> None:
         """To a thread, with what has come. `cut`: its body will not be read, so the
