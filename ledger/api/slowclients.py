@@ -165,9 +165,14 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             self._listen(arrival)
 
     def _listen(self, arrival: Arrival) -> None:
-        callback = partial(self._readable, arrival)
-        self.poller.register(arrival.conn.sock, selectors.EVENT_READ, callback)
+        self._register(arrival.conn.sock, partial(self._readable, arrival))
         arrival.registered = True
+
+    def _register(self, sock: socket.socket, callback: Callable[[Any], None]) -> None:
+        try:
+            self.poller.register(sock, selectors.EVENT_READ, callback)
+        except KeyError:  # registered already: a loop's callback must not raise
+            self.poller.modify(sock, selectors.EVENT_READ, callback)
 
     def _readable(self, arrival: Arrival, _sock: Any) -> None:
         try:
@@ -331,7 +336,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
             sock.close()
             return
         self.closing[sock] = [time.monotonic() + CLOSE_LINGER_S, CLOSE_DRAIN]
-        self.poller.register(sock, selectors.EVENT_READ, self._drain)
+        self._register(sock, self._drain)
         self._drain(sock)
 
     def _drain(self, sock: socket.socket) -> None:

@@ -1,5 +1,6 @@
 """Slow clients do not stall `hazard serve`: a real server with two workers, clients
-that send half a body (or half a head) and then nothing, and other callers meanwhile."""
+that send half a body (or half a head) and then nothing, or trickle one, with a token
+or none, and other callers meanwhile; and a token's exports, capped across workers."""
 
 from __future__ import annotations
 
