@@ -919,7 +919,8 @@ def token_revoke(token_id: str, database_url: str | None) -> None:
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="threads per worker: requests each worker serves at once; a slow client holds one",
+    help="threads per worker: requests each worker serves at once, each once it has arrived "
+    "(a slow client holds none); half of them at most run heavy reads (exports, replays, ...)",
 )
 @click.option(
     "--io-timeout",
@@ -927,8 +928,9 @@ def token_revoke(token_id: str, database_url: str | None) -> None:
     default=10.0,
     show_default=True,
     metavar="SECONDS",
-    help="close a connection whose client sends (or takes) nothing for this long while "
-    "a request (or its answer) is under way; a body cut short is answered 408",
+    help="how long a request's head, then its body, may take to arrive, each whole however "
+    "it trickles (a body cut short is answered 408); and how long a client may take nothing "
+    "of an answer",
 )
 def serve(host: str, port: int, workers: int, threads: int, io_timeout: float) -> None:
     """Run the REST API under gunicorn, on DATABASE_URL (default: hazard.sqlite3 here).

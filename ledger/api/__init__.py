@@ -2,17 +2,20 @@
 
 create_app()                      # DATABASE_URL, or the embedded SQLite default
 create_app(book=Book(...))        # tests: an explicit store
+create_app(HEAVY_READS_AT_ONCE=4) # `hazard serve`: heavy reads a worker runs at once
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, g, request
 from flask_smorest import abort
+from werkzeug.exceptions import HTTPException
 
 from ledger import bootstrap
-from ledger.api import problems
+from ledger.api import heavy, problems
 from ledger.api.contract import ContractApi
 from ledger.api.numbers import AsciiIntConverter
 from ledger.api.tokens import Holder, Role, holder
@@ -52,6 +55,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
+    # What one worker runs at once of the reads that scan much of the log (ledger.api.heavy).
+    app.extensions["hazard.heavy"] = heavy.HeavyReads(
+        book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)
+    )
     api = ContractApi(app)  # Api, its errors documented as problems (ledger.api.contract)
     api.spec.components.security_scheme(
         "bearer",
@@ -96,6 +103,8 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         )
     }
 
+    app.extensions["hazard.protected"] = protected
+
     @app.before_request
     def _authenticate() -> None:
         """Every API operation needs a live token, checked before the request is
@@ -104,13 +113,34 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         g.holder = None
         if request.blueprint not in protected:
             return
-        header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            g.holder = holder(book.store.engine, header.removeprefix("Bearer ").strip())
+        g.holder = bearer(book.store.engine, request.headers.get("Authorization"))
         if g.holder is None:
             abort(401, message="a valid bearer token is required")
 
     return app
+
+
+def bearer(engine: Any, header: str | None) -> Holder | None:
+    """The holder of the live token an Authorization header sends, or None."""
+    if header is None or not header.startswith("Bearer "):
+        return None
+    return holder(engine, header.removeprefix("Bearer ").strip())
+
+
+def may_send_body(app: Flask, method: str, path: str, authorization: str | None) -> bool:
+    """Whether `app` reads the body of a request with this head: not when it refuses
+    the request from its head alone, as it does one to no path it has, or one without a
+    live token to an operation that needs one (`_authenticate`). `hazard serve`'s
+    workers ask before they wait for a body that has not all come, and hand such a
+    request to the app at once, to be answered without it (ledger.api.slowclients)."""
+    try:
+        endpoint, _ = app.url_map.bind("localhost").match(unquote(path), method)
+    except HTTPException:  # no such path or method; a redirect
+        return False
+    if endpoint.rpartition(".")[0] not in app.extensions["hazard.protected"]:
+        return True
+    engine = app.extensions["hazard.club"].store.engine
+    return bearer(engine, authorization) is not None
 
 
 def club() -> Club:

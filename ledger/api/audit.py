@@ -13,7 +13,7 @@ from typing import Any
 
 from flask_smorest import abort
 
-from ledger.api import club, require
+from ledger.api import club, heavy, require
 from ledger.api import readschemas as rs
 from ledger.api.bodies import Blueprint
 from ledger.api.schemas import ProblemSchema
@@ -46,6 +46,7 @@ number of streams, so the rest are counted (`more_problems`), not listed."""
 
 
 @blp.route("/audit/verify", methods=["GET"])
+@heavy.read(blp)
 @blp.arguments(rs.VerifyQuerySchema, location="query", unknown=None)
 @blp.response(200, rs.ChainCheckSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")
@@ -132,6 +133,7 @@ def _unchecked(before: dict[str, Any], after: int, verifier: Any) -> dict[str, A
 
 
 @blp.route("/audit/head", methods=["GET"])
+@heavy.read(blp)
 @blp.response(200, rs.ChainHeadSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")
 def chain_head() -> dict[str, Any]:

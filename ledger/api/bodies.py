@@ -12,9 +12,12 @@ written. An object that gives a key twice is refused too, naming where
 (`rules.table.5`), as the CLI refuses a rule set file that does: the decoder would let
 the last one win.
 A body sent as anything but JSON, or compressed, is refused with 415 rather than read
-as no body or as the bytes it is not. A write that takes no body (closing a table,
-passing the dice) refuses one as the others refuse a bad one (`no_body`): it used to
-ignore it, so that a body 30,000 levels deep, or not JSON at all, closed the table.
+as no body or as the bytes it is not. JSON is `application/json` alone: webargs also
+takes any `application/*+json` (a `application/vnd.foo+json`, even the service's own
+`application/problem+json`), which the contract does not. A write that takes no body
+(closing a table, passing the dice) refuses one as the others refuse a bad one
+(`no_body`): it used to ignore it, so that a body 30,000 levels deep, or not JSON at
+all, closed the table.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from flask import Request
 from flask_smorest import abort
 from marshmallow import Schema
 from webargs import core
-from webargs.flaskparser import FlaskParser, is_json_request
+from webargs.flaskparser import FlaskParser
 
 MAX_DEPTH = 32
 """How deep a body may nest. A custom rule set, the deepest body taken, is four levels."""
@@ -153,7 +156,7 @@ class Parser(FlaskParser):
                 f"Content-Encoding: {encoding}",
             )
         body = req.get_data(cache=True)
-        if not is_json_request(req):
+        if req.mimetype != JSON:  # the type alone: its parameters (charset) may vary
             if not body:
                 return core.missing  # no body: each field the schema requires is named
             sent = req.mimetype or "none"

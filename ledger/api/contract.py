@@ -6,8 +6,9 @@ declare; `document` adds what it cannot know:
   - errors are problem details: a response whose schema is Problem is
     application/problem+json (flask-smorest would say application/json);
   - every operation behind the bearer token (all but those marked `security: []`)
-    may answer 401 and 403, every one with a body 400, 413 and 415, and every write 503
-    (busy), whether or not its view says so;
+    may answer 401 and 403, every one with a body 400, 413 and 415, every write 503
+    (busy), and every heavy read (ledger.api.heavy) 429 and 503, whether or not its
+    view says so;
   - links: which values of an answer the next request takes (ledger.api.links);
   - keys in a fixed order (paths sorted, responses by status), so that a change to
     the code is a small, readable diff of openapi.yaml.
@@ -24,7 +25,7 @@ from apispec import APISpec
 from flask import Flask, Response
 from flask_smorest import Api
 
-from ledger.api import links
+from ledger.api import heavy, links
 from ledger.api.problems import PROBLEM_JSON
 from ledger.api.schemas import ProblemSchema
 
@@ -67,9 +68,26 @@ SHARED_RESPONSES = {
         },
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
+    "TooManyRequests": {
+        "description": "This token already runs as many heavy reads as one caller may at "
+        "once: retry when one has finished",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "string"}}
+        },
+        "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
+    },
+    "Overloaded": {
+        "description": "The server already runs as many heavy reads as it takes at once "
+        "(`urn:hazard:overloaded`): retry",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "string"}}
+        },
+        "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
+    },
 }
 """What any operation with a body, and any behind the token, may answer (every view
-calls `require`), and any write (Busy), whether or not its view says so."""
+calls `require`), any write (Busy), and any heavy read (TooManyRequests, Overloaded),
+whether or not its view says so."""
 WRITES = ("put", "post", "patch", "delete")
 
 FLASK_SMOREST_RESPONSES = {
@@ -111,6 +129,9 @@ def document(spec: APISpec) -> dict[str, Any]:
         for method, operation in ((m, item[m]) for m in METHODS if m in item):
             if method in WRITES:
                 _also(operation, "503", "Busy")
+            if operation.pop(heavy.MARK, False):
+                _also(operation, "429", "TooManyRequests")
+                _also(operation, "503", "Overloaded")
             if "requestBody" in operation:
                 _also(operation, "400", "BadRequest")
                 _also(operation, "413", "TooLarge")

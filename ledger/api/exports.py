@@ -23,7 +23,7 @@ from flask import Response
 from flask_smorest import abort
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from ledger.api import club, require
+from ledger.api import club, heavy, require
 from ledger.api.bodies import Blueprint
 from ledger.api.numbers import QueryInteger
 from ledger.api.readschemas import StoredTime
@@ -94,6 +94,7 @@ RESPONSE = {
 
 
 @blp.route("/export", methods=["GET"])
+@heavy.documented(blp)  # held in export_response, which the console's downloads call too
 @blp.arguments(ExportQuerySchema, location="query", unknown=None)
 @blp.doc(responses={"200": RESPONSE})
 @blp.alt_response(403, schema=ProblemSchema, description="Not a scope this caller may export")
@@ -118,6 +119,15 @@ def export_response(who: Holder, query: dict[str, Any]) -> Response:
         abort(422, messages={"query": {exc.field: [exc.message]}})
     if who.role is Role.PLAYER and (asked.kind != "player" or asked.player != who.name):
         abort(403, message=f"a player may export their own statement only: player={who.name}")
+    held = heavy.reads().hold(who)  # until the file has been read (ledger.api.heavy)
+    try:
+        return heavy.until_sent(_streamed(asked, query), held)
+    except BaseException:
+        held.release()
+        raise
+
+
+def _streamed(asked: scope.Scope, query: dict[str, Any]) -> Response:
     store = club().store
     try:
         if query["format"] == "csv":

@@ -18,6 +18,7 @@ from flask import Flask, Response, json
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
+from ledger.api.heavy import RETRY_AFTER, Overloaded, TooManyReads
 from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import (
     AlreadyExists,
@@ -68,6 +69,11 @@ TYPES: dict[str, str] = {
     "unreachable or its schema behind",
     "busy": "503: another writer held the database past the lock timeout; nothing was "
     "written: retry after `Retry-After` seconds",
+    "too-many-requests": "429: this token already runs as many heavy reads (exports, "
+    "replays, recalls, reports, the log's checks) as one caller may at once; nothing was "
+    "read: retry after `Retry-After` seconds",
+    "overloaded": "503: the server already runs as many heavy reads as it takes at once; "
+    "nothing was read: retry after `Retry-After` seconds",
     "no-signing-key": "503: the service has no key to sign the log's checkpoints, so it "
     "writes nothing (`hazard key create`)",
 }
@@ -221,6 +227,18 @@ def register(app: Flask) -> None:
     def _busy(exc: Exception) -> Response:
         response = problem(503, "busy", "The database is busy", str(exc))
         response.headers["Retry-After"] = BUSY_RETRY_AFTER
+        return response
+
+    @app.errorhandler(TooManyReads)
+    def _too_many(exc: Exception) -> Response:
+        response = problem(429, "too-many-requests", "Too many heavy reads", str(exc))
+        response.headers["Retry-After"] = RETRY_AFTER
+        return response
+
+    @app.errorhandler(Overloaded)
+    def _overloaded(exc: Exception) -> Response:
+        response = problem(503, "overloaded", "Too many heavy reads at once", str(exc))
+        response.headers["Retry-After"] = RETRY_AFTER
         return response
 
     @app.errorhandler(NoSigningKey)

@@ -13,7 +13,7 @@ from typing import Any
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import club, require, require_self
+from ledger.api import club, heavy, require, require_self
 from ledger.api import replayschemas as ps
 from ledger.api.bodies import Blueprint
 from ledger.api.readschemas import SMALL
@@ -76,6 +76,7 @@ def step_view(table: str, step: replay.Step, only: str | None = None) -> dict[st
 
 
 @blp.route("/tables/<table>/replay", methods=["GET"])
+@heavy.read(blp)
 @blp.arguments(ps.ReplayQuerySchema, location="query", unknown=None)
 @blp.response(200, ps.ReplaySchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table")
@@ -92,6 +93,7 @@ def session_replay(query: dict[str, Any], table: str) -> dict[str, Any]:
 
 
 @blp.route("/tables/<table>/rounds/<int:round>/replay", methods=["GET"])
+@heavy.read(blp)
 @blp.arguments(ps.ReplayQuerySchema, location="query", unknown=None)
 @blp.response(200, ps.ReplaySchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table or round")
@@ -110,6 +112,7 @@ def round_replay(query: dict[str, Any], table: str, round: int) -> dict[str, Any
 
 
 @blp.route("/tables/<table>/recall", methods=["GET"])
+@heavy.read(blp)
 @blp.response(200, ps.RecallSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table")
 def table_recall(table: str) -> dict[str, Any]:
@@ -123,6 +126,7 @@ def table_recall(table: str) -> dict[str, Any]:
 
 
 @blp.route("/players/<name>/recall", methods=["GET"])
+@heavy.read(blp)
 @blp.response(200, ps.RecallSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Not this caller's")
 @blp.alt_response(404, schema=ProblemSchema, description="No such player")

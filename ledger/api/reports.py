@@ -13,7 +13,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from ledger.api import club, require
+from ledger.api import club, heavy, require
 from ledger.api.bodies import Blueprint
 from ledger.api.readschemas import StoredTime
 from ledger.api.schemas import NAME, ProblemSchema
@@ -195,6 +195,7 @@ class DiceReportSchema(Schema):
 
 
 @blp.route("/reports/dice", methods=["GET"])
+@heavy.read(blp)
 @blp.arguments(DiceQuerySchema, location="query", unknown=None)
 @blp.response(200, DiceReportSchema)
 @blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")

@@ -61,19 +61,19 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
     def load_config(self) -> None:
         for key, value in self.options.items():
-            # A setting the installed gunicorn lacks (control_socket_disable came in
-            # 25.1) is skipped: gunicorn>=23 is all that is required.
+            # A setting the installed gunicorn lacks is skipped (control_socket_disable
+            # came in 25.1; 27 is required, for ledger.api.slowclients' worker).
             if key in self.cfg.settings:
                 self.cfg.set(key, value)
 
     def load(self) -> Any:
         # In the worker, after the fork.
-        from ledger.api import create_app, servererrors, slowclients
+        from ledger.api import create_app, servererrors
 
         logs.configure()
         servererrors.install()  # gunicorn's own error pages as problems too
-        app = create_app()
-        return slowclients.WholeBody(app, app.config["MAX_CONTENT_LENGTH"])
+        # Half the threads for the heavy reads, at most: the light requests keep the rest.
+        return create_app(HEAVY_READS_AT_ONCE=max(1, self.cfg.threads // 2))
 
 
 def url_of(host: str, port: int) -> str:
@@ -244,8 +244,8 @@ def serve(
         options = {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": workers,
-            # Threads, whose sockets time out: a slow client holds one thread of one
-            # worker, for at most io_timeout between two reads (ledger.api.slowclients).
+            # Threads that take a request only once it has arrived, in the worker's
+            # loop, within io_timeout: a slow client holds no thread (ledger.api.slowclients).
             "worker_class": "ledger.api.slowclients.ThreadWorker",
             "threads": threads,
             "timeout": WORKER_TIMEOUT_S,

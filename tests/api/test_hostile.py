@@ -30,6 +30,7 @@ from urllib.parse import quote
 import pytest
 import sqlalchemy as sa
 
+from ledger.api import create_app
 from ledger.api.bodies import MAX_DEPTH
 from ledger.api.problems import PREFIX, TYPES
 from ledger.api.tokens import Role, create, revoke
@@ -668,3 +669,88 @@ def test_a_bets_net_in_recall_is_read_off_an_index(api: Api) -> None:
     else:
         assert "ix_postings_account_position" in plan and "Index Cond" in plan, plan
         assert "account" in plan.split("Index Cond", 1)[1], plan
+
+
+# -- HTTP: media types, heavy reads (issue 22, items 7 and 10a) --------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/vnd.foo+json", "application/problem+json", "application/json-patch+json"],
+)
+def test_a_body_sent_as_another_json_type_is_a_415(sqlite_api: Api, content_type: str) -> None:
+    """Regression: webargs takes any `application/*+json` as JSON, so a body sent as
+    `application/vnd.foo+json` or `application/problem+json` made a player (201),
+    although the contract says anything but `application/json` is a 415."""
+    bank = sqlite_api.client()
+    before = _event_count(sqlite_api)
+    answer = bank.post("/players", data=b'{"name": "ann"}', headers={"Content-Type": content_type})
+    problem = _problem(answer, 415, what=content_type)
+    assert problem["type"] == PREFIX + "unsupported-media-type"
+    assert f"this request's Content-Type is {content_type}" in problem["detail"]
+    assert _event_count(sqlite_api) == before
+
+
+def _statement_reader(api: Api) -> Client:
+    """ann, with money moved so that her statement has lines, and her own token."""
+    bank = api.client()
+    bank.ok("post", "/players", {"name": "ann"})
+    for _ in range(3):
+        bank.ok("post", "/players/ann/deposits", {"amount": 100})
+    return api.client("player", "ann")
+
+
+def _served(answer: Any) -> int:
+    """The status of an answer read to its end and closed (a stream holds its read)."""
+    with answer:
+        answer.get_data()
+    return int(answer.status_code)
+
+
+def _refused(answer: Any, status: int, kind: str) -> None:
+    problem = answer.get_json(silent=True)
+    assert answer.status_code == status, (answer.status_code, answer.data[:300])
+    assert answer.mimetype == "application/problem+json"
+    assert problem["type"] == PREFIX + kind, problem
+    assert answer.headers["Retry-After"].isdigit(), answer.headers
+
+
+def test_one_token_runs_two_heavy_reads_at_once_on_every_server(api: Api) -> None:
+    """Regression: sixteen exports of one player's own statement at once were all
+    served, and pushed everyone's p50 to 3.6 s. A token's third heavy read (an export
+    whose stream is still being read counts) is a 429 with Retry-After, here and on
+    another server of the same database; another token's is served; and as one ends,
+    the next is taken."""
+    ann = _statement_reader(api)
+    auditor = api.client("auditor", "audrey")
+    held = [ann.get("/export?player=ann", buffered=False) for _ in range(2)]
+    assert [r.status_code for r in held] == [200, 200]
+    _refused(ann.get("/export?player=ann"), 429, "too-many-requests")
+    _refused(ann.get("/players/ann/recall"), 429, "too-many-requests")
+    assert ann.get("/players/ann/balance").status_code == 200  # a light read is not held
+    assert _served(auditor.get("/export?player=ann")) == 200
+    other = create_app(book=api.book, TESTING=True)  # a second server, the same database
+    headers = {"Authorization": f"Bearer {ann.token}"}
+    _refused(other.test_client().get("/export?player=ann", headers=headers), 429,
+             "too-many-requests")  # fmt: skip
+    held[0].close()  # the client went away
+    assert _served(ann.get("/export?player=ann")) == 200
+    assert _served(other.test_client().get("/players/ann/recall", headers=headers)) == 200
+    held[1].close()
+
+
+def test_a_worker_runs_so_many_heavy_reads_at_once_and_answers_the_rest(api: Api) -> None:
+    """Beyond its heavy reads at once, a worker answers another 503 with Retry-After at
+    once, whoever asks, and the light reads and the health endpoints go on."""
+    _statement_reader(api)
+    app = create_app(book=api.book, TESTING=True, HEAVY_READS_AT_ONCE=1)
+    tokens = [create(api.book.store.engine, Role.AUDITOR, name) for name in ("au", "dit")]
+    first, second = [Client(app.test_client(), token) for token in tokens]
+    held = first.get("/export?player=ann", buffered=False)
+    assert held.status_code == 200
+    _refused(second.get("/export?player=ann"), 503, "overloaded")
+    _refused(second.get("/tables/t1/replay"), 503, "overloaded")
+    assert second.get("/players/ann/balance").status_code == 200
+    assert app.test_client().get("/healthz").status_code == 200
+    held.close()
+    assert _served(second.get("/export?player=ann")) == 200
