@@ -135,7 +135,7 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
     """
 
     @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -143,6 +143,7 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
         cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+        record.info[_BUSY_MS] = wait_ms
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(connection: sa.Connection) -> None:
@@ -150,8 +151,31 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
         # On the driver's own cursor: through SQLAlchemy's execute, this one statement
         # cost more than a whole raw transaction (bench.store).
         cursor = connection.connection.cursor()
+        if writes:
+            # The busy timeout this BEGIN IMMEDIATE waits: what `begin_within` left
+            # it, else the whole lock timeout; set only when it differs from the
+            # connection's, so that a write that did not wait its turn sets nothing.
+            info = connection.info
+            wait = info.pop(_BEGIN_WITHIN_MS, wait_ms)
+            if info.get(_BUSY_MS) != wait:
+                cursor.execute(f"PRAGMA busy_timeout={int(wait)}")
+                info[_BUSY_MS] = wait
         cursor.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
         cursor.close()
+
+
+_BUSY_MS = "hazard_busy_ms"
+"""A connection's info: the busy timeout it has now, in ms."""
+_BEGIN_WITHIN_MS = "hazard_begin_within_ms"
+"""A connection's info: the busy timeout its next BEGIN IMMEDIATE is to wait, in ms."""
+
+
+def begin_within(connection: sa.Connection, seconds: float) -> None:
+    """Have the next write transaction begun on `connection` (SQLite's BEGIN
+    IMMEDIATE) wait at most `seconds` for the write lock, rather than the whole lock
+    timeout: what is left of a write's time after its turn in ledger.store.writers.
+    At 0 it takes the lock only if it stands free."""
+    connection.info[_BEGIN_WITHIN_MS] = max(int(seconds * 1000), 0)
 
 
 def _alembic_config(connection: sa.Connection | None = None) -> Config:
