@@ -213,6 +213,27 @@ def serialised(engine: sa.Engine, key: int) -> Iterator[sa.Connection]:
         yield connection
 
 
+@contextlib.contextmanager
+def short_read(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A read transaction that sees one state of the database (REPEATABLE READ on
+    PostgreSQL; SQLite's read transaction does already), to be ended at once: a long
+    read (an export) is done a page at a time, each page in one of these, and holds
+    nothing between them, neither a snapshot that keeps SQLite's WAL from being
+    checkpointed nor a PostgreSQL transaction that holds back its xmin horizon."""
+    with engine.connect() as connection, connection.begin():
+        snapshot(connection)
+        yield connection
+
+
+def snapshot(connection: sa.Connection) -> None:
+    """Make the transaction just begun on `connection` read one state throughout, so
+    that a write committed meanwhile (its events, hashes and checkpoint) is seen whole
+    or not at all: PostgreSQL reads each statement afresh unless told; SQLite's read
+    transaction already keeps the state of its first read."""
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+
 @functools.cache
 def code_head() -> str:
     """The newest migration this code has. Read from migrations/ once per process: the
