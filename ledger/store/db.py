@@ -29,6 +29,11 @@ LOCK_TIMEOUT_S = 10
 below gunicorn's worker timeout (ledger.api.server.WORKER_TIMEOUT_S), so that a
 waiting request is answered rather than its worker killed."""
 BUSY_TIMEOUT_MS = LOCK_TIMEOUT_S * 1000
+WAL_KEPT_BYTES = 64 * 1024 * 1024
+"""What SQLite's WAL file is cut back to when it starts over after a checkpoint
+(journal_size_limit). A checkpoint goes no further than the oldest reader, so a long
+read lets the WAL grow while others write; without a limit the file keeps that size
+for good. Everyday writing keeps it to a few MB (a checkpoint every 1,000 pages)."""
 
 
 class BadSetting(ValueError):
@@ -142,6 +147,7 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA journal_size_limit={int(WAL_KEPT_BYTES)}")
         cursor.close()
         record.info[_BUSY_MS] = wait_ms
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -185,6 +187,37 @@ def test_sqlite_runs_durable_wal_with_a_busy_timeout(tmp_path: object) -> None:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == db.BUSY_TIMEOUT_MS
+    eng.dispose()
+
+
+def test_sqlites_wal_is_cut_back_once_a_long_reader_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite checkpoints its WAL no further than its oldest reader, so a long read
+    lets it grow while others write; once the reader is gone, the next checkpoint's
+    restart cuts the file back (journal_size_limit) rather than leave it that size."""
+    monkeypatch.setattr(db, "WAL_KEPT_BYTES", 64 * 1024, raising=False)
+    path = tmp_path / "h.sqlite3"
+    eng = db.make_engine(f"sqlite:///{path}")
+    db.upgrade(eng)
+    store = EventStore(eng, signer=SIGNER)
+    wal = Path(f"{path}-wal")
+    reader = sqlite3.connect(path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM events").fetchall()  # a read that stays open
+    _, events = opened()
+    n = 0
+    while wal.stat().st_size < 6 * 1024 * 1024:  # past an automatic checkpoint (1,000 pages)
+        n += 1
+        append(store, f"table:{n}", 0, events)
+    grown = wal.stat().st_size
+    reader.rollback()
+    reader.close()
+    for _ in range(3):  # a checkpoint that now completes, then a write that starts over
+        n += 1
+        append(store, f"table:{n}", 0, events)
+    assert wal.stat().st_size <= 256 * 1024 < grown
+    store.close()
     eng.dispose()
 
 
