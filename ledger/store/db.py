@@ -157,15 +157,15 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
         # On the driver's own cursor: through SQLAlchemy's execute, this one statement
         # cost more than a whole raw transaction (bench.store).
         cursor = connection.connection.cursor()
-        if writes:
-            # The busy timeout this BEGIN IMMEDIATE waits: what `begin_within` left
-            # it, else the whole lock timeout; set only when it differs from the
-            # connection's, so that a write that did not wait its turn sets nothing.
-            info = connection.info
-            wait = info.pop(_BEGIN_WITHIN_MS, wait_ms)
-            if info.get(_BUSY_MS) != wait:
-                cursor.execute(f"PRAGMA busy_timeout={int(wait)}")
-                info[_BUSY_MS] = wait
+        # The busy timeout this transaction waits: for a write's BEGIN IMMEDIATE, what
+        # `begin_within` left it, else the whole lock timeout, as for a read (on a
+        # connection a write left with less). Set only when it differs from the
+        # connection's, so that a write that did not wait its turn sets nothing.
+        info = connection.info
+        wait = info.pop(_BEGIN_WITHIN_MS, wait_ms) if writes else wait_ms
+        if info.get(_BUSY_MS) != wait:
+            cursor.execute(f"PRAGMA busy_timeout={int(wait)}")
+            info[_BUSY_MS] = wait
         cursor.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
         cursor.close()
 

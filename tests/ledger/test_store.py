@@ -341,3 +341,28 @@ def test_the_lock_timeout_is_set_on_both_databases(database_url: str) -> None:
             assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1500ms"
     eng.dispose()
     assert db.default_lock_timeout() == db.LOCK_TIMEOUT_S == 10
+
+
+def test_a_write_that_waited_its_turn_gives_sqlite_only_what_is_left(tmp_path: Path) -> None:
+    """The busy timeout of a write's BEGIN IMMEDIATE is what its turn left it
+    (db.begin_within); the next transaction on the connection, a read or a write that
+    did not wait, has the whole lock timeout again."""
+    eng = db.make_engine(f"sqlite:///{tmp_path}/d.sqlite3", lock_timeout=2)
+
+    def busy(conn: sa.Connection) -> int:
+        return int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one())
+
+    with eng.connect().execution_options(writes=True) as conn:
+        written_on = conn.connection.dbapi_connection
+        db.begin_within(conn, 0.25)
+        with conn.begin():
+            assert busy(conn) == 250
+        with conn.begin():
+            assert busy(conn) == 2000
+        db.begin_within(conn, -1)  # its time already spent: takes the lock only if free
+        with conn.begin():
+            assert busy(conn) == 0
+    with eng.connect() as conn, conn.begin():  # a read, on the same connection
+        assert conn.connection.dbapi_connection is written_on
+        assert busy(conn) == 2000
+    eng.dispose()
