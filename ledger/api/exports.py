@@ -5,9 +5,11 @@ The same scopes as `hazard export`: a table (`table`), a player's statement (`pl
 a time range of the club (`since`/`until` alone) or the whole log (`all=true`), as JSON
 Lines that `hazard verify FILE` checks offline (docs/export-format.md) or as CSV for a
 spreadsheet. The scope is resolved, and refused if it cannot be (404, 422), before the
-first byte is sent; the body is then read from one snapshot of the log a page at a time,
-so the first bytes leave before the log has been read to its end and memory stays
-bounded. Its read ends when the body does, or when the client goes away.
+first byte is sent, and that fixes the file's head (the log as it stood then). The body
+is then read a page at a time, each page in a short read transaction of its own, so the
+first bytes leave before the log has been read to its end, memory stays bounded, and a
+client that reads slowly holds nothing in the database between pages (ledger.exports.jsonl
+says why the file is still the log at its head, byte for byte).
 
 The setter and auditors may export anything; a player only their own statement
 (`player=<their name>`); a croupier nothing.
@@ -155,8 +157,8 @@ def _streamed(asked: scope.Scope, query: dict[str, Any]) -> Response:
         finally:
             prepared.close()
 
-    # Not stream_with_context: the body reads nothing of the request (it holds its own
-    # connection), and a generator wrapped in it that is closed unread, outside the
+    # Not stream_with_context: the body reads nothing of the request (it opens its own
+    # reads), and a generator wrapped in it that is closed unread, outside the
     # request's context (a client gone before the first chunk), fails as it closes.
     response = Response(body(), mimetype=None)
     response.headers["Content-Type"] = prepared.media_type

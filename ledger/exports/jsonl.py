@@ -1,11 +1,18 @@
 """The verifiable export: a scope's history as Hazard JSON Lines (docs/export-format.md).
 
-`prepare` resolves the scope in one snapshot of the log (REPEATABLE READ on PostgreSQL,
-one read transaction on SQLite) and raises NotFound or ScopeError before a byte is
-written; `Prepared.chunks` then reads everything else in that same transaction, a page
-of events at a time, so a write committed meanwhile is not in the file and memory stays
-bounded whatever the size of the log: of the tree only its frontier is kept (at most 64
-hashes), and of the events one page.
+`prepare` resolves the scope in one short read of the log and raises NotFound or
+ScopeError before a byte is written. That read fixes the file's head: the newest signed
+checkpoint, whose size n the file is tied to. `Prepared.chunks` then reads everything
+else a page at a time, each page in a short read transaction of its own, ended before a
+byte of it is handed on: a client that takes an hour to read its file holds nothing in
+the database between pages (no snapshot pinning SQLite's WAL, no PostgreSQL transaction
+holding back its xmin). What it reads is fixed by n and never changes: the events up to
+n, the tree's hashes of subtrees within them, the checkpoints of sizes up to n, the
+postings of those events (a rebuild of the read models rewrites them in one
+transaction, the same), the cached table states (any one folds to the same state). So
+a write committed meanwhile is not in the file, which is the log at n byte for byte,
+and memory stays bounded whatever the size of the log: of the tree only its frontier is
+kept (at most 64 hashes), and of the events one page.
 
 Each event line is written by hand around the stored payload text, which the store
 keeps canonical already (codec.hash_input does the same for the hashed bytes), because
@@ -108,21 +115,16 @@ def _chunks_of(values: list[Any], size: int = IN_LIST) -> Iterator[list[Any]]:
 
 
 def prepare(engine: sa.Engine, scope: Scope, key: Verifier | None = None) -> Prepared:
-    """Resolve `scope` in a snapshot of the log and make ready to write it.
+    """Resolve `scope` in a snapshot of the log, fixing its head, and make ready to
+    write it.
 
     `key` is the public key that signed the log's checkpoints, for the header; by
     default the public half of the service's signing key (HAZARD_KEY). Raises NotFound
     (no such table or player, or nothing written yet), NoKey, or ValueError if the key
     did not sign the newest checkpoint, before anything is written."""
-    conn = engine.connect()
-    try:
-        conn.begin()
-        logcheck.snapshot(conn)
+    with db.short_read(engine) as conn:
         plan = _plan(conn, scope, key)
-    except BaseException:
-        conn.close()
-        raise
-    return Prepared(conn, plan)
+    return Prepared(engine, plan)
 
 
 def _default_key() -> Verifier:
@@ -275,8 +277,8 @@ class Prepared:
 
     media_type = MEDIA_TYPE
 
-    def __init__(self, conn: sa.Connection, plan: _Plan) -> None:
-        self._conn: sa.Connection | None = conn
+    def __init__(self, engine: sa.Engine, plan: _Plan) -> None:
+        self._engine: sa.Engine | None = engine
         self._plan = plan
         self.first = plan.first
         self.last = plan.last
@@ -285,19 +287,18 @@ class Prepared:
         self.filename = plan.scope.filename("jsonl")
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()  # ends the read transaction (a rollback: nothing was written)
+        """Nothing more is read: between pages the export holds no connection."""
+        self._engine = None
 
     def chunks(self, progress: Progress | None = None) -> Generator[bytes, None, None]:
         """The file, about CHUNK bytes at a time. Closing the generator early (a client
-        gone) ends the read, as `close` does."""
-        conn = self._conn
-        if conn is None:
+        gone) ends it, as `close` does."""
+        engine = self._engine
+        if engine is None:
             raise RuntimeError("this export is closed")
         try:
             out = _Out()
-            yield from _write(conn, self._plan, out, progress)
+            yield from _write(engine, self._plan, out, progress)
             yield from out.flush(force=True)
         finally:
             self.close()
@@ -325,16 +326,18 @@ def _line(document: dict[str, Any]) -> str:
     return codec.canonical(document).decode() + "\n"
 
 
-def _write(
-    conn: sa.Connection, plan: _Plan, out: _Out, progress: Progress | None
-) -> Iterator[bytes]:
+def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None) -> Iterator[bytes]:
+    # Every read below is of the head fixed by the plan, each in a short read of its
+    # own, and none is open while the generator yields (the client may take its time).
     first, last = plan.first, plan.last
-    start = logcheck.stored_frontier(conn, first - 1)
-    states = _snapshots(conn, plan)
+    with db.short_read(engine) as conn:
+        start = logcheck.stored_frontier(conn, first - 1)
+        states = _snapshots(conn, plan)
+        opened = _opened_rules(conn, [s for s, v in plan.tables.items() if v == 1])
     rule_sets: dict[str, Any] = {}
     for _, _, state in states:
         rule_sets[state["rules"]["name"]] = state["rules"]
-    rule_sets.update(_opened_rules(conn, [s for s, v in plan.tables.items() if v == 1]))
+    rule_sets.update(opened)
     out.add(
         _line(
             {
@@ -364,10 +367,13 @@ def _write(
                 }
             )
         )
-    body = _Body(conn, plan, start)
+    body = _Body(engine, plan, start)
     yield from body.run(out, progress)
     size, _root, issued_at, note = plan.checkpoint
-    proof = merkle.prove_tree(size, last, tlog.reader(conn)) if 0 < last < size else []
+    proof = []
+    if 0 < last < size:
+        with db.short_read(engine) as conn:
+            proof = merkle.prove_tree(size, last, tlog.reader(conn))
     out.add(
         _line(
             {
@@ -479,8 +485,8 @@ class _Body:
     """The body's lines, and what the closing record counts: events, skipped positions,
     types, money, and the tree (its frontier) they build."""
 
-    def __init__(self, conn: sa.Connection, plan: _Plan, start: list[bytes]) -> None:
-        self.conn = conn
+    def __init__(self, engine: sa.Engine, plan: _Plan, start: list[bytes]) -> None:
+        self.engine = engine
         self.plan = plan
         self.stack = list(start)
         self.size = plan.first - 1
@@ -500,25 +506,27 @@ class _Body:
         contiguous = plan.windows is None
         for page in self._pages():
             done = self.size
-            skips = self._skips(page)
             checks: dict[int, tuple[str, str]] = {}
-            if contiguous and page:
-                checks = {
-                    int(s): (str(i), str(n))
-                    for s, i, n in db.fetch(
-                        self.conn,
-                        "SELECT size, issued_at, note FROM checkpoints"
-                        " WHERE size >= ? AND size <= ? ORDER BY size",
-                        (page[0][0], page[-1][0]),
-                    )
-                }
+            with db.short_read(self.engine) as conn:
+                skips = self._skips(conn, page)
+                if contiguous and page:
+                    checks = {
+                        int(s): (str(i), str(n))
+                        for s, i, n in db.fetch(
+                            conn,
+                            "SELECT size, issued_at, note FROM checkpoints"
+                            " WHERE size >= ? AND size <= ? ORDER BY size",
+                            (page[0][0], page[-1][0]),
+                        )
+                    }
             yield from self._lines(page, skips, checks, out)
             if not contiguous:
                 self._count_money(page)
             if progress is not None:
                 progress(self.size - done)
         if contiguous:
-            self.money = _money_between(self.conn, plan.first, plan.last)
+            with db.short_read(self.engine) as conn:
+                self.money = _money_between(conn, plan.first, plan.last)
 
     def _pages(self) -> Iterator[list[Any]]:
         """The events in the file, in position order, a page at a time."""
@@ -544,12 +552,13 @@ class _Body:
         keep = None if windows is None else {w.stream: (w.start, w.end) for w in windows}
         after = plan.first - 1
         while after < plan.last:
-            rows = db.fetch(
-                self.conn,
-                f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
-                " ORDER BY position LIMIT ?",
-                (after, plan.last, BATCH),
-            )
+            with db.short_read(self.engine) as conn:
+                rows = db.fetch(
+                    conn,
+                    f"SELECT {_COLUMNS} FROM events WHERE position > ? AND position <= ?"
+                    " ORDER BY position LIMIT ?",
+                    (after, plan.last, BATCH),
+                )
             if not rows:
                 return
             after = rows[-1][0]
@@ -561,18 +570,19 @@ class _Body:
     def _stream(self, window: _Window, batch: int) -> Iterator[Any]:
         after = window.start_version - 1
         while after < window.end_version:
-            rows = db.fetch(
-                self.conn,
-                f"SELECT {_COLUMNS} FROM events WHERE stream = ? AND version > ? AND version <= ?"
-                " ORDER BY version LIMIT ?",
-                (window.stream, after, window.end_version, batch),
-            )
+            with db.short_read(self.engine) as conn:
+                rows = db.fetch(
+                    conn,
+                    f"SELECT {_COLUMNS} FROM events"
+                    " WHERE stream = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?",
+                    (window.stream, after, window.end_version, batch),
+                )
             if not rows:
                 return
             after = rows[-1][2]
             yield from rows
 
-    def _skips(self, page: list[Any]) -> dict[int, bytes]:
+    def _skips(self, conn: sa.Connection, page: list[Any]) -> dict[int, bytes]:
         """The stored hashes of every subtree the page's gaps need, in a few queries."""
         wanted: list[int] = []
         before = self.size
@@ -584,7 +594,7 @@ class _Body:
             before = row[0]
         found: dict[int, bytes] = {}
         for part in _chunks_of(wanted):
-            found.update(tlog.read_hashes(self.conn, part))
+            found.update(tlog.read_hashes(conn, part))
         if len(found) != len(set(wanted)):
             raise merkle.BadRead("the stored tree is missing hashes of positions the export skips")
         return found

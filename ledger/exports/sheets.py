@@ -2,9 +2,14 @@
 statement.
 
 Each sheet is one query over the read models (rounds, settlements, postings), read in
-pages of BATCH rows by keyset in one snapshot transaction (as ledger.exports.jsonl and
-ledger.store.logcheck read the log), so memory stays bounded whatever the size of the
-club and a write committed meanwhile is not in the file.
+pages of BATCH rows by keyset, so memory stays bounded whatever the size of the club.
+`prepare` fixes the sheet's head, the log's last position, in one short read; each page
+is then read in a short read of its own (as ledger.exports.jsonl reads the log), so a
+client that reads slowly holds nothing in the database between pages, and a write
+committed meanwhile is not in the file: every row is of an event up to the head (a
+settlement, an adjustment and a posting are written with their event and never change),
+and the one kind of row a later event changes, a round still in play at the head, is
+taken as `prepare` read it.
 
 What opens cleanly in LibreOffice and Excel: UTF-8 with a byte order mark (Excel reads
 UTF-8 only with it), rows ended by CRLF (the csv module's default), a header row, times
@@ -35,6 +40,7 @@ The scope, sheet by sheet:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections.abc import Callable, Iterator
@@ -46,7 +52,7 @@ import sqlalchemy as sa
 from engine import SETTER
 from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account
 from ledger.exports.scope import NotFound, Scope, ScopeError
-from ledger.store import db, logcheck
+from ledger.store import db
 
 SHEETS = ("rounds", "settlements", "statement", "adjustments")
 MEDIA_TYPE = "text/csv; charset=utf-8"
@@ -144,6 +150,29 @@ class _Query:
     where: tuple[str, ...]
     params: tuple[Any, ...]
     keys: tuple[str, ...]
+    position: str
+    """The column of the log position a row is of: rows after the head are not the
+    sheet's."""
+    changing: str = ""
+    """Rows that a later event may have changed since the head, as a condition on a
+    row as it is now with one `?` for the head: read whatever the filters, and
+    replaced by the row as `prepare` read it (or left out if it did not match)."""
+    whole: bool = False
+    """A page ends only where the first key changes: the last key (a posting's id) is
+    renumbered by a rebuild of the read models, so a page cannot resume after one."""
+    head: int = 0
+    """The last position of the log the rows are of (`at_head`)."""
+
+    def at_head(self, head: int) -> _Query:
+        """This query as its rows stood at `head`, for reads made later."""
+        bound = f"{self.position} <= ?"
+        if not self.changing:
+            where, params = (bound, *self.where), (head, *self.params)
+        else:
+            filters = " AND ".join(self.where) or "1 = 1"
+            where = (bound, f"({self.changing} OR ({filters}))")
+            params = (head, head, *self.params)
+        return dataclasses.replace(self, where=where, params=params, head=head)
 
 
 def _rounds(scope: Scope) -> _Query:
@@ -167,6 +196,10 @@ def _rounds(scope: Scope) -> _Query:
         tuple(where),
         tuple(params),
         ("r.stream", "r.round"),
+        "r.first_position",
+        # A round still in play (no result yet; or one a later event extended) is
+        # the one row a later event changes: its caster, main, chance, end.
+        "r.result IS NULL OR r.last_position > ?",
     )
 
 
@@ -189,6 +222,7 @@ def _settlements(scope: Scope) -> _Query:
         tuple(where),
         tuple(params),
         ("s.position",),
+        "s.position",
     )
 
 
@@ -202,6 +236,8 @@ def _statement(scope: Scope) -> _Query:
         tuple(where),
         tuple(params),
         ("p.position", "p.id"),
+        "p.position",
+        whole=True,
     )
 
 
@@ -224,6 +260,7 @@ def _adjustments(scope: Scope) -> _Query:
         tuple(where),
         tuple(params),
         ("a.position",),
+        "a.position",
     )
 
 
@@ -245,27 +282,62 @@ _QUERIES = {
 }
 
 
-def _pages(conn: sa.Connection, q: _Query) -> Iterator[list[Any]]:
-    """The query's rows, BATCH at a time, each page after the last row of the one before:
-    the keys are its last columns, then dropped. A range scan per page, never an OFFSET."""
+def _pages(
+    engine: sa.Engine, q: _Query, as_read: dict[tuple[Any, ...], Any]
+) -> Iterator[list[Any]]:
+    """The query's rows, BATCH at a time, each page after the last row of the one before
+    (the keys are its last columns, then dropped), each read in a short read of its own
+    and handed on once it has ended. A range scan per page, never an OFFSET."""
     order = ", ".join(q.keys)
-    base = f"SELECT {q.select}, {order} FROM {q.source}"
+    flag = f"CASE WHEN {q.changing} THEN 1 ELSE 0 END, " if q.changing else ""
+    base = f"SELECT {q.select}, {flag}{order} FROM {q.source}"
     after: tuple[Any, ...] | None = None
     n = len(q.keys)
     while True:
         where = list(q.where)
-        params = q.params
+        params = ((q.head,) if q.changing else ()) + q.params
         if after is not None:
-            where.append(_after(q.keys))
-            params = params + _after_params(after)
+            where.append(_after(q.keys[:1] if q.whole else q.keys))
+            params = params + _after_params(after[:1] if q.whole else after)
         sql = base + (" WHERE " + " AND ".join(where) if where else "")
-        rows = db.fetch(conn, f"{sql} ORDER BY {order} LIMIT {BATCH}", params)
+        with db.short_read(engine) as conn:
+            rows = db.fetch(conn, f"{sql} ORDER BY {order} LIMIT {BATCH}", params)
+            full = len(rows) == BATCH
+            if full and q.whole:
+                rows = _whole(conn, sql, order, params, rows, q.keys[0], n)
         if not rows:
             return
-        yield [row[:-n] for row in rows]
-        if len(rows) < BATCH:
+        yield _as_at_head(rows, n, as_read) if q.changing else [row[:-n] for row in rows]
+        if not full:
             return
         after = tuple(rows[-1][-n:])
+
+
+def _as_at_head(rows: list[Any], n: int, as_read: dict[tuple[Any, ...], Any]) -> list[Any]:
+    """Each row as it stood at the head: one that may have changed since (flagged in
+    the column before the keys) replaced by its row as `prepare` read it, or left out
+    if the sheet did not hold it then."""
+    out = []
+    for row in rows:
+        if not row[-n - 1]:
+            out.append(row[: -n - 1])
+        elif (then := as_read.get(tuple(row[-n:]))) is not None:
+            out.append(then[:-n])
+    return out
+
+
+def _whole(
+    conn: sa.Connection, sql: str, order: str, params: tuple[Any, ...], rows: list[Any],
+    first: str, n: int,
+) -> list[Any]:  # fmt: skip
+    """A full page cut back to its last whole first key: without the rows of the last
+    one, or if they are all of it, with every row of that one."""
+    last = rows[-1][-n]
+    keep = [row for row in rows if row[-n] != last]
+    if keep:
+        return keep
+    joiner = " AND " if " WHERE " in sql else " WHERE "
+    return db.fetch(conn, f"{sql}{joiner}{first} = ? ORDER BY {order}", (*params, last))
 
 
 def _after(keys: tuple[str, ...]) -> str:
@@ -287,7 +359,8 @@ def _after_params(after: tuple[Any, ...]) -> tuple[Any, ...]:
 def prepare(
     engine: sa.Engine, scope: Scope, sheet: str | None = None, decimals: int = 2
 ) -> Prepared:
-    """Check what is asked and open a snapshot of the store to write it from.
+    """Check what is asked and fix the sheet's head, the club as it stands now, to
+    write it from.
 
     `sheet` None is the statement for a player's scope, else the settlements. Raises
     ScopeError (an unknown sheet, a statement without a player, bad decimals) or
@@ -302,18 +375,14 @@ def prepare(
         raise ScopeError(
             "decimals", f"decimals is a whole number from 0 to {MAX_DECIMALS}, not {decimals!r}"
         )
-    conn = engine.connect()
-    try:
-        conn.begin()
-        logcheck.snapshot(conn)
+    query = _QUERIES[sheet](scope)
+    with db.short_read(engine) as conn:  # the club at one moment: the sheet's head
         _require(conn, scope)
-        query = _QUERIES[sheet](scope)
+        head = int(db.fetch(conn, "SELECT COALESCE(MAX(position), 0) FROM events")[0][0])
         total = _count(conn, query)
         opening = _opening(conn, scope) if sheet == "statement" else 0
-    except BaseException:
-        conn.close()
-        raise
-    return Prepared(conn, scope, sheet, decimals, query, total, opening)
+        as_read = _changing(conn, query, head)
+    return Prepared(engine, scope, sheet, decimals, query.at_head(head), total, opening, as_read)
 
 
 def _require(conn: sa.Connection, scope: Scope) -> None:
@@ -333,6 +402,21 @@ def _count(conn: sa.Connection, q: _Query) -> int:
     if q.where:
         sql += " WHERE " + " AND ".join(q.where)
     return int(db.fetch(conn, sql, q.params)[0][0])
+
+
+def _changing(conn: sa.Connection, q: _Query, head: int) -> dict[tuple[Any, ...], Any]:
+    """The rows that later events may change (rounds in play), as they are at the head,
+    by their keys: those of them the sheet holds."""
+    if not q.changing:
+        return {}
+    n = len(q.keys)
+    where = " AND ".join([*q.where, f"({q.changing})"])
+    rows = db.fetch(
+        conn,
+        f"SELECT {q.select}, {', '.join(q.keys)} FROM {q.source} WHERE {where}",
+        (*q.params, head),
+    )
+    return {tuple(row[-n:]): row for row in rows}
 
 
 def _opening(conn: sa.Connection, scope: Scope) -> int:
@@ -359,33 +443,34 @@ class Prepared:
 
     def __init__(
         self,
-        conn: sa.Connection,
+        engine: sa.Engine,
         scope: Scope,
         sheet: str,
         decimals: int,
         query: _Query,
         total: int,
         opening: int,
+        as_read: dict[tuple[Any, ...], Any],
     ) -> None:
-        self._conn: sa.Connection | None = conn
+        self._engine: sa.Engine | None = engine
         self.scope = scope
         self.sheet = sheet
         self.decimals = decimals
         self._query = query
         self._opening = opening
+        self._as_read = as_read
         self.total: int | None = total
         """Rows the sheet holds (the header aside), for a progress bar."""
         self.filename = scope.filename("csv").removesuffix(".csv") + f"-{sheet}.csv"
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()  # ends the read transaction (a rollback: nothing was written)
+        """Nothing more is read: between pages the sheet holds no connection."""
+        self._engine = None
 
     def chunks(self, progress: Progress | None = None) -> Iterator[bytes]:
         """The file, about CHUNK characters at a time, UTF-8 with a byte order mark."""
-        conn = self._conn
-        if conn is None:
+        engine = self._engine
+        if engine is None:
             raise RuntimeError("this export is closed")
         try:
             buffer = io.StringIO()
@@ -394,7 +479,7 @@ class Prepared:
             out.writerow(HEADERS[self.sheet])
             rows = _ROWS[self.sheet]
             state = {"balance": self._opening}
-            for page in _pages(conn, self._query):
+            for page in _pages(engine, self._query, self._as_read):
                 out.writerows(rows(row, self.decimals, state) for row in page)
                 if progress is not None:
                     progress(len(page))

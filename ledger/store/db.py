@@ -29,6 +29,11 @@ LOCK_TIMEOUT_S = 10
 below gunicorn's worker timeout (ledger.api.server.WORKER_TIMEOUT_S), so that a
 waiting request is answered rather than its worker killed."""
 BUSY_TIMEOUT_MS = LOCK_TIMEOUT_S * 1000
+WAL_KEPT_BYTES = 64 * 1024 * 1024
+"""What SQLite's WAL file is cut back to when it starts over after a checkpoint
+(journal_size_limit). A checkpoint goes no further than the oldest reader, so a long
+read lets the WAL grow while others write; without a limit the file keeps that size
+for good. Everyday writing keeps it to a few MB (a checkpoint every 1,000 pages)."""
 
 
 class BadSetting(ValueError):
@@ -135,14 +140,16 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
     """
 
     @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA journal_size_limit={int(WAL_KEPT_BYTES)}")
         cursor.close()
+        record.info[_BUSY_MS] = wait_ms
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(connection: sa.Connection) -> None:
@@ -150,8 +157,31 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
         # On the driver's own cursor: through SQLAlchemy's execute, this one statement
         # cost more than a whole raw transaction (bench.store).
         cursor = connection.connection.cursor()
+        # The busy timeout this transaction waits: for a write's BEGIN IMMEDIATE, what
+        # `begin_within` left it, else the whole lock timeout, as for a read (on a
+        # connection a write left with less). Set only when it differs from the
+        # connection's, so that a write that did not wait its turn sets nothing.
+        info = connection.info
+        wait = info.pop(_BEGIN_WITHIN_MS, wait_ms) if writes else wait_ms
+        if info.get(_BUSY_MS) != wait:
+            cursor.execute(f"PRAGMA busy_timeout={int(wait)}")
+            info[_BUSY_MS] = wait
         cursor.execute("BEGIN IMMEDIATE" if writes else "BEGIN")
         cursor.close()
+
+
+_BUSY_MS = "hazard_busy_ms"
+"""A connection's info: the busy timeout it has now, in ms."""
+_BEGIN_WITHIN_MS = "hazard_begin_within_ms"
+"""A connection's info: the busy timeout its next BEGIN IMMEDIATE is to wait, in ms."""
+
+
+def begin_within(connection: sa.Connection, seconds: float) -> None:
+    """Have the next write transaction begun on `connection` (SQLite's BEGIN
+    IMMEDIATE) wait at most `seconds` for the write lock, rather than the whole lock
+    timeout: what is left of a write's time after its turn in ledger.store.writers.
+    At 0 it takes the lock only if it stands free."""
+    connection.info[_BEGIN_WITHIN_MS] = max(int(seconds * 1000), 0)
 
 
 def _alembic_config(connection: sa.Connection | None = None) -> Config:
@@ -187,6 +217,27 @@ def serialised(engine: sa.Engine, key: int) -> Iterator[sa.Connection]:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
         yield connection
+
+
+@contextlib.contextmanager
+def short_read(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A read transaction that sees one state of the database (REPEATABLE READ on
+    PostgreSQL; SQLite's read transaction does already), to be ended at once: a long
+    read (an export) is done a page at a time, each page in one of these, and holds
+    nothing between them, neither a snapshot that keeps SQLite's WAL from being
+    checkpointed nor a PostgreSQL transaction that holds back its xmin horizon."""
+    with engine.connect() as connection, connection.begin():
+        snapshot(connection)
+        yield connection
+
+
+def snapshot(connection: sa.Connection) -> None:
+    """Make the transaction just begun on `connection` read one state throughout, so
+    that a write committed meanwhile (its events, hashes and checkpoint) is seen whole
+    or not at all: PostgreSQL reads each statement afresh unless told; SQLite's read
+    transaction already keeps the state of its first read."""
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
 
 @functools.cache

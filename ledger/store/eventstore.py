@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -362,22 +363,27 @@ class EventStore:
         One the server dropped while it was kept (a restart) fails as the transaction
         begins, and is replaced there, once.
         """
+        # Every wait for the lock spends from one deadline: the writers' queue, then
+        # SQLite's busy handler with what is left (PostgreSQL's one wait, for the
+        # append lock, is bounded by its lock_timeout).
+        deadline = time.monotonic() + self._lock_timeout
         try:
-            with self._turn():
-                yield from self._transaction()
+            with self._turn(deadline) as waited:
+                yield from self._transaction(deadline if waited else None)
         except writers.QueueTimeout as exc:
             raise _busy() from exc
 
-    def _turn(self) -> AbstractContextManager[None]:
+    def _turn(self, deadline: float) -> AbstractContextManager[bool]:
         """On SQLite, this write's turn among the writers of the file, taken before
         its BEGIN IMMEDIATE and let go after its commit (ledger.store.writers)."""
         if self._writers is None:
-            return nullcontext()
-        return self._writers.turn(self._lock_timeout)
+            return nullcontext(False)
+        return self._writers.turn(deadline)
 
-    def _transaction(self) -> Iterator[sa.Connection]:
+    def _transaction(self, deadline: float | None) -> Iterator[sa.Connection]:
+        """`deadline`: when the BEGIN must give up, if the turn took part of the time."""
         try:
-            conn, tx = self._begin()
+            conn, tx = self._begin(deadline)
         except Exception as exc:
             if is_busy(exc):
                 raise _busy() from exc
@@ -395,36 +401,40 @@ class EventStore:
             raise
         self._keep(conn)
 
-    def _begin(self) -> tuple[sa.Connection, sa.RootTransaction]:
+    def _begin(self, deadline: float | None) -> tuple[sa.Connection, sa.RootTransaction]:
         """A transaction holding the append lock, on a kept connection or a new one.
         A connection whose begin failed is discarded, never kept: a failed BEGIN
         IMMEDIATE (busy) leaves SQLAlchemy's connection half-begun."""
         try:
             kept = self._idle.pop()  # atomic: each connection goes to one thread
         except IndexError:
-            return self._begin_new()
+            return self._begin_new(deadline)
         try:
-            return self._begin_on(kept)
+            return self._begin_on(kept, deadline)
         except sa.exc.DBAPIError as exc:
             _discard(kept)
             if not exc.connection_invalidated:
                 raise
             # The server dropped it while it was kept (a restart): a new one, once.
-            return self._begin_new()
+            return self._begin_new(deadline)
         except BaseException:
             _discard(kept)
             raise
 
-    def _begin_new(self) -> tuple[sa.Connection, sa.RootTransaction]:
+    def _begin_new(self, deadline: float | None) -> tuple[sa.Connection, sa.RootTransaction]:
         conn = self.engine.connect()
         conn.execution_options(writes=True)
         try:
-            return self._begin_on(conn)
+            return self._begin_on(conn, deadline)
         except BaseException:
             _discard(conn)
             raise
 
-    def _begin_on(self, conn: sa.Connection) -> tuple[sa.Connection, sa.RootTransaction]:
+    def _begin_on(
+        self, conn: sa.Connection, deadline: float | None
+    ) -> tuple[sa.Connection, sa.RootTransaction]:
+        if deadline is not None:
+            db.begin_within(conn, deadline - time.monotonic())
         tx = conn.begin()
         if self.postgres:  # writers queue here, before they read what they check
             conn.execute(_LOCK, {"k": APPEND_LOCK})

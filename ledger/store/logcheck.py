@@ -166,13 +166,10 @@ def _hashes_in(conn: sa.Connection, indexes: list[int]) -> dict[int, bytes]:
     return {int(i): bytes(h) for i, h in rows}
 
 
-def snapshot(conn: sa.Connection) -> None:
-    """Make the transaction just begun on `conn` read one state of the log throughout,
-    so that a write committed during a pass (its events, hashes and checkpoint) is seen
-    whole or not at all: PostgreSQL reads each statement afresh unless told; SQLite's
-    read transaction already keeps the state of its first read."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+snapshot = db.snapshot
+"""Make the transaction just begun read one state of the log throughout, so that a
+write committed during a pass (its events, hashes and checkpoint) is seen whole or not
+at all (ledger.store.db.snapshot)."""
 
 
 def _mark(conn: sa.Connection) -> str:

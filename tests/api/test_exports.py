@@ -174,3 +174,33 @@ def test_csv(api: Api) -> None:
         made = sheets.prepare(api.book.store.engine, scope_of(**scope), sheet)
         assert response.data == b"".join(made.chunks())
         assert response.data.startswith(b"\xef\xbb\xbf")
+
+
+@pytest.mark.parametrize("query", ["player=ann", "all=true", "player=ann&format=csv"])
+def test_a_slow_client_holds_nothing_while_others_write(
+    api: Api, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player reads their export a little at a time while the club goes on writing:
+    between two pages the export holds no transaction, so SQLite's WAL checkpoints to
+    nothing (PostgreSQL: no session idle in a transaction, no xmin held), and the file
+    is the log as it stood when the export began."""
+    from ledger.exports import sheets
+    from tests.ledger.test_export_heads import held
+
+    monkeypatch.setattr(jsonl, "BATCH", 5)
+    monkeypatch.setattr(jsonl, "CHUNK", 200)
+    monkeypatch.setattr(sheets, "BATCH", 2)
+    monkeypatch.setattr(sheets, "CHUNK", 40)
+    bank = play(api)
+    ann = api.client("player", "ann")
+    before = exported(ann if "ann" in query else bank, query).data
+    response = (ann if "ann" in query else bank).get(f"/export?{query}", buffered=False)
+    body = iter(response.response)
+    got = [next(body)]
+    for _ in range(40):
+        bank.ok("post", "/players/ann/deposits", {"amount": 1})
+    assert held(api.book.store.engine) == []
+    got.extend(body)
+    response.close()
+    assert b"".join(got) == before
+    assert exported(ann if "ann" in query else bank, query).data != before

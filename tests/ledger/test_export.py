@@ -455,11 +455,15 @@ def test_writes_during_an_export_are_not_in_it(
 
 def test_closing_early_ends_the_read(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl, "CHUNK", 100)
+    pool = store.engine.pool
+    held = pool.checkedout()  # type: ignore[attr-defined]  # the store's idle writers
     prepared = jsonl.prepare(store.engine, scope_of(everything=True), key=VERIFIER)
     chunks = prepared.chunks()
     next(chunks)
+    assert pool.checkedout() == held  # type: ignore[attr-defined]  # none between pages
     chunks.close()  # the client went away
-    assert prepared._conn is None
+    with pytest.raises(RuntimeError, match="closed"):
+        next(prepared.chunks())
     prepared.close()  # twice is fine
 
 

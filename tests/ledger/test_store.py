@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -188,6 +190,37 @@ def test_sqlite_runs_durable_wal_with_a_busy_timeout(tmp_path: object) -> None:
     eng.dispose()
 
 
+def test_sqlites_wal_is_cut_back_once_a_long_reader_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite checkpoints its WAL no further than its oldest reader, so a long read
+    lets it grow while others write; once the reader is gone, the next checkpoint's
+    restart cuts the file back (journal_size_limit) rather than leave it that size."""
+    monkeypatch.setattr(db, "WAL_KEPT_BYTES", 64 * 1024, raising=False)
+    path = tmp_path / "h.sqlite3"
+    eng = db.make_engine(f"sqlite:///{path}")
+    db.upgrade(eng)
+    store = EventStore(eng, signer=SIGNER)
+    wal = Path(f"{path}-wal")
+    reader = sqlite3.connect(path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM events").fetchall()  # a read that stays open
+    _, events = opened()
+    n = 0
+    while wal.stat().st_size < 6 * 1024 * 1024:  # past an automatic checkpoint (1,000 pages)
+        n += 1
+        append(store, f"table:{n}", 0, events)
+    grown = wal.stat().st_size
+    reader.rollback()
+    reader.close()
+    for _ in range(3):  # a checkpoint that now completes, then a write that starts over
+        n += 1
+        append(store, f"table:{n}", 0, events)
+    assert wal.stat().st_size <= 256 * 1024 < grown
+    store.close()
+    eng.dispose()
+
+
 # -- the write connections kept between transactions ---------------------------------
 
 
@@ -308,3 +341,28 @@ def test_the_lock_timeout_is_set_on_both_databases(database_url: str) -> None:
             assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "1500ms"
     eng.dispose()
     assert db.default_lock_timeout() == db.LOCK_TIMEOUT_S == 10
+
+
+def test_a_write_that_waited_its_turn_gives_sqlite_only_what_is_left(tmp_path: Path) -> None:
+    """The busy timeout of a write's BEGIN IMMEDIATE is what its turn left it
+    (db.begin_within); the next transaction on the connection, a read or a write that
+    did not wait, has the whole lock timeout again."""
+    eng = db.make_engine(f"sqlite:///{tmp_path}/d.sqlite3", lock_timeout=2)
+
+    def busy(conn: sa.Connection) -> int:
+        return int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one())
+
+    with eng.connect().execution_options(writes=True) as conn:
+        written_on = conn.connection.dbapi_connection
+        db.begin_within(conn, 0.25)
+        with conn.begin():
+            assert busy(conn) == 250
+        with conn.begin():
+            assert busy(conn) == 2000
+        db.begin_within(conn, -1)  # its time already spent: takes the lock only if free
+        with conn.begin():
+            assert busy(conn) == 0
+    with eng.connect() as conn, conn.begin():  # a read, on the same connection
+        assert conn.connection.dbapi_connection is written_on
+        assert busy(conn) == 2000
+    eng.dispose()
