@@ -338,8 +338,8 @@ def test_the_receipt_walkthrough_in_the_guide_runs(sqlite_api: Api, tmp_path: An
             method, words = words[1].lower(), words[2:]
         url = words[0].removeprefix("localhost:8000")
         url = url.replace("$SIZE", str(_size({"checkpoint": receipt})) if receipt else "")
-        if receipt:  # the guide's position is its own log's: the deposit's, here
-            url = url.replace("position=57", f"position={answers[0]['receipt']['positions'][0]}")
+        if receipt:  # $POSITION, the deposit's position (its receipt's)
+            url = url.replace("$POSITION", str(answers[0]["receipt"]["positions"][0]))
         body = json.loads(words[2]) if len(words) > 2 and words[1] == "-d" else None
         answer = getattr(bank, method)(url, json=body) if body else bank.get(url)
         assert answer.status_code < 300, (url, answer.get_json())
