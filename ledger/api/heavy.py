@@ -316,22 +316,29 @@ def read(blp: Any) -> Callable[[F], F]:
     it just under the route) until its answer is sent; documented as such."""
 
     def decorate(view: F) -> F:
-        @functools.wraps(view)
-        def held(*args: Any, **kwargs: Any) -> Any:
-            who: Holder | None = g.get("holder")
-            if who is None:  # the view refuses it (401)
-                return view(*args, **kwargs)
-            held = reads().hold(who)
-            try:
-                response = make_response(view(*args, **kwargs))
-            except BaseException:
-                held.release()
-                raise
-            return until_sent(response, held)
-
-        return documented(blp)(cast(F, held))
+        return documented(blp)(held(view))
 
     return decorate
+
+
+def held(view: F) -> F:
+    """`view`, a heavy read of the caller's (`g.holder`: the API's token, the console's
+    signed-in one), held from its start until its answer is sent."""
+
+    @functools.wraps(view)
+    def holding(*args: Any, **kwargs: Any) -> Any:
+        who: Holder | None = g.get("holder")
+        if who is None:  # the view refuses it (401, or the console's sign-in)
+            return view(*args, **kwargs)
+        slots = reads().hold(who)
+        try:
+            response = make_response(view(*args, **kwargs))
+        except BaseException:
+            slots.release()
+            raise
+        return until_sent(response, slots)
+
+    return cast(F, holding)
 
 
 def documented(blp: Any) -> Callable[[F], F]:

@@ -5,7 +5,10 @@ dice-fairness report with its chart. For the auditor and the setter.
 What they read is what the API reads: ledger.books.queries' event pages, the check of
 GET /audit/verify (ledger.api.audit.check), ledger.store.proofs' checkpoint, the
 exports of GET /export (ledger.api.exports.export_response), ledger.audit.replay and
-ledger.audit.fairness. Nothing here writes.
+ledger.audit.fairness. Nothing here writes. The pages that read much of the log (verify,
+a round's replay, the dice-fairness report, an export) are heavy reads of the signed-in
+token, held as the API's are (ledger.api.heavy): a reader's pages cannot shut out the
+others'.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from marshmallow import Schema, ValidationError, validate
 
 from engine.dice import TOTALS, p_total
 from ledger.api import audit as api_audit
-from ledger.api import club
+from ledger.api import club, heavy
 from ledger.api import readschemas as rs
 from ledger.api.exports import ExportQuerySchema, export_response
 from ledger.api.numbers import QueryInteger
@@ -88,6 +91,7 @@ def audit() -> Any:
 
 
 @blp.route("/console/audit/verify", methods=["GET"])
+@heavy.held
 def verify() -> Any:
     """The log checked as GET /audit/verify checks it, a page of events at a time. With
     script, the page asks for each page in turn (`verify_step`) and moves a progress
@@ -100,6 +104,7 @@ def verify() -> Any:
 
 
 @blp.route("/console/audit/verify/step", methods=["GET"])
+@heavy.held
 def verify_step() -> Any:
     """One page of the check, as JSON, for the verify page's script to show."""
     _signed_in(*READERS)
@@ -144,6 +149,7 @@ def replay_pick() -> Any:
 
 
 @blp.route("/console/audit/replay/<table>/<int:round>", methods=["GET"], endpoint="replay")
+@heavy.held
 def replay_step(table: str, round: int) -> Any:
     """Round `round` of `table`, at step `step` (1, its first event, by default): the
     event, the table after it, the money it moved, the settlements it made and its
@@ -180,6 +186,7 @@ def replay_step(table: str, round: int) -> Any:
 
 
 @blp.route("/console/audit/fairness", methods=["GET"])
+@heavy.held
 def fairness_report() -> Any:
     """The dice-fairness report (GET /reports/dice's) of the club or one table: observed
     totals against the exact 2d6 distribution, as a chart and as numbers."""

@@ -26,7 +26,7 @@ from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
-from ledger.api import club, scoped_key
+from ledger.api import club, heavy, scoped_key
 from ledger.api.logschemas import InclusionQuerySchema
 from ledger.api.numbers import QueryInteger
 from ledger.api.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
@@ -112,6 +112,16 @@ def _check_csrf() -> None:
 @blp.errorhandler(400)
 def _refused(exc: HTTPException) -> tuple[str, int]:
     return render_template("refused.html", status=exc.code, reason=exc.description), exc.code or 400
+
+
+@blp.errorhandler(heavy.TooManyReads)
+@blp.errorhandler(heavy.Overloaded)
+def _heavy(exc: Exception) -> tuple[str, int, dict[str, str]]:
+    """A heavy page refused as the API refuses a heavy read (429 for the token's own
+    reads, 503 for the worker's), on the console's page, with when to try again."""
+    status = 429 if isinstance(exc, heavy.TooManyReads) else 503
+    page = render_template("refused.html", status=status, reason=str(exc))
+    return page, status, {"Retry-After": heavy.RETRY_AFTER}
 
 
 # -- signing in and out ---------------------------------------------------------------------

@@ -171,3 +171,35 @@ def test_the_audit_pages_take_a_position_as_the_api_does(api: Api) -> None:
         answer = setter.get(f"/console/audit?after={after}")
         assert answer.status_code == 400, (after, answer.status_code)
         assert b"after" in answer.data
+
+
+def test_the_consoles_heavy_pages_are_held_as_the_apis_heavy_reads(api: Api) -> None:
+    """The console's verify, replay and dice-fairness pages read as much of the log as
+    GET /audit/verify, a round's replay and GET /reports/dice: a signed-in token's heavy
+    reads at once are capped with the API's (two; a third is 429 with Retry-After, on
+    the console's page), and a worker's too (503), so that no reader's pages shut out
+    the others'; the event log's page is light, and served."""
+    a_table(api)
+    auditor = signed_in(api, "auditor", "audrey")
+    pages = [
+        "/console/audit/verify?after=0",
+        "/console/audit/verify/step?after=0",
+        "/console/audit/fairness",
+        "/console/audit/replay/t1/1",
+    ]
+    for page in pages:
+        assert auditor.get(page).status_code in (200, 404), page  # served, alone
+    ann = auditor.get("/console/audit/export?player=ann", buffered=False)
+    bob = auditor.get("/console/audit/export?player=ann", buffered=False)
+    assert (ann.status_code, bob.status_code) == (200, 200)  # two exports held, unread
+    for page in pages:
+        answer = auditor.get(page)
+        assert answer.status_code == 429, (page, answer.status_code)
+        assert answer.headers["Retry-After"].isdigit() and answer.mimetype == "text/html"
+        assert "heavy reads" in answer.get_data(as_text=True)
+    assert auditor.get("/console/audit").status_code == 200
+    other = signed_in(api, "setter", "boss")  # another token's pages are served
+    assert other.get("/console/audit/fairness").status_code == 200
+    ann.close()
+    bob.close()
+    assert auditor.get("/console/audit/fairness").status_code == 200
