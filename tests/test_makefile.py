@@ -15,8 +15,14 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make he
 
 def dry_run(*args: str) -> str:
     """What make would run, without running it (-n), as if nothing were built (-B)."""
+    # --no-print-directory: under `make test` this make is a sub-make, which would say
+    # which directory it enters and leaves around what it prints
     result = subprocess.run(
-        ["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+        ["make", "--no-print-directory", "-n", "-B", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
