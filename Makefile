@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run key test lint bench clean
+.PHONY: run key test lint bench docs clean
 
 # Two environments in one .venv: what the service needs (`make run`), and on top of it what
 # the tests and linters need (`make test`). pip's own output goes to .venv/install.log, and
@@ -45,6 +45,11 @@ test: lint
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m bench.fold
+
+# docs/ as a site in build/site/ (open build/site/index.html), built as the tests build
+# it: --strict, so a broken link or a page left out of mkdocs.yml's nav fails.
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -5,7 +5,7 @@
 
 Without --preload each gunicorn worker imports this after the fork, so each has its own
 database engine. For /metrics to count every worker, set PROMETHEUS_MULTIPROC_DIR to an
-empty directory before gunicorn starts (see ledger.api.metrics and the README).
+empty directory before gunicorn starts (see ledger.api.metrics and docs/operating.md).
 """
 
 from __future__ import annotations

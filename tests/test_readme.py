@@ -1,4 +1,5 @@
-"""The README's examples run, and say what they do."""
+"""The docs' examples run, and say what they do: the README's and every page's under
+docs/, each page's commands on a club of its own."""
 
 from __future__ import annotations
 
@@ -7,16 +8,23 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import click
 import pytest
 
 from engine.rules import from_mapping
 from ledger.rulesource import load_ruleset
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+WALKED = {DOCS / "api.md"}
+"""Pages whose ```sh blocks tests/api/test_docs_walk.py pastes into bash whole, as a
+reader does (pipes, `$(...)` and all): here only their inline commands run."""
 
 
 def test_the_engine_example_runs_and_pays_what_it_says() -> None:
-    block = re.search(r"```python\n(.*?)```", README.read_text(), re.S)
+    block = re.search(r"```python\n(.*?)```", (DOCS / "engine.md").read_text(), re.S)
     assert block is not None
     namespace: dict[str, object] = {}
     exec(block.group(1), namespace)
@@ -28,12 +36,13 @@ def test_the_engine_example_runs_and_pays_what_it_says() -> None:
     assert f"bet_id='{settled.bet_id}'" in block.group(1)
 
 
-def readme_commands(text: str) -> list[str]:
-    """Every `hazard ...` command the README prints: in ```sh blocks (less comments)
-    and inline, as a reader would copy it. Synopses (`[--opt]`, ROLE, NAME, ...) are
-    patterns, not commands; `hazard serve` runs until stopped (tests/api/test_serve.py)."""
+def readme_commands(text: str, in_blocks: bool = True) -> list[str]:
+    """Every `hazard ...` command a page prints: in ```sh blocks (less comments; not
+    for a page the walk runs, `in_blocks=False`) and inline, as a reader would copy it.
+    Synopses (`[--opt]`, ROLE, NAME, FILE.jsonl, ...) are patterns, not commands;
+    `hazard serve` runs until stopped (tests/api/test_serve.py)."""
     found: list[str] = []
-    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S) if in_blocks else []:
         for line in block.splitlines():
             command = line.split("#", 1)[0].strip()
             found += [command] if re.match(r"(\.venv/bin/)?hazard ", command) else []
@@ -41,7 +50,7 @@ def readme_commands(text: str) -> list[str]:
     runnable = []
     for command in dict.fromkeys(found):
         words = command.split()[1:]
-        if "[" in command or any(re.fullmatch(r"[A-Z][A-Z_|]+", w) for w in words):
+        if "[" in command or any(re.fullmatch(r"[A-Z][A-Z_|]+(\.[a-z]+)?", w) for w in words):
             continue
         if words[0] == "serve":
             continue
@@ -50,7 +59,7 @@ def readme_commands(text: str) -> list[str]:
 
 
 def readme_refusals(text: str) -> dict[str, str]:
-    """The `hazard` commands the README shows refused, in ```sh blocks: a command whose
+    """The `hazard` commands a page shows refused, in ```sh blocks: a command whose
     comment begins `refused (code)`, as the command prints it; command to code."""
     found: dict[str, str] = {}
     for block in re.findall(r"```sh\n(.*?)```", text, re.S):
@@ -63,7 +72,7 @@ def readme_refusals(text: str) -> dict[str, str]:
 
 
 def readme_outputs(text: str) -> dict[str, list[str]]:
-    """What the README shows a `hazard` command printing, in ```sh blocks: the `# `
+    """What a page shows a `hazard` command printing, in ```sh blocks: the `# `
     lines right under it, as it prints them; command to lines."""
     found: dict[str, list[str]] = {}
     for block in re.findall(r"```sh\n(.*?)```", text, re.S):
@@ -79,29 +88,64 @@ def readme_outputs(text: str) -> dict[str, list[str]]:
     return found
 
 
-def test_every_hazard_command_in_the_readme_runs_as_printed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _page_text(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+def _shown(page: Path) -> tuple[list[str], dict[str, str], dict[str, list[str]]]:
+    """A page's commands, the refusals it shows and the outputs it shows."""
+    text, in_blocks = _page_text(page), page not in WALKED
+    commands = readme_commands(text, in_blocks)
+    if not in_blocks:
+        return commands, {}, {}
+    return commands, readme_refusals(text), readme_outputs(text)
+
+
+PAGES_WITH_COMMANDS = [page for page in PAGES if _shown(page)[0]]
+
+
+def test_the_docs_show_commands_refused_and_what_they_print() -> None:
+    commands = [c for page in PAGES for c in _shown(page)[0]]
+    outputs = {c: lines for page in PAGES for c, lines in _shown(page)[2].items()}
+    assert any(c.startswith("hazard dispute resolve") for c in outputs), "outputs are shown"
+    assert "hazard token create --role setter" in commands  # the one the issue tried
+    assert "hazard db upgrade" in commands and "hazard token list" in commands
+
+
+def _names_a_command(args: list[str]) -> bool:
+    """`hazard export`, `hazard dispute open`: a command's name alone, as prose names it,
+    where the command itself wants arguments."""
+    from ledger.cli import main
+
+    command: click.Command = main
+    for word in args:
+        if not isinstance(command, click.Group) or word not in command.commands:
+            return False
+        command = command.commands[word]
+    return bool(args)
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_COMMANDS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_hazard_command_in_the_docs_runs_as_printed(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each page's commands, in order, on a club as the quick start leaves it: its
+    database, and its signing key (unless the page makes the key itself)."""
     from click.testing import CliRunner
 
     from ledger.cli import main
     from ledger.store import db
     from ledger.store.schema import tokens
 
-    commands = readme_commands(README.read_text())
-    refusals = readme_refusals(README.read_text())
-    outputs = readme_outputs(README.read_text())
-    assert any(c.startswith("hazard dispute resolve") for c in outputs), "outputs are shown"
+    commands, refusals, outputs = _shown(page)
     assert set(refusals) <= set(commands), "a refusal shown is a command run"
-    assert "hazard token create --role setter" in commands  # the one the issue tried
-    assert "hazard db upgrade" in commands and "hazard token list" in commands
     url = f"sqlite:///{tmp_path / 'readme.sqlite3'}"
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HAZARD_KEY")  # `hazard key create` makes hazard.key here
     engine = db.make_engine(url)
     db.upgrade(engine)
-    with engine.begin() as conn:  # the token the README revokes by its id
+    with engine.begin() as conn:  # the token the docs revoke by its id
         conn.execute(
             tokens.insert().values(
                 id="3f9c0a12b4d5e6f7", name="table-9", role="croupier",
@@ -109,6 +153,9 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
             )
         )  # fmt: skip
     engine.dispose()
+    if not any(shlex.split(c)[1:3] == ["key", "create"] for c in commands):
+        made = CliRunner().invoke(main, ["key", "create"])  # as the first `make run` does
+        assert made.exit_code == 0, made.output
     played: list[None] = []
     disputed: list[None] = []
     for command in commands:
@@ -116,24 +163,38 @@ def test_every_hazard_command_in_the_readme_runs_as_printed(
         if args == ["simulate"]:
             args += ["--rounds", "2000"]  # as printed, but not the default 10 s of it
         if "checkpoint-2026-11-23.txt" in args:
-            _a_kept_checkpoint(tmp_path, url)  # what the auditor kept, made as the README says
+            _a_kept_checkpoint(tmp_path, url)  # what the auditor kept, made as the docs say
+        if "club.pub" in args and not (tmp_path / "club.pub").exists():
+            _the_public_key_kept(tmp_path)  # what `hazard key show` printed, saved
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
         if args[0] == "dispute" and not disputed:
-            # docs/api.md's evening and round 2, which the README's disputes are over, on
+            # docs/api.md's evening and round 2, which the docs' disputes are over, on
             # a database of their own (its t1 is not the exports' t1)
             disputed.append(_rounds_disputed(tmp_path, f"sqlite:///{tmp_path / 'guide.sqlite3'}"))
         if args[0] == "dispute":
             monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'guide.sqlite3'}")
         result = CliRunner().invoke(main, args)
         monkeypatch.setenv("DATABASE_URL", url)
-        if command in refusals:  # refused as the README shows, with its rule
+        if command in refusals:  # refused as the page shows, with its rule
             assert result.exit_code == 1, (command, result.output)
             assert result.output.startswith(f"refused ({refusals[command]})"), result.output
             continue
+        if _names_a_command(args) and result.exit_code == 2:  # named, wanting arguments
+            result = CliRunner().invoke(main, [*args, "--help"])
         assert result.exit_code == 0, (command, result.output)
-        if command in outputs:  # prints what the README shows under it
+        if command in outputs:  # prints what the page shows under it
             assert result.output.splitlines() == outputs[command], command
+
+
+def _the_public_key_kept(here: Path) -> None:
+    """The public key of the key made here, saved as club.pub: what `hazard key show`
+    printed on the club's machine, taken away."""
+    from ledger.bootstrap import load_key
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the docs make the key before they name club.pub"
+    (here / "club.pub").write_text(signer.verifier.text() + "\n", encoding="utf-8")
 
 
 def _a_kept_checkpoint(here: Path, url: str) -> None:
@@ -146,7 +207,7 @@ def _a_kept_checkpoint(here: Path, url: str) -> None:
     from ledger.store.eventstore import EventStore
 
     signer = load_key(here / "hazard.key")
-    assert signer is not None, "the README makes the key before it checks a checkpoint"
+    assert signer is not None, "the page makes the key before it checks a checkpoint"
     store = EventStore(db.make_engine(url), signer=signer)
     try:
         receipt = Club(Book(store)).create_player("kept", "setter")["receipt"]
@@ -158,9 +219,9 @@ def _a_kept_checkpoint(here: Path, url: str) -> None:
 
 
 def test_the_custom_rule_set_example_shows_the_loader_s_defaults(tmp_path: Path) -> None:
-    """The README says every field of its custom rule set but `name` and `table` has
+    """docs/rules.md says every field of its custom rule set but `name` and `table` has
     the default shown: loaded with only those two, each field comes out as shown."""
-    section = re.search(r"### Custom rule sets\n(.*?)\n## ", README.read_text(), re.S)
+    section = re.search(r"## Custom rule sets\n(.*?)\n## ", (DOCS / "rules.md").read_text(), re.S)
     assert section is not None
     assert "Every field but `name` and `table`" in section.group(1)
     block = re.search(r"```toml\n(.*?)```", section.group(1), re.S)
@@ -176,15 +237,15 @@ def test_the_custom_rule_set_example_shows_the_loader_s_defaults(tmp_path: Path)
     for key in fields:
         if isinstance(shown[key], dict):
             for sub, value in shown[key].items():
-                assert value == defaults[key][sub], f"{key}.{sub}: README {value!r}"
+                assert value == defaults[key][sub], f"{key}.{sub}: docs/rules.md {value!r}"
         else:
-            assert shown[key] == defaults[key], f"{key}: README {shown[key]!r}"
+            assert shown[key] == defaults[key], f"{key}: docs/rules.md {shown[key]!r}"
     assert as_given == bare
 
 
 def _tables_played(here: Path, url: str) -> None:
     """Tables t1 and t2 played, with ann at t1, signed by the key made here: what the
-    README's exports name."""
+    docs' exports name."""
     from ledger.books.book import Book
     from ledger.bootstrap import load_key
     from ledger.service import Club
@@ -225,7 +286,7 @@ def _rounds_disputed(here: Path, url: str) -> None:
         client = app.test_client()
         for method, path, body, *who in _commands() + _commands("A dispute, in curl"):
             if who == ["bob"]:
-                break  # bob's dispute: the README's own, from the command line
+                break  # bob's dispute: docs/setter.md's own, from the command line
             token = tokens[who[0] if who else "api"]
             response = client.open(
                 path, method=method, json=body, headers={"Authorization": f"Bearer {token}"}
@@ -240,7 +301,7 @@ def test_the_docs_stand_on_their_own_without_the_specification_beside_the_projec
     """The project's docs and code describe the rules in their own words (docs/rules.md):
     a clone holds nothing outside it, so no page may send a reader there."""
     root = README.parent
-    pages = [README, *sorted((root / "docs").glob("*.md"))]
+    pages = PAGES
     sources = [*sorted((root / "engine").glob("*.py")), *sorted((root / "ledger").rglob("*.py"))]
     for path in [*pages, *sources]:
         text = path.read_text(encoding="utf-8")

@@ -3,7 +3,7 @@ request ids, JSON request logs, metrics and the vendored docs into the app.
 
 None of these three needs a token. /healthz and /readyz say nothing a stranger could
 use; /metrics gives traffic by route, which is for the internal network: expose the
-service publicly through a proxy that does not route /metrics (see the README).
+service publicly through a proxy that does not route /metrics (see docs/operating.md).
 They are not in the OpenAPI spec: they are the platform's interface, not the API's.
 """
 

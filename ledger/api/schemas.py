@@ -220,7 +220,7 @@ class BalanceSchema(Schema):
         metadata={
             "description": "What the player owes the club beyond their credit: only a "
             "dispute's adjustment may take a balance past the credit limit; it is posted, "
-            "and the shortfall shown here (README: Overdrafts after a dispute)"
+            "and the shortfall shown here (docs/setter.md: Overdrafts after a dispute)"
         },
     )
 
@@ -292,7 +292,7 @@ class ThrowSchema(Schema):
         metadata={
             "description": "A server-dice table: the caster's fresh seed for this throw, "
             "given after the bets on it are placed (refused at a croupier table). The dice "
-            "are HMAC-SHA256(server seed, `client_seed:nonce:cursor`), drawn as README.md's "
+            "are HMAC-SHA256(server seed, `client_seed:nonce:cursor`), drawn as docs/player.md's "
             '"Provably fair server dice" says'
         },
     )

@@ -119,7 +119,7 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     for account in sorted(touched):
         balance, limit = running[account], limits.get(account, current.get(account, (0, 0))[1])
         # A dispute's adjustment is posted whatever it leaves: what the account cannot
-        # cover is owed to the club, shown beside its balance, never dropped (README:
+        # cover is owed to the club, shown beside its balance, never dropped (docs/setter.md:
         # "Overdrafts after a dispute").
         if check and account != CASH and balance < -limit and account not in adjusted:
             if account in limits:

@@ -36,7 +36,7 @@ def money(store: EventStore, auditor: Client, players: Iterable[str]) -> dict[st
     """Every account's balance, after checking: they sum to zero (cash stands for the
     world outside, so it is minus what the club holds); escrow never below zero; no
     player and not the setter below minus its credit limit, except by what the API
-    shows as `owed`, and that only on an account a dispute's adjustment moved (README,
+    shows as `owed`, and that only on an account a dispute's adjustment moved (docs/setter.md,
     "Overdrafts after a dispute"); each balance as GET /players/<p>/balance has it."""
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(accounts)).all()

@@ -1,8 +1,9 @@
 """docs/api.md followed word for word, as a new user would: every ```sh block, in order,
-pasted into one bash against a real `hazard serve` in a fresh directory, then the
-README's blocks that read the service with curl, and every output the pages print held
-to what the commands print. (The README's `hazard` commands and what it shows them
-printing are tests/test_readme.py's.)
+pasted into one bash against a real `hazard serve` in a fresh directory, then the other
+pages' blocks that read the service with curl (the README's and docs/'s), and every
+output the pages print held to what the commands print. (The pages' `hazard` commands
+and what they show them printing are tests/test_readme.py's; that every variable a
+page's blocks use is defined in them, tests/test_docs_site.py's.)
 
 The walk changes only what a reader's own machine changes: the port (the OS picks a free
 one for the server, and `localhost:8000` is rewritten to it) and the setter token, which
@@ -41,7 +42,7 @@ from tests.api.test_serve import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "api.md"
-README = ROOT / "README.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("curl") and shutil.which("jq")) and not os.environ.get("CI"),
@@ -154,18 +155,24 @@ def _line_matches(expected: str, printed: str) -> bool:
     return re.fullmatch(pattern, printed, re.S) is not None
 
 
-def readme_reads() -> str:
-    """The README's ```sh blocks that read the service with curl (taking the day's
-    checkpoint, say), run after the page's walk, with `.venv/bin` on PATH as the README
-    asks (`. .venv/bin/activate`). Its writes over curl are docs/api.md's own."""
-    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+def pages_reads() -> str:
+    """The other pages' ```sh blocks that read the service with curl (the auditor's
+    taking the day's checkpoint, say), run after the page's walk, with `.venv/bin` on
+    PATH as the quick start asks (`. .venv/bin/activate`). Their writes over curl are
+    docs/api.md's own (bob's dispute, in docs/setter.md, is the page's)."""
+    blocks = [
+        block
+        for page in PAGES
+        if page != GUIDE
+        for block in re.findall(r"```sh\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    ]
     reads = [b for b in blocks if "curl" in b and "-X POST" not in b]
-    assert reads, "the README reads the service with curl"
+    assert reads, "the docs read the service with curl"
     return "".join(f"```sh\n{b}```\n" for b in reads)
 
 
 def test_docs_api_md_runs_as_printed_and_prints_what_it_says(tmp_path: Path) -> None:
-    text = GUIDE.read_text(encoding="utf-8") + readme_reads()
+    text = GUIDE.read_text(encoding="utf-8") + pages_reads()
     script, said = walk_script(text)
     assert len(said) >= 5, "the page states what its commands print"
     here = tmp_path / "club"
@@ -211,5 +218,5 @@ def test_docs_api_md_runs_as_printed_and_prints_what_it_says(tmp_path: Path) -> 
     failed = [f"{a['method']} {a['path']} {a['status']}" for a in access if a["status"] >= 400]
     assert len(failed) == refusals, (failed, ran.stderr[-3000:])
     assert len(access) > 40, "the walk reached the server"
-    kept = list(here.glob("checkpoint-*.txt"))  # the README's day's checkpoint, taken
+    kept = list(here.glob("checkpoint-*.txt"))  # docs/auditor.md's day's checkpoint, taken
     assert len(kept) == 1 and kept[0].read_text().startswith("hazard.local/ledger\n")

@@ -309,7 +309,7 @@ def test_what_gunicorn_refuses_under_hazard_serve_is_a_problem(served: Served) -
 
 
 def test_what_gunicorn_refuses_under_plain_gunicorn_is_a_problem(tmp_path: Path) -> None:
-    """The README's production recipe, `gunicorn ledger.wsgi:app`, with nothing added."""
+    """docs/operating.md's production recipe, `gunicorn ledger.wsgi:app`, with nothing added."""
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'plain.sqlite3'}"
     gunicorn = Path(sys.executable).with_name("gunicorn")

@@ -1,7 +1,7 @@
 """Provably fair server dice over HTTP, on SQLite and PostgreSQL: a table opened with
 `dice: server`, a caster's turn committed to before its first throw, throws from the
 caster's own client seeds, the seed revealed as the turn ends, and every throw drawn
-again from it here, by hand (HMAC-SHA256 as README.md tells a player), not by the
+again from it here, by hand (HMAC-SHA256 as docs/player.md tells a player), not by the
 engine's code."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ thread, and Debian's chromium driven by Playwright.
 Playwright's own browser download cannot be reached from these machines, so the
 browser is the `chromium` package's (`.ci/run` installs it if missing), found on PATH;
 as root it runs with --no-sandbox. Each test saves a screenshot of where it ended in
-build/screenshots/ (README.md shows two, copied to docs/screenshots/).
+build/screenshots/ (docs/console.md shows two, copied to docs/screenshots/).
 """
 
 from __future__ import annotations

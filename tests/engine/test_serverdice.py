@@ -27,7 +27,7 @@ SEED = bytes(range(32))
 
 
 def by_hand(seed: bytes, client_seed: str, nonce: int) -> tuple[int, int]:
-    """The draw as README.md tells a player to do it, written again here."""
+    """The draw as docs/player.md tells a player to do it, written again here."""
     dice: list[int] = []
     cursor = 0
     while len(dice) < 2:

@@ -2,7 +2,7 @@
 opened by a player with the service's answer, each resolution with what it moved, the
 listing, and what is refused (printed with its rule, exit 1, nothing written).
 
-The table is the one of tests/api/test_disputes.py and of the README's "A disputed
+The table is the one of tests/api/test_disputes.py and of docs/setter.md's "A disputed
 round, start to finish" (english rules, ann casts, mains called): deposits ann 1000,
 bob 1000, cat 1000, the setter 10 000.
 
@@ -35,7 +35,7 @@ from tests.signing import SIGNER
 
 DEPOSITS = {"ann": 1000, "bob": 1000, "cat": 1000, "setter": 10_000}
 NICK = 13
-"""The version of round 1's 3+4 (as the README names it)."""
+"""The version of round 1's 3+4 (as docs/setter.md names it)."""
 EIGHT = 20
 """The version of round 2's 4+4."""
 
@@ -55,7 +55,7 @@ def played(engine: sa.Engine, database_url: str) -> Iterator[str]:
 
 
 def two_rounds(club: Club, table: str) -> None:
-    """The two rounds above at `table`, its croupier cecil (the README plays them at t3)."""
+    """The two rounds above at `table`, its croupier cecil (docs/setter.md plays them at t1)."""
 
     def do(command: Any, new: bool = False) -> dict[str, Any]:
         return club.command(table, "croupier:cecil", lambda s, _r: command(s), new_table=new)

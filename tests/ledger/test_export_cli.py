@@ -173,7 +173,7 @@ def test_a_dash_is_stdout(played: str, outdir: Path, monkeypatch: pytest.MonkeyP
 def test_an_export_needs_no_signing_key_only_the_public_one(
     played: str, outdir: Path, tmp_path: Path
 ) -> None:
-    """Regression: on a copy of the database, away from the signing key (as the README
+    """Regression: on a copy of the database, away from the signing key (as docs/auditor.md
     says an auditor's machine should be), `hazard export` asked for it. The header needs
     only the public key, which the auditor was given (club.pub): `--key`, as `hazard
     verify` takes it, checked against the log's newest signed checkpoint."""
