@@ -48,7 +48,7 @@ import socket
 import struct
 import termios
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
@@ -103,7 +103,13 @@ def when_read(sock: socket.socket | None, release: Release) -> None:
     if worker is None or sock is None:
         release()
         return
-    worker.method_queue.defer(worker.linger, sock, release)
+    # Queued here, on the thread that sent the answer, before the connection goes back
+    # to the loop: so the loop sees it before that connection's next request, and lets
+    # it go first if the client has read the answer (ThreadWorker._dispatch). A read
+    # let go only at the loop's next sweep had a client asking again at once on its kept
+    # connection refused 429, though it ran one read at a time.
+    worker.sent.append((sock, release))
+    worker.method_queue.defer(worker.let_go_read)
 
 
 def _unsent(sock: socket.socket) -> int:
@@ -132,6 +138,8 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.peers: Counter[str] = Counter()
         self.refusing: set[str] = set()
         self.lingering: list[tuple[socket.socket, Release]] = []
+        self.sent: deque[tuple[socket.socket, Release]] = deque()
+        """Answers sent whose reads wait to be let go (`when_read`), from the threads."""
         self.closing: dict[socket.socket, list[float]] = {}
         self.swept = 0.0
         self.log.error_log.addFilter(_quiet_timeouts)
@@ -276,6 +284,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         connection closes after the answer (gthread would read the rest of the body,
         on the thread, to keep it)."""
         self._forget(arrival)
+        self.let_go_read()  # before this request asks for a slot (when_read)
         arrival.conn.hazard_arrived = bytes(arrival.data)
         arrival.conn.hazard_cut = cut
         super().enqueue_req(arrival.conn)
@@ -386,12 +395,15 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
                 self._close(arrival.conn)
         for sock in [s for s, (deadline, _) in self.closing.items() if deadline <= now]:
             self._closed(sock)
-        self.lingering = [(s, r) for s, r in self.lingering if not self._let_go(s, r)]
+        self.let_go_read()
 
-    def linger(self, sock: socket.socket, release: Release) -> None:
-        """In the loop (`when_read`): `release` once `sock` has nothing left to send."""
-        if not self._let_go(sock, release):
-            self.lingering.append((sock, release))
+    def let_go_read(self) -> None:
+        """In the loop: each read whose answer was sent (`when_read`) let go once its
+        client has it all, the kernel holding nothing more to send it; the others are
+        looked at again at the next sweep, or the next request's arrival."""
+        while self.sent:
+            self.lingering.append(self.sent.popleft())
+        self.lingering = [(s, r) for s, r in self.lingering if not self._let_go(s, r)]
 
     def _let_go(self, sock: socket.socket, release: Release) -> bool:
         if _unsent(sock) > 0:

@@ -321,3 +321,29 @@ def _unread_export(port: int, token: str) -> socket.socket:
     head = sock.recv(1024)
     assert head.startswith(b"HTTP/1.1 200 "), head
     return sock
+
+
+def test_heavy_reads_one_after_another_on_a_kept_connection_are_all_served(
+    tmp_path: Path,
+) -> None:
+    """Regression: a heavy read's slot was let go only at the loop's next sweep (0.2 s)
+    after the client had read its answer, so a client asking again at once on its kept
+    connection (as a generated client does) was refused 429 most of the time, though it
+    ran one read at a time. A request that arrives is let in only after the reads its
+    connections have taken are let go."""
+    import http.client
+
+    with serving(tmp_path) as served:
+        port, token = _started(served)
+        assert _call(f"http://127.0.0.1:{port}/players", token, {"name": "ann"})[0] == 201
+        kept = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            statuses = []
+            for _ in range(30):
+                kept.request("GET", "/audit/head", headers={"Authorization": f"Bearer {token}"})
+                answer = kept.getresponse()
+                answer.read()
+                statuses.append(answer.status)
+        finally:
+            kept.close()
+        assert statuses == [200] * 30, statuses
