@@ -147,11 +147,13 @@ class Club:
         module = importlib.import_module(f"{PACKAGE}.api.{operation}")
         for _ in range(100):
             response = module.sync_detailed(*args, client=self.clients[who], **kw)
-            # A heavy read's slot goes a moment after its answer has been read, so the
-            # next one right after it may be refused, until then (urn:hazard:too-many-requests).
+            # A heavy read holds its token's slot until the kernel holds nothing more for
+            # the client, which `hazard serve` looks at again every 0.2 s on a connection
+            # kept alive: the token's next heavy read right after it may be refused (429)
+            # until then. A client retries, as the contract says.
             if response.status_code != 429:
                 break
-            time.sleep(0.02)
+            time.sleep(0.05)
         assert response.status_code == answers, response.content
         parsed = response.parsed
         if response.headers["Content-Type"].endswith("json"):
