@@ -50,7 +50,6 @@ from engine.rounds import (
     RoundBook,
     RoundRecord,
     net,
-    read_round,
     settle_up,
 )
 from engine.state import SETTER, TableState
@@ -393,7 +392,6 @@ __all__ = [
     "answer",
     "net",
     "open_dispute",
-    "read_round",
     "resolve",
     "settle_up",
 ]

@@ -164,3 +164,14 @@ class RuleBroken(HazardError):
     @property
     def code(self) -> str:
         return self.rule.value
+
+
+class Disagreement(HazardError):
+    """The file's stream and the engine disagree. `version` is the version of the
+    event in the file that differs, or where an event the engine derives is missing;
+    `reason` says in the game's words what differs (it is also the message)."""
+
+    def __init__(self, version: int, reason: str) -> None:
+        super().__init__(reason)
+        self.version = version
+        self.reason = reason

@@ -52,51 +52,24 @@ Standard library and engine only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from fractions import Fraction
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from engine import events as ev
-from engine.betting import (
-    accept_side_bet,
-    cover,
-    lay,
-    lay_odds,
-    offer_side_bet,
-    refuse,
-    stake,
-    withdraw_side_bet,
-)
+from engine.causes import COMMANDS, Orphan
 from engine.command import Drafted
-from engine.errors import HazardError, RuleBroken
+from engine.disputes import open_dispute, resolve
+from engine.errors import Disagreement, HazardError, Rule, RuleBroken
 from engine.fold import INITIAL, fold
-from engine.money import ESCROW
-from engine.play import call_main, server_throw, throw, void_throw
-from engine.rounds import RoundBook
-from engine.rules import CoverPolicy
+from engine.rounds import RoundBook, RoundRecord
 from engine.serverdice import SERVER, commit_to, draw, is_seed, turn_change
-from engine.state import SETTER, BetKind, TableState
-from engine.table import cast_for_caster, close, leave, open_table, pass_dice, seat, serve_dice
-
-
-class Disagreement(HazardError):
-    """The file's stream and the engine disagree. `version` is the version of the
-    event in the file that differs, or where an event the engine derives is missing;
-    `reason` says in the game's words what differs (it is also the message)."""
-
-    def __init__(self, version: int, reason: str) -> None:
-        super().__init__(reason)
-        self.version = version
-        self.reason = reason
-
+from engine.state import TableState
+from engine.words import command_words, describe, same_kind
 
 _PLACED = frozenset({ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered})
 _CLOSING = (ev.BetSettled, ev.BetVoided)
 _DISPUTE_CAUSES = frozenset({ev.DisputeOpened, ev.DisputeResolved})
 _FROM_FILE = ""
 """The seed or commitment of a turn event the referee expects: the file gives it."""
-_NEXT_COMMITMENT = "(the next turn's commitment)"
-_ENDING_SEED = "(the ending turn's seed)"
 
 
 class Referee:
@@ -202,7 +175,7 @@ class Referee:
                 f"event is version {state.version + 1}: the stream skips or repeats an event",
             )
         self._cause = event
-        run = _COMMANDS.get(event.__class__)
+        run = COMMANDS.get(event.__class__)
         if run is None:
             raise Disagreement(event.version, f"unknown event type {type(event).__name__}")
         if event.__class__ in _DISPUTE_CAUSES:
@@ -211,7 +184,7 @@ class Referee:
             due = run(state, event)
         except Disagreement:
             raise
-        except _Orphan:
+        except Orphan:
             raise self.orphan(event) from None
         except RuleBroken as exc:
             raise Disagreement(
@@ -279,8 +252,6 @@ class Referee:
     def _judge(self, state: TableState, event: ev.Event) -> list[ev.Event]:
         """Run the dispute command `event` records, on the record of its round; or take
         it on trust when this referee did not see that round whole."""
-        from engine.disputes import open_dispute, resolve
-
         if isinstance(event, ev.DisputeOpened):
             number: int | None = event.round
         else:
@@ -415,7 +386,7 @@ class Referee:
                     f"{type(got).__name__} has version {got.version}, but {what} derives it "
                     f"as version {want.version}"
                 )
-            return _same_kind(got, want, what)
+            return same_kind(got, want, what)
         if type(got) is type(want) and got.__class__ in _PLACED:
             return (
                 f"{describe(got)}, but the bet {what} places is "
@@ -476,318 +447,56 @@ class Referee:
         return Disagreement(event.version, text)
 
 
-# -- running the command a group records -------------------------------------------------
-
-Run = Callable[[TableState, Any], list[ev.Event]]
 _TRUSTED: list[ev.Event] = []
 """What `Referee._judge` returns for a dispute event it took on trust."""
 
 
-def derive(state: TableState, cause: ev.Event) -> list[ev.Event]:
-    """The events the command that `cause` records derives on `state` (cause first), as
-    the referee runs it. Raises RuleBroken if the engine refuses it, and HazardError for
-    an event no command starts with, or a dispute (which needs its round's record)."""
-    if isinstance(cause, ev.DisputeOpened | ev.DisputeResolved):
-        raise HazardError(f"{describe(cause)} is judged on its round's record")
-    try:
-        return _COMMANDS[cause.__class__](state, cause)
-    except _Orphan:
-        raise HazardError(f"{describe(cause)} is derived by a command, not one itself") from None
+# -- reading a round back -----------------------------------------------------------------
 
 
-def _orphan(state: TableState, e: ev.Event) -> list[ev.Event]:
-    raise _Orphan(e)
-
-
-class _Orphan(Exception):
-    def __init__(self, event: ev.Event) -> None:
-        self.event = event
-
-
-def _covered(state: TableState, e: ev.StakeCovered) -> list[ev.Event]:
-    if state.rules is not None and state.rules.cover is CoverPolicy.FORFEIT:
-        pending = [b for b in state.bets.values() if b.kind is BetKind.LAID and b.pending]
-        return cover(state, sum(b.no_stake for b in pending))
-    bet = state.bets.get(e.bet_id)
-    return cover(state, bet.no_stake if bet is not None else 0, (e.bet_id,))
-
-
-def _forfeit(state: TableState, e: ev.Event) -> list[ev.Event]:
-    rules = state.rules
-    if rules is not None and rules.cover is not CoverPolicy.FORFEIT:
-        raise Disagreement(
-            e.version,
-            f"{describe(e)}, but under {rules.name} rules a caster who cannot cover refuses "
-            "stakes: only hard-core play (cover: forfeit) forfeits the dice",
-        )
-    owed = sum(b.no_stake for b in state.bets.values() if b.kind is BetKind.LAID and b.pending)
-    if owed == 0:
-        raise Disagreement(
-            e.version,
-            f"{describe(e)}, but no stake laid against the caster is waiting to be covered: "
-            "the caster forfeits only when they cannot cover the stakes pending",
-        )
-    return cover(state, owed - 1)
-
-
-def _voided(state: TableState, e: ev.BetVoided) -> list[ev.Event]:
-    reason = e.reason
-    if reason == "refused":
-        return refuse(state, e.bet_id)
-    if reason == "withdrawn":
-        bet = state.bets.get(e.bet_id)
-        maker = bet.parties[0] if bet is not None and bet.parties else ""
-        return withdraw_side_bet(state, e.bet_id, maker)
-    if reason == "caster-left":
-        if state.caster is None:
-            raise Disagreement(e.version, f"{describe(e)}, but no caster holds the dice to leave")
-        return leave(state, state.caster)
-    if reason == "offeree-left":
-        bet = state.bets.get(e.bet_id)
-        if bet is None or bet.offered_to is None:
-            raise Disagreement(
-                e.version,
-                f"{describe(e)}, but {e.bet_id} is not an open offer made to one player",
-            )
-        return leave(state, bet.offered_to)
-    if reason == "table-closed":
-        return close(state)
-    if reason == "dice-passed":
-        return pass_dice(state)
-    if reason == "forfeit":
-        return _forfeit(state, e)
-    if reason in ("never-accepted", "undecidable"):
-        raise _Orphan(e)
-    raise Disagreement(
-        e.version, f"{describe(e)}: no command of the engine voids a bet for {reason!r}"
-    )
-
-
-def _passed(state: TableState, e: ev.DicePassed) -> list[ev.Event]:
-    if e.reason != "choice":
-        raise _Orphan(e)
-    return pass_dice(state)
-
-
-_COMMANDS: dict[type, Run] = {
-    ev.TableOpened: lambda s, e: open_table(e.rules, e.limits, s),
-    ev.PlayerSeated: lambda s, e: seat(s, e.player),
-    ev.PlayerLeft: lambda s, e: leave(s, e.player),
-    ev.TableClosed: lambda s, e: close(s),
-    ev.DieCastForCaster: lambda s, e: cast_for_caster(s, e.player, e.die),
-    ev.CasterChosen: _orphan,
-    ev.DicePassed: _passed,
-    ev.CasterForfeited: _forfeit,
-    ev.MainCalled: lambda s, e: call_main(s, e.main),
-    ev.DiceThrown: lambda s, e: throw(s, e.die1, e.die2),
-    ev.ThrowVoided: lambda s, e: void_throw(s, e.reason, e.off, e.standing),
-    ev.ServerDiceChosen: lambda s, e: serve_dice(s),
-    ev.SeedCommitted: _orphan,
-    ev.DiceDrawn: lambda s, e: server_throw(s, e.client_seed, e.die1, e.die2),
-    ev.SeedRevealed: _orphan,
-    ev.CasterStaked: lambda s, e: stake(s, e.amount),
-    ev.StakeLaid: lambda s, e: lay(s, e.bettor, e.amount),
-    ev.StakeCovered: _covered,
-    ev.OddsLaid: lambda s, e: lay_odds(s, e.bettor, e.on, e.stake),
-    ev.SideBetOffered: lambda s, e: offer_side_bet(
-        s, e.offerer, e.proposition, e.backs, e.stake, e.asks, e.to
-    ),
-    ev.SideBetAccepted: lambda s, e: accept_side_bet(s, e.bet_id, e.acceptor),
-    ev.BetSettled: _orphan,
-    ev.BetVoided: _voided,
-    ev.DisputeOpened: _orphan,  # judged by Referee._judge, on the round's record
-    ev.DisputeResolved: _orphan,
-    ev.BetAdjusted: _orphan,
-}
-if _COMMANDS.keys() != set(ev.TABLE_EVENTS):  # as the fold: fail on import, not in a replay
-    raise TypeError(
-        "engine.events.Event and the referee disagree on "
-        + ", ".join(sorted(c.__name__ for c in _COMMANDS.keys() ^ set(ev.TABLE_EVENTS)))
-    )
-
-
-# -- words ---------------------------------------------------------------------------
-
-
-def _who(name: str) -> str:
-    return "the setter" if name == SETTER else f"player {name}"
-
-
-def _money(transfers: Sequence[ev.Transfer]) -> str:
-    """Transfers out of a bet's escrow in words: "ann is paid 40"."""
-    parts = []
-    for t in transfers:
-        if t.source.startswith(ESCROW):
-            parts.append(f"{t.target} is paid {t.amount}")
+def read_round(
+    number: int, start: TableState, events: Iterable[ev.Event], now: TableState
+) -> RoundRecord:
+    """Round `number`'s record, from `start` (the table at the end of a command, before
+    the round's first event) and the events after it, read until the round has ended
+    and each of its bets is closed, or the events end. `now` is the table as it stands.
+    Raises RuleBroken(ROUND_NOT_ENDED) if the events never reach the round's end."""
+    book = RoundBook(keep=1 << 30, whole_from=start.round, most=None)
+    referee = Referee(start, on_group=book.add, judge_disputes=False)
+    pending: list[ev.Event] = []
+    state = start
+    broken: str | None = None
+    for e in events:
+        if broken is None:
+            pending.append(e)
+            try:
+                referee.check(e)
+            except Disagreement as exc:
+                broken = f"at version {exc.version}: {exc.reason}"
+                state = referee.state
+                book.mismatch[number] = broken
+                for raw in pending:  # from the last whole command, event by event
+                    state = _raw(book, raw, state)
+                pending = []
+                continue
+            if referee.at_boundary:
+                pending = []
+                state = referee.state
         else:
-            parts.append(f"{t.amount} moves from {t.source} to {t.target}")
-    return ", ".join(parts) if parts else "no money moves"
+            state = _raw(book, e, state)
+        if (
+            state.round > number
+            and not any(b.round == number for b in state.bets.values())
+            and (broken is not None or referee.at_boundary)
+        ):
+            break
+    record = book.record(number, now)
+    if record is None or not record.ended:
+        raise RuleBroken(Rule.ROUND_NOT_ENDED, f"round {number} has not ended")
+    return record
 
 
-def _fraction(value: Fraction) -> str:
-    return str(value)
-
-
-def describe(e: ev.Event) -> str:
-    """One event in words."""
-    name = type(e).__name__
-    match e:
-        case ev.BetSettled():
-            paid = sum(t.amount for t in e.transfers if t.target == e.winner)
-            text = f"BetSettled {e.bet_id} pays {_who(e.winner)} {paid}"
-            if e.breakage:
-                text += f" with breakage {_fraction(e.breakage)}"
-            return text
-        case ev.BetVoided():
-            returned = ", ".join(f"{t.amount} to {t.target}" for t in e.transfers)
-            return f"BetVoided {e.bet_id} ({e.reason}) returning {returned or 'nothing'}"
-        case ev.DiceThrown():
-            return f"DiceThrown {e.die1}+{e.die2}"
-        case ev.DicePassed():
-            to = e.caster if e.caster is not None else "nobody"
-            return f"DicePassed to {to} ({e.reason})"
-        case ev.OddsLaid():
-            return (
-                f"OddsLaid {e.bet_id}: {e.bettor} lays {e.stake} on the {e.on}, payout "
-                f"{e.payout} with breakage {_fraction(e.breakage)}"
-            )
-        case ev.StakeCovered():
-            return f"StakeCovered {e.bet_id}: {e.caster} covers {e.amount}"
-        case ev.StakeLaid():
-            return f"StakeLaid {e.bet_id}: {e.bettor} lays {e.amount}"
-        case ev.CasterStaked():
-            return f"CasterStaked {e.bet_id}: {e.caster} stakes {e.amount}"
-        case ev.SideBetAccepted():
-            return f"SideBetAccepted {e.bet_id}: {e.acceptor} takes it for {e.amount}"
-        case ev.SideBetOffered():
-            return f"SideBetOffered {e.bet_id}: {e.offerer} stakes {e.stake} against {e.asks}"
-        case ev.CasterChosen() | ev.PlayerSeated() | ev.PlayerLeft():
-            return f"{name} {e.player}"
-        case ev.CasterForfeited():
-            return f"CasterForfeited {e.caster}"
-        case ev.MainCalled():
-            return f"MainCalled {e.main}"
-        case ev.DieCastForCaster():
-            return f"DieCastForCaster {e.player} casts {e.die}"
-        case ev.ThrowVoided():
-            return f"ThrowVoided ({e.reason}, die {e.off} off)"
-        case ev.DiceDrawn():
-            return (
-                f"DiceDrawn {e.die1}+{e.die2} (client seed {e.client_seed!r}, nonce {e.nonce}) "
-                f"at version {e.version}"
-            )
-        case ev.SeedCommitted():
-            return f"SeedCommitted {e.commitment or _NEXT_COMMITMENT}"
-        case ev.SeedRevealed():
-            return f"SeedRevealed {e.seed or _ENDING_SEED}"
-        case ev.DisputeOpened():
-            dice = f", dice {e.die1}+{e.die2}" if e.die1 is not None else ""
-            at = f", throw at version {e.throw}" if e.throw is not None else ""
-            return (
-                f"DisputeOpened {e.dispute_id} on round {e.round} by {e.role} {e.claimant}"
-                f"{at}{dice}"
-            )
-        case ev.DisputeResolved():
-            dice = f" to {e.die1}+{e.die2} at version {e.throw}" if e.die1 is not None else ""
-            return f"DisputeResolved {e.dispute_id} {e.resolution}{dice}"
-        case ev.BetAdjusted():
-            return f"BetAdjusted {e.bet_id} ({e.adjustment}): {_money(e.transfers)}"
-    return name
-
-
-def command_words(cause: ev.Event | None, state: TableState) -> str:
-    """The command a group's first event records, in words, as run on `state`."""
-    if cause is None:
-        return "the command"
-    at = f"at version {cause.version}"
-    rules = state.rules.name if state.rules is not None else "no"
-    match cause:
-        case ev.DiceThrown():
-            return f"the throw {cause.die1}+{cause.die2} {at} under {rules} rules"
-        case ev.MainCalled():
-            return f"the main called ({cause.main}) {at}"
-        case ev.TableOpened():
-            return f"the table's opening {at}"
-        case ev.PlayerSeated():
-            return f"{cause.player} sitting down {at}"
-        case ev.PlayerLeft():
-            return f"{cause.player} leaving {at}"
-        case ev.TableClosed():
-            return f"the table closing {at}"
-        case ev.DieCastForCaster():
-            return f"{cause.player}'s cast of {cause.die} for first caster {at}"
-        case ev.ThrowVoided():
-            return f"the void throw ({cause.reason}) {at}"
-        case ev.DiceDrawn():
-            return f"the server throw {cause.die1}+{cause.die2} {at} under {rules} rules"
-        case ev.ServerDiceChosen():
-            return f"the choice of server dice {at}"
-        case ev.CasterStaked():
-            return f"the caster's stake of {cause.amount} {at}"
-        case ev.StakeLaid():
-            return f"{cause.bettor}'s stake of {cause.amount} laid {at}"
-        case ev.StakeCovered():
-            if state.rules is not None and state.rules.cover is CoverPolicy.FORFEIT:
-                return f"the caster covering the stakes laid {at} under {rules} rules"
-            return f"the caster covering {cause.bet_id} {at}"
-        case ev.OddsLaid():
-            return (
-                f"{cause.bettor}'s odds of {cause.stake} on the {cause.on} {at} under {rules} "
-                f"rules (main {state.main}, chance {state.chance})"
-            )
-        case ev.SideBetOffered():
-            return f"{cause.offerer}'s side bet offer {at}"
-        case ev.SideBetAccepted():
-            return f"{cause.acceptor} taking side bet {cause.bet_id} {at}"
-        case ev.CasterForfeited():
-            return f"the caster forfeiting under {rules} rules {at}"
-        case ev.DicePassed():
-            return f"the caster passing the dice by choice {at}"
-        case ev.DisputeOpened():
-            return f"the dispute {cause.dispute_id} over round {cause.round} opened {at}"
-        case ev.DisputeResolved():
-            return f"the dispute {cause.dispute_id} resolved ({cause.resolution}) {at}"
-        case ev.BetVoided():
-            bet = state.bets.get(cause.bet_id)
-            return {
-                "refused": f"the caster refusing {cause.bet_id} {at}",
-                "withdrawn": f"side bet {cause.bet_id} withdrawn {at}",
-                "caster-left": f"the caster {state.caster} leaving {at}",
-                "offeree-left": (
-                    f"{bet.offered_to if bet is not None else 'a player'} leaving {at}"
-                ),
-                "table-closed": f"the table closing {at}",
-                "dice-passed": f"the caster passing the dice by choice {at}",
-                "forfeit": f"the caster forfeiting under {rules} rules {at}",
-            }.get(cause.reason, f"a command {at}")
-    return f"{type(cause).__name__} {at}"
-
-
-def _same_kind(got: ev.Event, want: ev.Event, what: str) -> str:
-    """Two events of one kind (and one bet) that differ in what they say."""
-    match got, want:
-        case ev.BetSettled(), ev.BetSettled():
-            if got.winner != want.winner or got.transfers != want.transfers:
-                return (
-                    f"{describe(got)}, but {what} decides {got.bet_id} for {_who(want.winner)}: "
-                    f"{_money(want.transfers)}"
-                )
-            return (
-                f"BetSettled {got.bet_id} records breakage {_fraction(got.breakage)}, but "
-                f"{what} gives breakage {_fraction(want.breakage)}"
-            )
-        case ev.OddsLaid(), ev.OddsLaid():
-            if (got.payout, got.breakage) != (want.payout, want.breakage):
-                return (
-                    f"OddsLaid {got.bet_id}: payout {got.payout} with breakage "
-                    f"{_fraction(got.breakage)}, the rules give payout {want.payout} with "
-                    f"breakage {_fraction(want.breakage)} ({what})"
-                )
-        case ev.BetVoided(), ev.BetVoided():
-            return f"{describe(got)}, but {what} voids it: {describe(want)}"
-    fields = [
-        f"{name} {getattr(got, name)!r} where the engine has {getattr(want, name)!r}"
-        for name in got.__dataclass_fields__
-        if getattr(got, name) != getattr(want, name)
-    ]
-    return f"{describe(got)} differs from what {what} derives: " + "; ".join(fields)
+def _raw(book: RoundBook, e: ev.Event, state: TableState) -> TableState:
+    after = fold([e], state)
+    book.add((e,), state, after)
+    return after

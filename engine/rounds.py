@@ -3,10 +3,10 @@ stream), the state before and after, and the money of every bet placed in it.
 
 The referee files every command of the streams it reads in a `RoundBook`, the last
 rounds of them, so that a dispute further on can be judged on its round's `RoundRecord`;
-`read_round` builds one for the ledger from a stretch of a stored stream. Building it
-through the referee re-derives the round under the table's recorded rule set: a round
-whose recorded events differ from the engine's is read as far as it agrees, and says
-where it stops agreeing. Standard library and engine only.
+`engine.referee.read_round` builds one for the ledger from a stretch of a stored
+stream. Building it through the referee re-derives the round under the table's recorded
+rule set: a round whose recorded events differ from the engine's is read as far as it
+agrees, and says where it stops agreeing. Standard library and engine only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from engine import events as ev
-from engine.errors import HazardError, Rule, RuleBroken
+from engine.errors import HazardError
 from engine.fold import fold
 from engine.money import ESCROW, holds
 from engine.state import TableState
@@ -93,7 +93,8 @@ class RoundRecord:
 
 class RoundBook:
     """The records of the last rounds a stream of groups went through, as they arrive:
-    what the referee keeps to judge a dispute, and what `read_round` builds one from.
+    what the referee keeps to judge a dispute, and what `engine.referee.read_round` builds
+    one from.
 
     `add` each group in order. A round's record is *whole* only if the book saw the
     round begin: it started on the round's first group (`whole_from` says so), or saw a
@@ -273,56 +274,3 @@ def settle_up(delta: Mapping[str, int]) -> tuple[ev.Transfer, ...]:
         if due[j] == 0:
             j += 1
     return tuple(moves)
-
-
-# -- reading a round back -----------------------------------------------------------------
-
-
-def read_round(
-    number: int, start: TableState, events: Iterable[ev.Event], now: TableState
-) -> RoundRecord:
-    """Round `number`'s record, from `start` (the table at the end of a command, before
-    the round's first event) and the events after it, read until the round has ended
-    and each of its bets is closed, or the events end. `now` is the table as it stands.
-    Raises RuleBroken(ROUND_NOT_ENDED) if the events never reach the round's end."""
-    from engine.referee import Disagreement, Referee
-
-    book = RoundBook(keep=1 << 30, whole_from=start.round, most=None)
-    referee = Referee(start, on_group=book.add, judge_disputes=False)
-    pending: list[ev.Event] = []
-    state = start
-    broken: str | None = None
-    for e in events:
-        if broken is None:
-            pending.append(e)
-            try:
-                referee.check(e)
-            except Disagreement as exc:
-                broken = f"at version {exc.version}: {exc.reason}"
-                state = referee.state
-                book.mismatch[number] = broken
-                for raw in pending:  # from the last whole command, event by event
-                    state = _raw(book, raw, state)
-                pending = []
-                continue
-            if referee.at_boundary:
-                pending = []
-                state = referee.state
-        else:
-            state = _raw(book, e, state)
-        if (
-            state.round > number
-            and not any(b.round == number for b in state.bets.values())
-            and (broken is not None or referee.at_boundary)
-        ):
-            break
-    record = book.record(number, now)
-    if record is None or not record.ended:
-        raise RuleBroken(Rule.ROUND_NOT_ENDED, f"round {number} has not ended")
-    return record
-
-
-def _raw(book: RoundBook, e: ev.Event, state: TableState) -> TableState:
-    after = fold([e], state)
-    book.add((e,), state, after)
-    return after

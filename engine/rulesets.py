@@ -7,6 +7,7 @@ by the caster and the dice passing after three consecutive losses.
 
 from __future__ import annotations
 
+from engine.errors import RuleSetError
 from engine.rules import CoverPolicy, DicePass, MainMethod, RuleSet
 
 # The outcome table shared by the how-to, the encyclopedia, the club sheet and the excerpt.
@@ -98,7 +99,5 @@ def get(name: str) -> RuleSet:
     try:
         return BUILTIN[name]
     except KeyError:
-        from engine.errors import RuleSetError
-
         known = ", ".join(sorted(BUILTIN))
         raise RuleSetError("name", f"no built-in rule set {name!r} (known: {known})") from None

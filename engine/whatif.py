@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from engine import events as ev
+from engine.causes import derive
 from engine.dice import require_dice
 from engine.errors import HazardError, Rule, RuleBroken
 from engine.fold import fold
 from engine.money import holds
 from engine.rounds import Group, RoundRecord, net, settle_up
 from engine.state import TableState
+from engine.words import command_words, describe
 
 _SEED_EVENTS = (ev.SeedCommitted, ev.SeedRevealed)
 _CLOSING = (ev.BetSettled, ev.BetVoided)
@@ -164,8 +166,6 @@ def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, 
     before it derived there: a bet decided a throw earlier or later moves the events
     between along, but not the commands (a bet offered after it keeps its id, which is
     its version), nor another round's dispute recorded between two of them."""
-    from engine.referee import command_words, derive, describe
-
     index = _group_of_throw(record, throw)
     state = record.groups[index].before
     main, chance = _set(state, record.number, None, None)
@@ -291,8 +291,6 @@ def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: 
     bets of other rounds it decides, decided as recorded; and the table after it as the
     recorded round left it. Which throw of the round decides one of its bets, and so the
     order of its events, may change."""
-    from engine.referee import describe
-
     recorded = [g.events for g in record.groups[index:]]
     with_dice = f"with {die1}+{die2} at version {record.groups[index].events[0].version}"
     if redo.stopped is not None:
@@ -367,8 +365,6 @@ def _acts(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) ->
     closed aside (None if it does not): the same events, wherever they fall, but for the
     payout of odds laid on a chance the correction moved and, in the `corrected` throw's
     own command, the dice."""
-    from engine.referee import describe
-
     did = [e for e in got if not isinstance(e, _CLOSING)]
     was = [e for e in want if not isinstance(e, _CLOSING)]
     for g, w in zip(did, was, strict=False):
@@ -400,7 +396,6 @@ def _others_decided(
 ) -> str | None:
     """How the bets of other rounds that the round decides would be decided otherwise
     (None if as recorded): a correction pays only the round's own bets."""
-    from engine.referee import describe
 
     def closings(groups: Sequence[Sequence[ev.Event]]) -> dict[str, ev.Event]:
         return {

@@ -9,6 +9,8 @@ declare; `document` adds what it cannot know:
     may answer 401 and 403, every one with a body 400, 413 and 415, every write 503
     (busy), and every heavy read (ledger.api.heavy) 429 and 503, whether or not its
     view says so;
+  - a query parameter is never null: a query carries text (apispec documents a field
+    whose load_default is None, absent, as nullable, with null among its values);
   - links: which values of an answer the next request takes (ledger.api.links);
   - keys in a fixed order (paths sorted, responses by status), so that a change to
     the code is a small, readable diff of openapi.yaml.
@@ -139,6 +141,9 @@ def document(spec: APISpec) -> dict[str, Any]:
             if operation.get("security") != []:
                 _also(operation, "401", "Unauthenticated")
                 _also(operation, "403", "Forbidden")
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query":
+                    _sent(parameter["schema"])
     for response in _responses(doc):
         content = response.get("content", {})
         if content.get("application/json", {}).get("schema") == PROBLEM_REF:
@@ -151,6 +156,17 @@ def _also(operation: dict[str, Any], status: str, shared: str) -> None:
     """The operation may answer `status` as SHARED_RESPONSES[shared] says, unless its
     view documents that status itself."""
     operation["responses"].setdefault(status, {"$ref": f"#/components/responses/{shared}"})
+
+
+def _sent(schema: dict[str, Any]) -> None:
+    """A query parameter's schema as a client can send it: without the null a query
+    cannot carry, which a client generated from the contract would otherwise offer
+    (openapi-python-client makes three enums of `[open, resolved, null]`)."""
+    schema.pop("nullable", None)
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
+    if "enum" in schema:
+        schema["enum"] = [value for value in schema["enum"] if value is not None]
 
 
 class _Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML is untyped here

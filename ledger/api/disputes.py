@@ -13,10 +13,10 @@ from engine.state import SETTER
 from ledger.api import club, require, scoped_key
 from ledger.api.bodies import Blueprint
 from ledger.api.disputeschemas import (
-    DisputeOpenedSchema,
     DisputePageSchema,
     DisputeQuerySchema,
     DisputeSchema,
+    DisputeWriteResultSchema,
     OpenDisputeSchema,
     ResolveDisputeSchema,
 )
@@ -42,7 +42,7 @@ def _dice_of(body: dict[str, Any]) -> tuple[int, int] | None:
 @blp.route("/tables/<table>/rounds/<int:round>/disputes", methods=["POST"])
 @blp.arguments(TableWriteHeadersSchema, location="headers")
 @blp.arguments(OpenDisputeSchema)
-@blp.response(201, DisputeOpenedSchema)
+@blp.response(201, DisputeWriteResultSchema)
 @blp.alt_response(404, schema=ProblemSchema, description="No such table")
 @blp.alt_response(409, schema=ProblemSchema, description="Stale If-Match")
 @blp.alt_response(

@@ -209,7 +209,7 @@ class DisputePageSchema(Schema):
     next_after = fields.Integer(required=True, allow_none=True)
 
 
-class DisputeOpenedSchema(WriteResultSchema):
+class DisputeWriteResultSchema(WriteResultSchema):
     dispute_id = fields.String(required=True)
     answer = fields.Nested(
         AnswerSchema, required=True, metadata={"description": "As DisputeSchema's answer"}

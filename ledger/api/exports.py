@@ -81,7 +81,10 @@ class ExportQuerySchema(Schema):
                     raise ValidationError("Only with `format=csv`.", name)
 
 
-_FILE = {"type": "string", "format": "binary"}
+_FILE = {"type": "string"}
+"""Text, not `format: binary`: both formats are UTF-8 text, and a client generated from
+the contract reads a text body as text (openapi-python-client cannot put the text of a
+text/csv answer in the File it makes for a binary one: it fails on every export)."""
 RESPONSE = {
     "description": "The file, streamed: JSON Lines (docs/export-format.md) or CSV (UTF-8 "
     "with a byte order mark, CRLF, a header row)",

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 import engine as hz
 from engine import disputes
 from engine.errors import Rule, RuleBroken
+from engine.referee import read_round
 from ledger.books import disputeviews, tableviews
 from ledger.books.accounts import book_account
 from ledger.service import Club, NotFound, Reads, is_name, table_stream
@@ -49,7 +50,7 @@ def round_record(
         return None
     start = snapshots.before(conn, stream, row.first_version)
     try:
-        return disputes.read_round(number, start, _events(conn, stream, start.version), now)
+        return read_round(number, start, _events(conn, stream, start.version), now)
     except RuleBroken as exc:
         if exc.rule is Rule.ROUND_NOT_ENDED:
             return None

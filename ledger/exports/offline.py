@@ -46,11 +46,11 @@ from hashlib import sha256
 from typing import Any, TypeGuard
 
 from engine import events as ev
+from engine.errors import Disagreement as Differs
 from engine.errors import RuleSetError
 from engine.fold import INITIAL
 from engine.money import ESCROW as LOCAL_ESCROW
 from engine.money import holds
-from engine.referee import Disagreement as Differs
 from engine.referee import Referee
 from engine.rules import RuleSet, from_mapping
 from engine.state import TableState

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 import engine
 from engine import disputes
 from engine import events as ev
-from engine.errors import Rule, RuleBroken
+from engine.causes import derive
+from engine.errors import Disagreement, Rule, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.money import balances, holds, postings
-from engine.referee import Disagreement, Referee
+from engine.referee import Referee, read_round
 from engine.rulesets import BUILTIN
 from engine.state import SETTER
 from tests.engine.tablekit import CASTER_WINS, CHANCE_FIRST, NICK_FIRST, next_total
@@ -32,7 +33,7 @@ class Game(Played):
     """test_referee's table, that records its stream, with disputes."""
 
     def record(self, number: int) -> disputes.RoundRecord:
-        return disputes.read_round(number, INITIAL, self.events, self.state)
+        return read_round(number, INITIAL, self.events, self.state)
 
     def open(self, number: int, claimant: str, role: str = "player", **kw: Any) -> str:
         record = self.record(number)
@@ -528,8 +529,6 @@ def test_a_correction_made_leaves_the_table_going_on_as_recorded(seed, rounds, d
     its place in the stream, every command after the round derives exactly the events
     recorded, every bet of another round is paid as recorded, and each bet of the round
     nets what it was paid plus its adjustment."""
-    from engine.referee import derive
-
     g = Game(rules=data.draw(st.sampled_from(sorted(BUILTIN))))
     play_randomly(g, random.Random(seed), rounds)
     number = data.draw(st.integers(1, g.state.round - 1))

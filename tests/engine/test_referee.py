@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 import engine
 from engine import events as ev
+from engine.errors import Disagreement
 from engine.fold import INITIAL, fold
-from engine.referee import Disagreement, Referee
+from engine.referee import Referee
 from engine.rulesets import BUILTIN
 from engine.state import SETTER, TableState
 from tests.engine.strategies import PLAYING, RULE_SETS, History, histories

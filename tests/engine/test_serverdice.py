@@ -17,9 +17,9 @@ import pytest
 import engine
 from engine import events as ev
 from engine import serverdice
-from engine.errors import Rule, RuleBroken
+from engine.errors import Disagreement, Rule, RuleBroken
 from engine.fold import INITIAL, fold
-from engine.referee import Disagreement, Referee
+from engine.referee import Referee
 from engine.rulesets import BUILTIN
 from engine.state import Phase, TableState
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import engine as hz
 from engine import disputes, serverdice
 from engine.events import Proposition, PropositionKind
+from engine.referee import read_round
 from engine.rules import from_mapping
 from ledger.store import codec
 
@@ -47,7 +48,7 @@ def _a_table_with_every_event() -> list[hz.Event]:
     do(hz.throw(state, 1, 4))  # die 2 stood at 4; chance 5
     do(hz.lay_odds(state, "ann", "chance", 7))  # 6/4 * 7 = 10.5: breakage 1/2
     do(hz.throw(state, 4, 3))  # main: caster loses
-    record = disputes.read_round(1, hz.INITIAL, log, state)
+    record = read_round(1, hz.INITIAL, log, state)
     do(disputes.open_dispute(state, record, 1, "bob", "player", "the 5 was a 6", 18, 2, 4))
     opened = log[-1].dispute_id  # type: ignore[union-attr]
     do(disputes.resolve(state, record, opened, "voided", "the croupier misread the die"))

@@ -24,8 +24,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from engine import events as ev
+from engine.errors import Disagreement
 from engine.money import holds
-from engine.referee import Disagreement, Referee
+from engine.referee import Referee
 from engine.rules import from_mapping
 
 # ---------------------------------------------------------------------------------------
