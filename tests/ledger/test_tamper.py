@@ -5,6 +5,7 @@ against a receipt (a signed checkpoint) taken before the change."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.vocabulary import Deposited
 from tests.ledger.tamperkit import (
+    OTHER,
     Log,
     a_deposit,
     hazard_verify,
@@ -253,3 +255,58 @@ def test_a_pass_reads_one_state_of_the_log_while_writes_go_on(log: Log, store: E
         report = logcheck.check_log(conn, VERIFIER, batch=10, progress=write)
     assert report.findings == []
     assert report.size == log.size
+
+
+# -- a whole check, as `hazard verify` runs it (logcheck.verify) ------------------------
+
+
+def test_a_check_keeps_a_state_and_resumes_from_it_where_the_tree_stands(
+    log: Log, store: EventStore
+) -> None:
+    first = logcheck.verify(log.engine, VERIFIER)
+    assert first.ok and first.restart is None and first.parting is None
+    assert first.report.start == 0 and first.report.size == log.size
+    assert first.state == logcheck.State(
+        log.size, first.report.root, tuple(first.report.frontier), VERIFIER.text()
+    )
+    club = Club(Book(store))
+    for amount in (1, 2, 3):
+        club.account_command("ann", Deposited, amount, "setter")
+    again = logcheck.verify(log.engine, VERIFIER, state=first.state)
+    assert again.ok and again.restart is None
+    assert (again.report.start, again.report.size) == (log.size, log.size + 3)
+    whole = logcheck.verify(log.engine, VERIFIER)
+    assert again.state == whole.state  # resumed or read whole, the same tree
+
+
+def test_a_check_reads_the_whole_log_when_the_state_cannot_be_resumed(log: Log) -> None:
+    state = logcheck.verify(log.engine, VERIFIER).state
+    receipt = logcheck.open_receipt(log.receipt.encode(), VERIFIER)
+    other = dataclasses.replace(state, key=OTHER.verifier.text())
+    cases = [
+        (other, None, logcheck.Restart.OTHER_KEY),
+        (state, receipt, logcheck.Restart.RECEIPT_WITHIN),  # the receipt is of log.size
+    ]
+    for given, kept, why in cases:
+        verified = logcheck.verify(log.engine, VERIFIER, receipt=kept, state=given)
+        assert verified.restart is why and verified.report.start == 0
+        assert verified.ok and verified.state == state
+    with unguarded(log) as conn:
+        whole_log_rehashed_and_resigned(log, conn)
+    rewritten = logcheck.verify(log.engine, VERIFIER, state=state)
+    assert rewritten.restart is logcheck.Restart.TREE_REWRITTEN
+    assert rewritten.report.start == 0 and not rewritten.ok
+
+
+def test_a_check_holds_the_log_to_a_receipt_kept_with_trailing_newlines(log: Log) -> None:
+    """A receipt as `jq -r` or an editor saves it, with more than the note's one
+    newline at the end, opens as the checkpoint it is."""
+    receipt = logcheck.open_receipt((log.receipt + "\n\r\n").encode(), VERIFIER)
+    assert receipt == open_checkpoint(log.receipt, [VERIFIER])
+    verified = logcheck.verify(log.engine, VERIFIER, receipt=receipt)
+    assert verified.ok and verified.parting is not None and verified.parting.agrees
+    with unguarded(log) as conn:
+        where = actor_changed(log, conn)
+    parted = logcheck.verify(log.engine, VERIFIER, receipt=receipt)
+    assert not parted.ok and parted.parting is not None and not parted.parting.agrees
+    assert parted.parting.first == where
