@@ -5,9 +5,9 @@ A module per group of commands, beside the code it drives: play (odds, simulate)
 disputes, audit (replay, recall, fairness) and serve (serve, openapi). Here: `main`,
 the one `--database-url` option, and the book and the club a command opens.
 
-`main` imports a command's module when the command is run, and every module only for
-`hazard --help` or a name it does not know: `hazard odds` never imports Flask, and no
-command pays for another's imports (the API's, gunicorn's).
+`main` imports a command's module when the command is run (every module for `hazard
+--help`, and for a name it does not know, to list them): `hazard odds` never imports
+Flask, and no command pays for another's imports (the API's, gunicorn's).
 """
 
 from __future__ import annotations
