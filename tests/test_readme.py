@@ -251,7 +251,7 @@ def _tables_played(here: Path, url: str) -> None:
     from ledger.service import Club
     from ledger.store import db
     from ledger.store.eventstore import EventStore
-    from tests.ledger.test_export import play, ticking
+    from tests.ledger.exportkit import play, ticking
 
     store = EventStore(db.make_engine(url), ticking(), signer=load_key(here / "hazard.key"))
     try:

@@ -27,6 +27,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from json.encoder import encode_basestring  # what the encoder uses (ensure_ascii off)
 from typing import Any
 
@@ -651,3 +652,75 @@ def still_stored(conn: sa.Connection, state: State) -> bool:
         return stored_frontier(conn, state.size) == list(state.frontier)
     except merkle.MerkleError:
         return False
+
+
+# -- a whole check, as `hazard verify` runs it ------------------------------------------
+
+
+class Restart(Enum):
+    """Why a check given a state (an incremental run) read the whole log again."""
+
+    OTHER_KEY = "other-key"
+    """The state was verified with another key than the one trusted now."""
+    RECEIPT_WITHIN = "receipt-within"
+    """The receipt is of a size the state covers: only a pass from position 1 keeps
+    the root at that size to hold it against."""
+    TREE_REWRITTEN = "tree-rewritten"
+    """The stored tree of the state's events no longer has the root verified then."""
+
+
+@dataclass
+class Verified:
+    """A whole check: the pass, why it did not resume from the state it was given, where
+    the log parts from the receipt, and the state to keep for the next run."""
+
+    report: Report
+    restart: Restart | None
+    parting: Parting | None
+    state: State
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and (self.parting is None or self.parting.agrees)
+
+
+def open_receipt(note: bytes, verifier: Verifier) -> Checkpoint:
+    """A checkpoint kept elsewhere (a receipt), opened with the trusted key; NoteError
+    or ValueError when it is not a checkpoint signed by that key."""
+    # A note ends with one newline; `jq -r` or an editor may have added more.
+    return open_checkpoint(note.rstrip(b"\r\n") + b"\n", [verifier])
+
+
+def verify(
+    engine: sa.Engine,
+    verifier: Verifier,
+    *,
+    receipt: Checkpoint | None = None,
+    state: State | None = None,
+    progress: Progress | None = None,
+    limit_findings: int = 100,
+) -> Verified:
+    """Check the log in one state of it (`snapshot`), from position 1 or, given the
+    `state` an earlier check kept, from the tree it verified when that still stands;
+    and hold it against `receipt`, a checkpoint kept elsewhere, when given."""
+    restart = None
+    if state is not None and state.key != verifier.text():
+        restart = Restart.OTHER_KEY
+    elif state is not None and receipt is not None and receipt.size <= state.size:
+        restart = Restart.RECEIPT_WITHIN
+    with engine.connect() as conn, conn.begin():
+        snapshot(conn)
+        resume = None
+        if state is not None and restart is None:
+            if still_stored(conn, state):
+                resume = Resume(state.size, list(state.frontier))
+            else:
+                restart = Restart.TREE_REWRITTEN
+        watch = [receipt.size] if receipt is not None else []
+        report = check_log(
+            conn, verifier, resume=resume, watch=watch, progress=progress,
+            limit_findings=limit_findings,
+        )  # fmt: skip
+    parting = against(receipt, report) if receipt is not None else None
+    kept = State(report.size, report.root, tuple(report.frontier), verifier.text())
+    return Verified(report, restart, parting, kept)

@@ -155,10 +155,11 @@ def postgres_copy(server: str, template: str, prefix: str) -> Iterator[str]:
 def sqlite_api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
     """The app on SQLite alone, for tests about the process or the contract rather than
     what the database answers, where a second run would only repeat the first: the
-    operators' endpoints, request logs, metrics, docs and token commands
-    (test_ops.py); input refused before any query is made (test_strict_input.py, and
-    the bodies in test_contract.py); the OpenAPI document (test_openapi.py); and the
-    guide's evening, whose subject is the text of docs/api.md (test_docs_guide.py).
+    operators' endpoints, request logs, metrics and docs (test_ops.py), and the token
+    commands (tests/cli/test_tokens.py); input refused before any query is made
+    (test_strict_input.py, and the bodies in test_contract.py); the OpenAPI document
+    (test_openapi.py); and the guide's evening, whose subject is the text of
+    docs/api.md (test_docs_guide.py).
     The schemathesis run (test_contract.py), `hazard serve` (test_serve.py) and the
     busy test (test_busy.py) build their own app on SQLite, for the same reason and
     because they are the slowest to repeat."""

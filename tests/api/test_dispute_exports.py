@@ -32,7 +32,7 @@ from tests.api.test_disputes import (
     resolve,
     two_rounds,
 )
-from tests.ledger.test_offline_verify import encoded, fails, line_of, records, rehash
+from tests.ledger.offlinekit import encoded, fails, line_of, records, rehash
 from tests.signing import VERIFIER
 
 RESOLUTIONS: dict[str, tuple[int, dict[str, Any]]] = {

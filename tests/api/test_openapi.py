@@ -16,12 +16,10 @@ from typing import Any
 import pytest
 import schemathesis
 import yaml
-from click.testing import CliRunner
 
 from engine.errors import Rule
 from engine.state import RoundResult
 from ledger.api import contract, problems
-from ledger.cli import main
 from tests.api.conftest import Api
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,16 +82,6 @@ def test_the_app_serves_the_same_contract(sqlite_api: Api, spec: dict[str, Any])
     response = sqlite_api.client(None).get("/openapi.json")  # no token: the contract is public
     assert response.status_code == 200
     assert response.get_json() == spec
-
-
-def test_hazard_openapi_prints_or_writes_it(tmp_path: Path) -> None:
-    runner = CliRunner()
-    printed = runner.invoke(main, ["openapi"])
-    assert printed.exit_code == 0, printed.output
-    assert printed.output == contract.generate()
-    written = tmp_path / "openapi.yaml"
-    assert runner.invoke(main, ["openapi", "--write", str(written)]).exit_code == 0
-    assert written.read_text(encoding="utf-8") == printed.output
 
 
 # -- valid and complete ---------------------------------------------------------------

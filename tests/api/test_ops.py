@@ -1,5 +1,6 @@
 """What operators call: health, readiness, metrics, request ids and JSON logs, the
-vendored docs, and `hazard token create|list|revoke`."""
+vendored docs, and the first setter's token with the banner that shows it (the token
+commands, `hazard token create|list|revoke`: tests/cli/test_tokens.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from ledger import logs
@@ -22,7 +22,6 @@ from ledger.api import create_app
 from ledger.api.server import banner
 from ledger.api.tokens import FIRST_SETTER, Role, create, first_setter, holder, listing
 from ledger.books.book import Book
-from ledger.cli import main
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api
@@ -237,54 +236,6 @@ def test_docs_assets_stay_in_their_directory(sqlite_api: Api) -> None:
 # --- tokens -----------------------------------------------------------------------
 
 
-def _hazard(sqlite_api: Api, *args: str) -> Any:
-    """`hazard ARGS --database-url` the app's database."""
-    url = sqlite_api.book.store.engine.url.render_as_string(hide_password=False)
-    return CliRunner().invoke(main, [*args, "--database-url", url], catch_exceptions=False)
-
-
-def test_token_create_prints_the_secret_alone_and_it_works(sqlite_api: Api) -> None:
-    made = _hazard(sqlite_api, "token", "create", "--role", "croupier", "--name", "cro")
-    assert made.exit_code == 0, made.output
-    secret = made.stdout.strip()
-    assert secret.startswith("hz_") and "\n" not in secret
-    who = holder(sqlite_api.book.store.engine, secret)
-    assert who is not None and (who.role, who.name) == (Role.CROUPIER, "cro")
-    assert who.id in made.stderr and "only its hash is kept" in made.stderr
-
-
-def test_token_create_refuses_a_bad_role_or_name(sqlite_api: Api) -> None:
-    assert _hazard(sqlite_api, "token", "create", "--role", "king", "--name", "x").exit_code == 2
-    bad = _hazard(sqlite_api, "token", "create", "--role", "player", "--name", "")
-    assert bad.exit_code == 2 and "1 to 200 characters" in bad.output
-
-
-def test_token_list_shows_no_secret_and_revoke_refuses_the_token(sqlite_api: Api) -> None:
-    ann = sqlite_api.client("player", "ann")
-    assert ann.get("/players/ann/balance").status_code != 401
-    [row] = listing(sqlite_api.book.store.engine)
-
-    listed = _hazard(sqlite_api, "token", "list")
-    assert listed.exit_code == 0
-    assert row.id in listed.output and "player" in listed.output and "ann" in listed.output
-    assert ann.token is not None and ann.token not in listed.output
-    assert "hz_" not in listed.output
-
-    revoked = _hazard(sqlite_api, "token", "revoke", row.id)
-    assert revoked.exit_code == 0 and "revoked" in revoked.output
-    refused = ann.get("/players/ann/balance")
-    assert refused.status_code == 401
-    assert refused.headers["WWW-Authenticate"] == "Bearer"
-    [after] = listing(sqlite_api.book.store.engine)
-    assert after.revoked_at is not None
-    assert after.revoked_at in _hazard(sqlite_api, "token", "list").output
-
-    again = _hazard(sqlite_api, "token", "revoke", row.id)
-    assert again.exit_code == 0 and "already revoked" in again.output
-    unknown = _hazard(sqlite_api, "token", "revoke", "nope")
-    assert unknown.exit_code == 1 and "no token nope" in unknown.output
-
-
 def test_the_first_setter_token_is_made_once_and_only_on_an_empty_table(sqlite_api: Api) -> None:
     engine = sqlite_api.book.store.engine
     token = first_setter(engine)
@@ -320,10 +271,3 @@ def test_the_banner_names_the_hazard_command_a_shell_can_run(
     assert f"`{relative} token create --role ROLE --name NAME`" in shown
     monkeypatch.setenv("PATH", f"{here.parent}:/usr/bin:/bin")
     assert "`hazard token create" in banner("http://127.0.0.1:8000", None, 1, "sqlite:///x")
-
-
-def test_token_commands_say_when_the_database_cannot_be_opened(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.sqlite3'}"
-    result = CliRunner().invoke(main, ["token", "list", "--database-url", url])
-    assert result.exit_code == 1
-    assert "cannot open the database" in result.output

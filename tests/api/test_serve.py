@@ -22,12 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from ledger.api import server
 from ledger.api.problems import PROBLEM_JSON
 from ledger.api.tokens import listing
-from ledger.cli import main
 from ledger.store import db
 
 START_SECONDS = 30
@@ -222,33 +220,6 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     assert write["request_id"] == "serve-test-1"
     assert write["actor"] == "setter:bank" and write["status"] == 201
     assert "".join(served.out).count("hz_") == 1
-
-
-def test_serve_refuses_a_database_whose_schema_is_behind(
-    postgres_server: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The session's server's own `postgres` database: reachable, never migrated.
-    monkeypatch.setenv("DATABASE_URL", postgres_server)
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
-    result = CliRunner().invoke(main, ["serve", "--port", "0"])
-    assert result.exit_code == 1
-    assert "run `hazard db upgrade`" in result.output
-    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ  # serve put things back
-
-
-@pytest.mark.parametrize("seconds", ["30", "45", "0", "soon"])
-def test_serve_refuses_a_lock_timeout_that_is_not_below_the_worker_timeout(
-    seconds: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A write waiting for the lock must be answered (503 busy) before gunicorn kills
-    the worker waiting with it."""
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'lock.sqlite3'}")
-    monkeypatch.setenv("HAZARD_LOCK_TIMEOUT", seconds)
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
-    result = CliRunner().invoke(main, ["serve", "--port", "0"])
-    assert result.exit_code != 0
-    assert "HAZARD_LOCK_TIMEOUT" in result.output
-    assert not (tmp_path / "lock.sqlite3").exists()
 
 
 # -- what gunicorn answers before the app: problem details too -------------------------

@@ -27,7 +27,8 @@ from ledger.service import Club
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.vocabulary import Deposited
-from tests.ledger.test_export import all_events, check, export, store  # noqa: F401
+from tests.ledger.exportkit import export
+from tests.ledger.test_export import all_events, check, store  # noqa: F401
 from tests.signing import SIGNER, VERIFIER
 
 WRITES = 60

@@ -1,28 +1,22 @@
-"""Import as a verified restore (ledger.exports.restore, `hazard import`), on SQLite and
-PostgreSQL: a whole-log export restored into a new database is the same log (the same
-bytes when exported again, the same rows in every table, a deep check that finds
-nothing) and goes on taking writes; a file that does not verify, a database that is not
-empty and a partial export are refused, with nothing written."""
+"""Import as a verified restore (ledger.exports.restore), on SQLite and PostgreSQL: a
+whole-log export restored into a new database is the same log (the same bytes when
+exported again, the same rows in every table, a deep check that finds nothing) and goes
+on taking writes; a file that does not verify, a database that is not empty and a
+partial export are refused, with nothing written. The command, `hazard import`:
+tests/cli/test_import.py."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from click.testing import CliRunner
 
 from ledger import bootstrap
 from ledger.books import deep
 from ledger.books.book import Book
-from ledger.cli import main
-from ledger.exports import jsonl
-from ledger.exports.scope import scope_of
 from ledger.service import Club
 from ledger.store import db, logcheck
 from ledger.store.eventstore import EventStore
@@ -30,15 +24,19 @@ from ledger.store.schema import (
     accounts,
     checkpoints,
     events,
-    postings,
-    rounds,
-    settlement_parties,
-    settlements,
-    snapshots,
-    tree_hashes,
 )
 from ledger.store.vocabulary import Deposited
-from tests.ledger.test_deep import play
+from tests.ledger.deepkit import play
+from tests.ledger.restorekit import (
+    TABLES,
+    counts,
+    empty_database,
+    export,
+    lines,
+    played_store,
+    rows,
+    tamper_amount,
+)
 from tests.signing import SIGNER
 
 # The offline verifier (ledger.exports.offline, branch i12-verifier) is what a restore
@@ -46,38 +44,15 @@ from tests.signing import SIGNER
 offline = pytest.importorskip("ledger.exports.offline")
 restore = pytest.importorskip("ledger.exports.restore")
 
-TABLES = (events, tree_hashes, checkpoints, accounts, postings, settlements,
-          settlement_parties, rounds)  # fmt: skip
-"""Every table a restore reproduces (snapshots are a cache: written anew)."""
-
-_names = itertools.count()
-
 
 @pytest.fixture
 def played(engine: sa.Engine) -> Iterator[EventStore]:
-    store = EventStore(engine, signer=SIGNER)
-    play(Club(Book(store)))
-    yield store
-    store.close()
+    yield from played_store(engine)
 
 
 @pytest.fixture
 def target_url(database_url: str, tmp_path: Path) -> Iterator[str]:
-    """A second new, empty database of the same kind as `database_url` (not migrated)."""
-    if database_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'restored.sqlite3'}"
-        return
-    name = f"restored_{os.getpid()}_{next(_names)}"
-    url = sa.engine.make_url(database_url)
-    admin = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    yield from empty_database(database_url, tmp_path)
 
 
 @pytest.fixture
@@ -86,31 +61,6 @@ def target(target_url: str) -> Iterator[sa.Engine]:
     db.upgrade(engine)
     yield engine
     engine.dispose()
-
-
-def export(engine: sa.Engine, **scope: Any) -> bytes:
-    prepared = jsonl.prepare(engine, scope_of(**(scope or {"everything": True})), SIGNER.verifier)
-    return b"".join(prepared.chunks())
-
-
-def lines(data: bytes) -> list[bytes]:
-    return data.splitlines(keepends=True)
-
-
-def rows(engine: sa.Engine, table: sa.Table) -> list[tuple[Any, ...]]:
-    """Every row in key order; postings without their ids (a surrogate key)."""
-    columns = [c for c in table.c if not (table is postings and c.name == "id")]
-    order = list(table.primary_key.columns) if table is not postings else columns
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(sa.select(*columns).order_by(*order))]
-
-
-def counts(engine: sa.Engine) -> dict[str, int]:
-    with engine.connect() as conn:
-        return {
-            t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
-            for t in (*TABLES, snapshots)
-        }
 
 
 def test_a_whole_log_round_trips_byte_for_byte_with_every_table_the_same(
@@ -161,22 +111,10 @@ def test_the_restored_log_verifies_and_takes_the_next_write_under_the_same_key(
     assert ann == was + 250
 
 
-def _tamper_amount(data: bytes) -> tuple[bytes, int]:
-    """The file with one amount changed (a stake laid, 400 made 500), naively: the line's
-    leaf and hash left as they were. Returns it and the line's number."""
-    out = lines(data)
-    for number, line in enumerate(out, 1):
-        doc = json.loads(line)
-        if doc.get("type") == "StakeLaid" and doc["payload"]["amount"] == 400:
-            out[number - 1] = line.replace(b'"amount":400', b'"amount":500')
-            return b"".join(out), number
-    raise AssertionError("no stake of 400 in the file")
-
-
 def test_a_tampered_file_is_refused_and_nothing_is_written(
     played: EventStore, target: sa.Engine
 ) -> None:
-    bad, number = _tamper_amount(export(played.engine))
+    bad, number = tamper_amount(export(played.engine))
     with pytest.raises(offline.Disagreement) as refused:
         restore.restore(target, lines(bad))
     assert refused.value.line == number
@@ -229,64 +167,6 @@ def test_a_range_from_the_first_event_restores_the_log_up_to_its_end(
     assert restored.events == report.size
 
 
-# -- the command ------------------------------------------------------------------------
-
-
-def hazard(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(main, list(args), env=env)
-
-
-def test_hazard_import_migrates_a_new_database_restores_and_verifies_deep(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    path = tmp_path / "hazard-all.jsonl"
-    path.write_bytes(export(played.engine))
-
-    key = SIGNER.verifier.text()
-    done = hazard("import", str(path), "--key", key, "--database-url", target_url)
-    assert done.exit_code == 0, done.output
-    size, root = rows(played.engine, checkpoints)[-1][:2]
-    assert f"restored {len(rows(played.engine, events))} events" in done.output
-    assert f"checkpoint: size {size}, root {root}" in done.output
-
-    checked = hazard("verify", "--deep", env={"DATABASE_URL": target_url})
-    assert checked.exit_code == 0, checked.output
-    assert "every read model" in checked.output
-
-    again = hazard("import", str(path), "--database-url", target_url)
-    assert again.exit_code == 1
-    assert "already holds a log" in again.output
-
-
-def test_hazard_import_names_the_line_of_a_bad_file_and_writes_nothing(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    bad, number = _tamper_amount(export(played.engine))
-    path = tmp_path / "bad.jsonl"
-    path.write_bytes(bad)
-    done = hazard("import", str(path), "--database-url", target_url)
-    assert done.exit_code == 1
-    assert f"line {number}" in done.output and "nothing was written" in done.output
-    engine = db.make_engine(target_url)
-    try:
-        assert set(counts(engine).values()) == {0}
-    finally:
-        engine.dispose()
-
-
-def test_hazard_import_refuses_a_file_signed_by_another_key(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    from ledger.store.keys import Signer
-
-    other = Signer.generate("hazard.local/ledger")
-    path = tmp_path / "all.jsonl"
-    path.write_bytes(export(played.engine))
-    done = hazard("import", str(path), "--key", other.verifier.text(), "--database-url", target_url)
-    assert done.exit_code == 1
-    assert "nothing was written" in done.output
-
-
 def test_a_disputed_log_round_trips_with_its_disputes_and_adjustments(
     engine: sa.Engine, target: sa.Engine
 ) -> None:
@@ -304,54 +184,3 @@ def test_a_disputed_log_round_trips_with_its_disputes_and_adjustments(
         assert len(rows(target, table)) == 3 and rows(target, table) == rows(engine, table)
     assert list(deep.differences(EventStore(target))) == []
     store.close()
-
-
-def test_hazard_import_where_there_is_no_key_says_so(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    """Regression: in a folder with no key, `hazard import` said "the signing key at
-    hazard.key is not that key". It says there is none, and what to do."""
-    path = tmp_path / "all.jsonl"
-    path.write_bytes(export(played.engine))
-    missing = tmp_path / "hazard.key"
-    done = hazard(
-        "import", str(path), "--database-url", target_url, env={"HAZARD_KEY": str(missing)}
-    )
-    assert done.exit_code == 0, done.output
-    assert f"there is no signing key at {missing}" in done.output
-    assert "not that key" not in done.output
-    assert SIGNER.verifier.text() in done.output and "HAZARD_KEY" in done.output
-
-
-def test_hazard_import_where_another_key_is_names_it(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    from ledger.store.keys import create_key
-
-    path = tmp_path / "all.jsonl"
-    path.write_bytes(export(played.engine))
-    elsewhere = tmp_path / "other.key"
-    other = create_key(elsewhere, "hazard.local/ledger")
-    done = hazard(
-        "import", str(path), "--database-url", target_url, env={"HAZARD_KEY": str(elsewhere)}
-    )
-    assert done.exit_code == 0, done.output
-    assert f"the signing key at {elsewhere} is another key ({other})" in done.output
-
-
-def test_hazard_import_with_another_key_names_the_files_header(
-    played: EventStore, target_url: str, tmp_path: Path
-) -> None:
-    """Regression: `--key` with a file whose header names another key blamed the
-    checkpoints ("the checkpoints are signed by ..."), which were never read: it is the
-    header that names the other key."""
-    from ledger.store.keys import Signer
-
-    other = Signer.generate("hazard.local/ledger").verifier.text()
-    path = tmp_path / "all.jsonl"
-    path.write_bytes(export(played.engine))
-    done = hazard("import", str(path), "--key", other, "--database-url", target_url)
-    assert done.exit_code == 1
-    said = done.output
-    assert f"line 1: the file's header names the key {SIGNER.verifier.text()}" in said, said
-    assert f"not the key you gave ({other})" in said and "checkpoints are signed" not in said

@@ -478,7 +478,7 @@ def log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.books.book import Book
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
-    from tests.ledger.test_export import play, ticking
+    from tests.ledger.exportkit import play, ticking
     from tests.signing import SIGNER
 
     store = EventStore(engine, clock=ticking(), signer=SIGNER)
@@ -596,7 +596,7 @@ def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.books.book import Book
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
-    from tests.ledger.test_export import ticking
+    from tests.ledger.exportkit import ticking
     from tests.ledger.test_server_dice import fixed_seeds, play
     from tests.signing import SIGNER
 
@@ -694,7 +694,7 @@ def disputed_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.books.book import Book
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
-    from tests.ledger.test_export import play, ticking
+    from tests.ledger.exportkit import play, ticking
     from tests.signing import SIGNER
 
     store = EventStore(engine, clock=ticking(), signer=SIGNER)

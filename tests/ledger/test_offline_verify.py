@@ -1,4 +1,5 @@
-"""`hazard verify FILE` (ledger.exports.offline): a clean export of each scope verifies
+"""The offline check (ledger.exports.offline, what `hazard verify FILE` runs: the command
+is tests/cli/test_verify.py's): a clean export of each scope verifies
 with the right counts and money, on SQLite and PostgreSQL; a tampered copy fails at the
 first line that differs, with a reason a person understands. Tampering comes in two
 kinds: naive (the event edited, its leaf left: the leaf catches it) and re-hashed (the
@@ -9,25 +10,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from click.testing import CliRunner
 
 import engine as hz
 from ledger.books.book import Book
-from ledger.cli import main
 from ledger.exports import offline
-from ledger.exports.scope import Scope, scope_of
+from ledger.exports.scope import scope_of
 from ledger.service import Club
-from ledger.store import codec, db, merkle
+from ledger.store import merkle
 from ledger.store.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.keys import Signer
-from tests.ledger.test_export import at, export, money, play, ticking
+from tests.ledger.exportkit import at, export, play, ticking
+from tests.ledger.offlinekit import (
+    Records,
+    document,
+    encoded,
+    exported_files,
+    fails,
+    line_of,
+    records,
+    rehash,
+    settled,
+)
+from tests.ledger.test_export import money
 from tests.signing import ORIGIN, SIGNER, VERIFIER
 
 PLACED = {"CasterStaked", "StakeLaid", "OddsLaid", "SideBetOffered"}
@@ -141,69 +151,7 @@ def _figures(verified: offline.Verified) -> dict[str, dict[str, int]]:
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, bytes]]:
-    """The whole log, table t1 and a range, exported from one SQLite log (the file is
-    what is tampered with: the database it came from does not matter here)."""
-    path = tmp_path_factory.mktemp("tamper") / "hazard.sqlite3"
-    engine = db.make_engine(f"sqlite:///{path}")
-    db.upgrade(engine)
-    store = EventStore(engine, clock=ticking(), signer=SIGNER)
-    play(Club(Book(store)))
-    scopes: dict[str, Scope] = {
-        "all": scope_of(everything=True),
-        "t1": scope_of(table="t1"),
-        "range": scope_of(since=at(31), until=at(40)),
-    }
-    yield {name: export(engine, scope) for name, scope in scopes.items()}
-    store.close()
-    engine.dispose()
-
-
-Records = list[dict[str, Any]]
-
-
-def records(data: bytes) -> Records:
-    return [json.loads(line) for line in data.splitlines()]
-
-
-def encoded(recs: Records) -> list[bytes]:
-    return [codec.canonical(r) + b"\n" for r in recs]
-
-
-def line_of(recs: Records, **where: Any) -> int:
-    """The line number (from 1) of the first event with these fields."""
-    for number, r in enumerate(recs, 1):
-        if r.get("record") == "event" and all(
-            r.get(k) == v or r["payload"].get(k) == v for k, v in where.items()
-        ):
-            return number
-    raise LookupError(where)
-
-
-def document(r: dict[str, Any]) -> bytes:
-    return codec.canonical({k: v for k, v in r.items() if k not in offline._NOT_HASHED})
-
-
-def rehash(recs: Records, number: int) -> None:
-    """Recompute the leaf of the event on line `number`, and the chain from it to its
-    stream's end, as a forger who knows the format would."""
-    changed = recs[number - 1]
-    changed["leaf"] = sha256(b"\x00" + document(changed)).hexdigest()
-    previous = changed["prev_hash"]
-    for r in recs[number - 1 :]:
-        if r.get("record") == "event" and r["stream"] == changed["stream"]:
-            r["prev_hash"] = previous
-            r["hash"] = codec.chain_hash(previous, document(r))
-            previous = r["hash"]
-
-
-def fails(lines: list[bytes], key: Any = VERIFIER) -> offline.Disagreement:
-    with pytest.raises(offline.Disagreement) as caught:
-        offline.verify(lines, key)
-    return caught.value
-
-
-def settled(recs: Records, bet: str) -> int:
-    return line_of(recs, type="BetSettled", bet_id=bet)
+    yield from exported_files(tmp_path_factory)
 
 
 def _to_bob(payload: dict[str, Any]) -> None:
@@ -585,54 +533,6 @@ def test_money_skips_only_types_that_move_none(files: dict[str, bytes]) -> None:
     for item in offline.read(lines_of(files["all"])):
         if isinstance(item, offline.EventLine) and item.row.type not in offline._MOVES_MONEY:
             assert transfers_of(item.row.stream, item.event) == ()
-
-
-# -- the command --------------------------------------------------------------------------
-
-
-def test_cli_verifies_a_file_without_a_database(
-    files: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HAZARD_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-    path = tmp_path / "t1.jsonl"
-    path.write_bytes(files["t1"])
-    keyfile = tmp_path / "club.pub"
-    keyfile.write_text(VERIFIER.text() + "\n")
-    result = CliRunner().invoke(main, ["verify", str(path), "--key", str(keyfile)])
-    assert result.exit_code == 0, result.output
-    assert result.output.startswith("verified\n")
-    assert "tables: 1 replayed through the engine" in result.output
-    assert "(the key you gave)" in result.output
-    result = CliRunner().invoke(main, ["verify", "-"], input=files["t1"])
-    assert result.exit_code == 0, result.output
-    assert "taken on trust:" in result.output and "the file names" in result.output
-
-
-def test_cli_says_where_a_file_disagrees(files: dict[str, bytes], tmp_path: Path) -> None:
-    recs = records(files["t1"])
-    number = settled(recs, "b9")
-    recs[number - 1]["payload"]["winner"] = "bob"
-    path = tmp_path / "bad.jsonl"
-    path.write_bytes(b"".join(encoded(recs)))
-    result = CliRunner().invoke(main, ["verify", str(path), "--key", VERIFIER.text()])
-    assert result.exit_code == 1
-    assert result.output == f"line {number}: " + fails(encoded(recs)).reason + "\n"
-    other = Signer.generate(ORIGIN).verifier.text()
-    path.write_bytes(files["t1"])
-    result = CliRunner().invoke(main, ["verify", str(path), "--key", other])
-    assert result.exit_code == 1 and result.output.startswith("line 1: the file's header names")
-
-
-def test_cli_refuses_the_database_options_with_a_file(
-    files: dict[str, bytes], tmp_path: Path
-) -> None:
-    path = tmp_path / "t1.jsonl"
-    path.write_bytes(files["t1"])
-    for option in (["--deep"], ["--state", str(tmp_path / "s")], ["--checkpoint", str(path)]):
-        result = CliRunner().invoke(main, ["verify", str(path), *option])
-        assert result.exit_code == 2 and "with FILE, only the file is checked" in result.output
-    result = CliRunner().invoke(main, ["verify", str(tmp_path / "missing.jsonl")])
-    assert result.exit_code == 1 and "cannot read" in result.output
 
 
 def test_a_table_opened_under_the_first_caps_verifies_as_it_was_played(

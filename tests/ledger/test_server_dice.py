@@ -32,8 +32,8 @@ from ledger.store import db, logcheck
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.schema import rounds, server_seeds
 from ledger.store.vocabulary import Deposited
-from tests.ledger.test_export import export, ticking
-from tests.ledger.test_offline_verify import encoded, fails, line_of, records, rehash
+from tests.ledger.exportkit import export, ticking
+from tests.ledger.offlinekit import encoded, fails, line_of, records, rehash
 from tests.signing import SIGNER, VERIFIER
 
 

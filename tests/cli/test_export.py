@@ -18,7 +18,7 @@ from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
-from tests.ledger.test_export import play, ticking
+from tests.ledger.exportkit import play, ticking
 from tests.signing import SIGNER, VERIFIER
 
 

@@ -1,0 +1,69 @@
+"""`hazard token`: the API's bearer tokens (ledger.api.tokens)."""
+
+from __future__ import annotations
+
+import click
+
+from ledger.api.tokens import Role, UnknownToken, create, holder, listing, revoke
+from ledger.cli import _engine, database_option
+
+
+@click.group()
+def token() -> None:
+    """API bearer tokens. Only a hash is stored: a token is shown once, when made."""
+
+
+@token.command("create")
+@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
+@click.option(
+    "--name",
+    help="who holds it; events name `role:name` as actor [default: the role's name; "
+    "a player's token names the player]",
+)
+@database_option
+def token_create(role: str, name: str | None, database_url: str | None) -> None:
+    """Make a token and print it, the one time it is shown.
+
+    The token alone goes to stdout, so that `TOKEN=$(hazard token create ...)` works;
+    its id and what to do with it go to stderr.
+    """
+    if name is None:
+        if Role(role) is Role.PLAYER:
+            raise click.UsageError("a player's token needs --name: the player it acts for")
+        name = role
+
+    engine = _engine(database_url)
+    try:
+        secret = create(engine, Role(role), name)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--name") from None
+    made = holder(engine, secret)
+    assert made is not None
+    note = f"token {made.id} for {made.actor}: shown this once; only its hash is kept"
+    click.echo(note, err=True)
+    click.echo(secret)
+
+
+@token.command("list")
+@database_option
+def token_list(database_url: str | None) -> None:
+    """Every token: id, name, role, when made, when revoked. Never a secret."""
+    rows = listing(_engine(database_url))
+    click.echo(f"{'id':<16}  {'role':<8}  {'created':<26}  {'revoked':<26}  name")
+    for row in rows:
+        click.echo(
+            f"{row.id:<16}  {row.role:<8}  {row.created_at:<26}  {row.revoked_at or '-':<26}"
+            f"  {row.name}"
+        )
+
+
+@token.command("revoke")
+@click.argument("token_id", metavar="ID")
+@database_option
+def token_revoke(token_id: str, database_url: str | None) -> None:
+    """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
+    try:
+        done = revoke(_engine(database_url), token_id)
+    except UnknownToken:
+        raise click.ClickException(f"no token {token_id}") from None
+    click.echo(f"token {token_id} {'revoked' if done else 'was already revoked'}")

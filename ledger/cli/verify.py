@@ -1,0 +1,228 @@
+"""`hazard verify`: the log checked from the database (ledger.store.logcheck), its read
+models replayed (ledger.books.deep), or an export checked alone, offline
+(ledger.exports.offline)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ledger.books import deep as read_models
+from ledger.cli import _book
+from ledger.cli.keys import trusted_key
+from ledger.exports import offline
+from ledger.store import logcheck
+from ledger.store.checkpoint import Checkpoint, NoteError
+from ledger.store.eventstore import EventStore
+from ledger.store.keys import Verifier
+
+SHOWN_PROBLEMS = 20
+"""How many problems `hazard verify` lists; the rest are counted."""
+
+RESTARTS = {
+    logcheck.Restart.OTHER_KEY: "{state} was verified with another key: a full run",
+    logcheck.Restart.RECEIPT_WITHIN: (
+        "the checkpoint is within what was verified before: a full run"
+    ),
+    logcheck.Restart.TREE_REWRITTEN: (
+        "the stored tree of the {size} events verified before is not the one verified "
+        "then: a full run"
+    ),
+}
+"""What `hazard verify --state FILE` says when it reads the whole log again, and why."""
+
+
+@click.command()
+@click.option(
+    "--checkpoint",
+    "receipt_path",
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="FILE",
+    help="also check the log against this signed checkpoint kept elsewhere (a receipt)",
+)
+@click.option(
+    "--key",
+    "vkey",
+    metavar="VKEY",
+    help="the log's public key (a verifier key, or a file holding one) to trust; "
+    "default: the public half of the signing key (HAZARD_KEY, or hazard.key)",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="verify incrementally: read only the events after those verified by the run "
+    "that wrote FILE, and write it again when all verifies",
+)
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="also recompute every read model (balances, postings, settlements, rounds, "
+    "disputes, snapshots) from the events and name the first row that differs in each",
+)
+@click.argument("file", required=False, metavar="[FILE]")
+def verify(
+    receipt_path: str | None,
+    vkey: str | None,
+    state_path: str | None,
+    deep: bool,
+    file: str | None,
+) -> None:
+    """Check the log: positions without a gap, every stream's hash chain, every leaf and
+    stored hash of the Merkle tree, and every stored checkpoint's signature and root;
+    with --deep, every read model against the events too.
+
+    With FILE (an export, `hazard export --format jsonl`; `-` for stdin), check the file
+    alone, touching no database: its hashes, its proofs up to the signed checkpoint, and
+    every table replayed through the engine. Give --key, the key your club published,
+    or the file's own key is used (and said to be)."""
+    if file is not None:
+        given = (("--checkpoint", receipt_path), ("--state", state_path), ("--deep", deep or None))
+        used = [name for name, value in given if value is not None]
+        if used:
+            raise click.UsageError(
+                f"{', '.join(used)} check the database; with FILE, only the file is checked "
+                "(and only --key applies)"
+            )
+        _verify_file(file, vkey)
+        return
+    verifier, source = trusted_key(vkey)
+    receipt = _receipt(receipt_path, verifier) if receipt_path is not None else None
+    state = _state(state_path) if state_path is not None else None
+    store = _book().store
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            click.echo(f"\rverifying: {done} of {total} events", err=True, nl=False)
+
+    try:
+        verified = logcheck.verify(
+            store.engine, verifier, receipt=receipt, state=state, progress=progress,
+            limit_findings=SHOWN_PROBLEMS,
+        )  # fmt: skip
+    finally:
+        store.engine.dispose()  # no connection outlives the command (nothing was written)
+    if show:
+        click.echo("", err=True)
+    if verified.restart is not None:
+        assert state is not None  # only a run given a state restarts
+        click.echo(RESTARTS[verified.restart].format(state=state_path, size=state.size))
+    report = verified.report
+    read = f"positions {report.start + 1}..{report.size}" if report.events else "none"
+    click.echo(f"events: {report.size} in the log, {report.events} read ({read})")
+    if report.start:
+        click.echo(
+            f"  (incremental: the first {report.start} were verified before, by the run "
+            f"that wrote {state_path}; their stored tree still has the root verified then)"
+        )
+    click.echo(f"checkpoints: {report.checkpoints} stored checkpoints checked")
+    click.echo(f"key: {verifier.text()} ({source})")
+    click.echo(f"root: {report.root.hex()} (the tree of {report.size} events)")
+    if receipt is not None:
+        click.echo(f"checkpoint {receipt_path} (size {receipt.size}): {verified.parting}")
+    _echo_findings(report)
+    failed = not verified.ok
+    if deep:
+        failed = _deep(store) or failed
+    if failed:
+        raise SystemExit(1)
+    click.echo(
+        "every hash chain verifies, and so do the positions, the tree and every "
+        "checkpoint, signed by the trusted key" + (", and every read model" if deep else "")
+    )
+    if state_path is not None:
+        Path(state_path).write_text(verified.state.text() + "\n", encoding="utf-8")
+        click.echo(f"state: {state_path} now holds the tree of {report.size} events verified")
+        if report.start:
+            click.echo(
+                f"  (the first {report.start} events were not read again: only a run "
+                f"without --state re-reads every event)"
+            )
+
+
+def _receipt(path: str, verifier: Verifier) -> Checkpoint:
+    """`--checkpoint FILE`, opened with the trusted key."""
+    try:
+        return logcheck.open_receipt(Path(path).read_bytes(), verifier)
+    except (NoteError, ValueError) as exc:
+        raise click.ClickException(
+            f"{path} is not a checkpoint signed by the trusted key: {exc}"
+        ) from None
+
+
+def _state(path: str) -> logcheck.State | None:
+    """`--state FILE` as an earlier run wrote it; None before the first run."""
+    if not Path(path).exists():
+        return None
+    try:
+        return logcheck.State.parse(Path(path).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise click.ClickException(f"{path}: {exc}") from None
+
+
+def _echo_findings(report: logcheck.Report) -> None:
+    if not report.findings:
+        return
+    count = len(report.findings) + report.more
+    click.echo(f"{count} problem(s), the first at position {report.findings[0].position}:")
+    for finding in report.findings:
+        click.echo(f"  {finding}")
+    if report.more:
+        click.echo(f"  ... and {report.more} more")
+
+
+def _verify_file(file: str, vkey: str | None) -> None:
+    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline)."""
+    verifier = trusted_key(vkey)[0] if vkey is not None else None
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        click.echo(f"\rverifying: {done} of {total} positions", err=True, nl=False)
+
+    try:
+        stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        verified = offline.verify(stream, verifier, progress if show else None)
+    except offline.Disagreement as exc:
+        if show:
+            click.echo("", err=True)
+        click.echo(str(exc))
+        raise SystemExit(1) from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    if show:
+        click.echo("", err=True)
+    for line in verified.lines():
+        click.echo(line)
+
+
+def _deep(store: EventStore) -> bool:
+    """Recompute the read models from the events (ledger.books.deep) and say what
+    differs; True if anything does."""
+    show = sys.stderr.isatty()
+
+    def progress(step: str, done: int, total: int | None) -> None:
+        if show:
+            of = f" of {total}" if total is not None else ""
+            click.echo(f"\rdeep check, {step}: {done}{of}", err=True, nl=False)
+
+    try:
+        found = list(read_models.differences(store, progress=progress))
+    finally:
+        if show:
+            click.echo("", err=True)
+        store.engine.dispose()
+    if not found:
+        click.echo("read models: every table equals the replay of the events")
+        return False
+    click.echo(f"read models: {len(found)} table(s) differ from the replay of the events:")
+    for difference in found:
+        click.echo(f"  {difference}")
+    return True

@@ -1,0 +1,165 @@
+"""A log played at the club, and what its administrator could do to it behind the
+database's back: shared by the log check's tamper tests and `hazard verify`'s."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from click.testing import CliRunner, Result
+
+import engine as hz
+from ledger.books.book import Book
+from ledger.cli import main
+from ledger.service import Club
+from ledger.store import codec, merkle, tlog
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.keys import Signer
+from ledger.store.vocabulary import Deposited, Withdrawn
+from tests.signing import ORIGIN
+
+
+def play(store: EventStore) -> None:
+    """A small evening at the club: players paid in and out, a round with money."""
+    club = Club(Book(store))
+    for name in ("ann", "bob", "cat"):
+        club.create_player(name, "setter")
+        club.account_command(name, Deposited, 5000, "setter")
+    club.account_command("setter", Deposited, 100_000, "setter")
+    steps: list[Callable[[hz.TableState], list[hz.Event]]] = [
+        lambda s: hz.seat(s, "ann"),
+        lambda s: hz.seat(s, "bob"),
+        lambda s: hz.cast_for_caster(s, "ann", 1),
+        lambda s: hz.cast_for_caster(s, "bob", 6),
+        lambda s: hz.call_main(s, 7),
+        lambda s: hz.stake(s, 1000),
+        lambda s: hz.lay(s, "bob", 400),
+        lambda s: hz.cover(s, 4000),
+        lambda s: hz.throw(s, 2, 2),
+        lambda s: hz.throw(s, 1, 3),
+    ]
+    club.command(
+        "t1", "croupier:cy", lambda s, _: hz.open_table(hz.BUILTIN["english"]), new_table=True
+    )
+    for step in steps:
+        club.command("t1", "croupier:cy", lambda s, _, step=step: step(s))
+    for i in range(1, 51):
+        name = ("ann", "bob", "cat")[i % 3]
+        kind = Deposited if i % 4 else Withdrawn
+        club.account_command(name, kind, 10 * i, "setter", key=f"pay-{i}-é" if i % 5 == 0 else None)
+
+
+@dataclass
+class Log:
+    engine: sa.Engine
+    size: int
+    receipt: str
+    """The newest checkpoint, as a player would have kept it before any tampering."""
+    tmp: Path
+
+    def rows(self, where: str = "1 = 1") -> list[Recorded]:
+        with self.engine.connect() as conn:
+            return [
+                Recorded(**row._mapping)
+                for row in conn.execute(
+                    sa.text(f"SELECT * FROM events WHERE {where} ORDER BY position")
+                )
+            ]
+
+
+def played_log(store: EventStore, tmp_path: Path) -> Iterator[Log]:
+    """The `log` fixture: the evening played, and its newest checkpoint kept."""
+    play(store)
+    with store.engine.connect() as conn:
+        size, note = conn.execute(
+            sa.text("SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1")
+        ).one()
+    assert size == store.read_all(0, limit=10_000)[-1].position > 60
+    yield Log(store.engine, size, note, tmp_path)
+
+
+@contextmanager
+def unguarded(log: Log) -> Iterator[sa.Connection]:
+    """What a database administrator can do: switch off the append-only triggers (and
+    the foreign keys of the read models), then change what they like."""
+    with log.engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:  # outside a transaction, or SQLite ignores it
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        with conn.begin():
+            for table in ("events", "tree_hashes", "checkpoints"):
+                if sqlite:
+                    for what in ("update", "delete"):
+                        conn.exec_driver_sql(f"DROP TRIGGER {table}_refuse_{what}")
+                else:
+                    conn.exec_driver_sql(f"ALTER TABLE {table} DISABLE TRIGGER ALL")
+            yield conn
+        conn.invalidate()  # not back into the pool without its foreign keys
+
+
+def set_row(conn: sa.Connection, at: int, /, **values: object) -> None:
+    assignments = ", ".join(f"{column} = :{column}" for column in values)
+    conn.execute(
+        sa.text(f"UPDATE events SET {assignments} WHERE position = :where_at"),
+        {**values, "where_at": at},
+    )
+
+
+def rehash_stream(conn: sa.Connection, stream: str, from_version: int) -> None:
+    """Recompute the hash chain of `stream` from `from_version` on, as a forger would."""
+    rows = [
+        Recorded(**row._mapping)
+        for row in conn.execute(
+            sa.text("SELECT * FROM events WHERE stream = :s ORDER BY version"), {"s": stream}
+        )
+    ]
+    prev = rows[from_version - 2].hash if from_version > 1 else "0" * 64
+    for row in rows[from_version - 1 :]:
+        digest = codec.chain_hash(prev, row._replace(prev_hash=prev).hashed())
+        set_row(conn, row.position, prev_hash=prev, hash=digest)
+        prev = digest
+
+
+def multiplied(payload: str, factor: int = 100) -> str:
+    data = json.loads(payload)
+    data["amount"] *= factor
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def a_deposit(log: Log, name: str = "ann", nth: int = 2) -> Recorded:
+    rows = log.rows(f"stream = 'account:player:{name}' AND type = 'Deposited'")
+    return rows[nth - 1]
+
+
+OTHER = Signer.generate(ORIGIN)
+
+
+def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int, int]:
+    """Everything made again from a changed history, signed by a key of the same name:
+    nothing stored is left to say where, and only the receipt says that it changed."""
+    row = a_deposit(log)
+    set_row(conn, row.position, payload=multiplied(row.payload))
+    rehash_stream(conn, row.stream, row.version)
+    issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
+    conn.execute(sa.text("DELETE FROM checkpoints"))
+    conn.execute(sa.text("DELETE FROM tree_hashes"))
+    assert tlog.build(conn) >= log.size
+    for size, issued_at in issued:
+        tlog.issue(conn, OTHER, size, merkle.tree_hash(size, tlog.reader(conn)), issued_at)
+    return (1, log.size)
+
+
+def hazard_verify(log: Log, *args: str, env: dict[str, str] | None = None) -> Result:
+    """`hazard verify` on the log's database."""
+    url = log.engine.url.render_as_string(hide_password=False)
+    return CliRunner().invoke(main, ["verify", *args], env={"DATABASE_URL": url, **(env or {})})
+
+
+def receipt_file(log: Log) -> str:
+    path = log.tmp / "receipt.txt"
+    path.write_text(log.receipt, encoding="utf-8")
+    return str(path)
