@@ -98,15 +98,18 @@ def apply(
     before: hz.TableState,
     rows: Sequence[Recorded],
     views: Stored | None = None,
+    folded: tuple[int, hz.TableState] | None = None,
 ) -> hz.TableState:
     """Write the settlements and rounds that `rows`, just appended to the table
     `stream` in this transaction, make; return the table's state after them. `views`
     says where what earlier rows made is read and where this is written: the
-    database, straight away (an append), or held for a batch (`Replay`)."""
+    database, straight away (an append), or held for a batch (`Replay`). `folded` is
+    (n, the state after the first n rows), as the command that decided them folded
+    them (engine.command.Drafted.folded): that state is taken, not folded again."""
     if not rows:
         return before
     views = views if views is not None else Stored(conn)
-    steps = list(_fold(before, rows))
+    steps = list(_fold(before, rows, folded))
     deciders = [_decider(steps, i) for i in range(len(steps))]
     members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
     _write_rounds(views, stream, steps, members)
@@ -364,10 +367,18 @@ def _runs_by_stream(rows: Sequence[Recorded]) -> Iterator[list[Recorded]]:
         yield run
 
 
-def _fold(state: hz.TableState, rows: Iterable[Recorded]) -> Iterator[Step]:
-    for row in rows:
+def _fold(
+    state: hz.TableState,
+    rows: Iterable[Recorded],
+    folded: tuple[int, hz.TableState] | None = None,
+) -> Iterator[Step]:
+    known, known_state = folded if folded is not None else (0, state)
+    for i, row in enumerate(rows, 1):
         event = row.event()
-        after = hz.fold([event], state)
+        if i == known and known_state.version == row.version:
+            after = known_state
+        else:
+            after = hz.fold([event], state)
         yield Step(row, event, state, after)
         state = after
 
