@@ -16,8 +16,8 @@ from engine.errors import RuleSetError
 from engine.odds import fraction_text, main_odds, random_main_p_win, table
 from engine.rules import MainMethod, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
-from ledger.api.tokens import Role
 from ledger.books.book import Book
+from ledger.commands import Role
 from ledger.rulesource import load_ruleset
 from ledger.simulate import expected, wilson
 from ledger.simulate import simulate as run_simulation
@@ -850,7 +850,7 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
     The token alone goes to stdout, so that `TOKEN=$(hazard token create ...)` works;
     its id and what to do with it go to stderr.
     """
-    from ledger.api.tokens import create, holder
+    from ledger.web.tokens import create, holder
 
     if name is None:
         if Role(role) is Role.PLAYER:
@@ -873,7 +873,7 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_list(database_url: str | None) -> None:
     """Every token: id, name, role, when made, when revoked. Never a secret."""
-    from ledger.api.tokens import listing
+    from ledger.web.tokens import listing
 
     rows = listing(_engine(database_url))
     click.echo(f"{'id':<16}  {'role':<8}  {'created':<26}  {'revoked':<26}  name")
@@ -889,7 +889,7 @@ def token_list(database_url: str | None) -> None:
 @click.option("--database-url", help=DATABASE_URL_HELP)
 def token_revoke(token_id: str, database_url: str | None) -> None:
     """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
-    from ledger.api.tokens import UnknownToken, revoke
+    from ledger.web.tokens import UnknownToken, revoke
 
     try:
         done = revoke(_engine(database_url), token_id)
@@ -1001,10 +1001,10 @@ def replay(
     From the database; or, with FILE (an export, `hazard export`; `-` for stdin), from
     the file alone, offline, checked as `hazard verify FILE` checks it. A table's export
     holds no deposits: offline, a balance is the party's net over the file's events."""
-    from ledger.api.replays import step_view
     from ledger.audit import replay as replays
     from ledger.exports.offline import Disagreement
     from ledger.service import is_name
+    from ledger.web.views import step_view
 
     if not is_name(table):
         raise click.BadParameter(f"{table!r} is not a table's name", param_hint="--table")
@@ -1263,7 +1263,7 @@ def dispute_open(
     """Dispute a round that has ended, and print the service's answer: whether the
     recorded settlements match the round derived again from its events, and with
     --dice, what the round would have been and whether it could be corrected."""
-    from ledger.audit import disputes
+    from ledger.commands import disputes
 
     actor, claimant, role = _claimant(who)
     with _club(database_url) as club:
@@ -1422,7 +1422,7 @@ def dispute_resolve(
     """Resolve a dispute, as the setter: upheld (nothing moves), voided (every bet of
     the round reversed, party to party) or corrected (with --throw and --dice: the
     difference each bet should have paid, posted)."""
-    from ledger.audit import disputes
+    from ledger.commands import disputes
 
     with _club(database_url) as club:
         found = disputes.resolve_dispute(
