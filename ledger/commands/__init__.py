@@ -12,10 +12,12 @@ holds a rule of the game or of who may do what. As cosmicpython's
 
     tables.seat(club, "t1", Caller(Role.CROUPIER, "cecil"), "ann", key="k1")
 
-Who may send what is the command's to say: the role (`require_role`) and, for a
-player, that they act for themselves (`require_self`), refused with `NotPermitted`
-before anything is read; and what the table itself allows (only the caster stakes),
-refused with `Forbidden` as the engine decides.
+Who may send a table's command is the command's to say: the role (`require_role`)
+and, for a player, that they act for themselves (`require_self`), refused with
+`NotPermitted` before anything is read; and what the table itself allows (only the
+caster stakes), refused with `Forbidden` as the engine decides. The dispute commands
+take the claimant as the engine judges a claim (ledger.commands.disputes); who may
+open or resolve one is still said where it is sent (the API's roles, the CLI's --as).
 """
 
 from __future__ import annotations

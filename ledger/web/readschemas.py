@@ -1,5 +1,5 @@
-"""Schemas of the read side (settlements, rounds, statements, the audit trail): the
-query parameters each listing takes and the pages it answers with.
+"""Schemas of the read side (settlements, rounds, statements, the audit trail, the dice
+report): the query parameters each listing takes and the pages it answers with.
 
 Query schemas raise on a parameter they do not know (the views pass `unknown=None`,
 so webargs leaves that to the schema): a misspelt filter would otherwise be dropped
