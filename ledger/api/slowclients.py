@@ -31,7 +31,7 @@ What threads still wait for is a client taking an answer: a thread writes it, an
 up on a client that takes nothing for `io_timeout` (SO_SNDTIMEO). Answers are small but
 for the heavy reads', which are capped per token and per worker (ledger.web.heavy); and
 an export's slot is let go only once the kernel holds nothing more of it for the client
-(ledger.web.heavy.when_read), which the loop checks without a thread.
+(`when_read`), which the loop checks without a thread.
 
 This builds on gunicorn 27's gthread (`enqueue_req`, `handle`, `murder_pending`, its pool
 and its method queue); tests/api/test_slow_clients.py runs it for real.
@@ -92,6 +92,21 @@ def bound_io(sock: socket.socket, seconds: float) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
 
 
+_worker: ThreadWorker | None = None
+"""This process's worker, once its loop runs: who watches answers being read."""
+
+
+def when_read(sock: socket.socket | None, release: Release) -> None:
+    """Call `release` once the client has read what was sent to it on `sock`: at once
+    outside `hazard serve`, or with nothing left in the kernel for it; otherwise when
+    the kernel holds nothing more for it, or the connection has closed."""
+    worker = _worker
+    if worker is None or sock is None:
+        release()
+        return
+    worker.method_queue.defer(worker.linger, sock, release)
+
+
 def _unsent(sock: socket.socket) -> int:
     """Bytes the kernel still holds to send on `sock` (Linux's SIOCOUTQ); 0 if it
     cannot say, or the socket is closed."""
@@ -113,6 +128,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
     """Set by `hazard serve` in the master, before it forks the workers."""
 
     def init_process(self) -> None:
+        global _worker
         self.arriving: dict[Any, Arrival] = {}
         self.peers: Counter[str] = Counter()
         self.refusing: set[str] = set()
@@ -120,8 +136,8 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.closing: dict[socket.socket, list[float]] = {}
         self.swept = 0.0
         self.log.error_log.addFilter(_quiet_timeouts)
-        # A heavy read's token slot goes once its client has read it all (`linger`).
-        heavy.linger_with(lambda sock, release: self.method_queue.defer(self.linger, sock, release))
+        _worker = self
+        heavy.released_by(when_read)  # a heavy read's token slot: once its client has it
         super().init_process()
 
     @property
@@ -375,8 +391,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.lingering = [(s, r) for s, r in self.lingering if not self._let_go(s, r)]
 
     def linger(self, sock: socket.socket, release: Release) -> None:
-        """In the loop (ledger.web.heavy.when_read): `release` once `sock` has nothing
-        left to send."""
+        """In the loop (`when_read`): `release` once `sock` has nothing left to send."""
         if not self._let_go(sock, release):
             self.lingering.append((sock, release))
 

@@ -18,8 +18,8 @@ A read holds both from before its query is parsed. The worker's slot goes when n
 thread works on it any more: its answer made and handed to the kernel, or its client
 gone. The token's goes when the client has read the answer (an export's stream too) to
 its end, or gone: a slow reader holds its own token's slot, and no thread or anyone
-else's (`hazard serve`'s worker, ledger.api.slowclients, watches what the kernel still
-holds for it: `when_read`).
+else's (ledger.api.slowclients watches what the kernel still holds for it, under
+`hazard serve`).
 
 Why the per-token slots are locks the database's machine or server keeps, rather than
 a count in each process: gunicorn's workers are processes, and the kernel hands
@@ -279,37 +279,32 @@ def reads() -> HeavyReads:
     return found
 
 
-Linger = Callable[[Any, Release], None]
-"""`linger(sock, release)`: call `release` once the kernel holds nothing more to send on
-`sock` for its client (or the connection has closed)."""
-_linger: Linger | None = None
+WhenRead = Callable[[Any, Release], None]
+"""`when_read(sock, release)`: call `release` once the client has read what was sent to
+it on `sock` (or has gone)."""
 
 
-def linger_with(linger: Linger) -> None:
-    """Let go of each token's slot through `linger`: `hazard serve`'s worker
-    (ledger.api.slowclients) gives its own as its loop starts, which watches what the
-    kernel still holds for a client without a thread. Without one (another server, the
-    tests' client), a slot goes as soon as its answer is sent."""
-    global _linger
-    _linger = linger
+def _at_once(sock: Any, release: Release) -> None:
+    release()
 
 
-def when_read(sock: Any, release: Release) -> None:
-    """Call `release` once the client has read what was sent to it on `sock`: at once
-    without a socket or a worker to watch it, else when the kernel holds nothing more
-    for it, or the connection has closed."""
-    linger = _linger
-    if linger is None or sock is None:
-        release()
-        return
-    linger(sock, release)
+_when_read: WhenRead = _at_once
+
+
+def released_by(when_read: WhenRead) -> None:
+    """Let go of each token's slot through `when_read`: `hazard serve`'s worker gives its
+    own as it starts (ledger.api.slowclients.when_read), which watches what the kernel
+    still holds for a client without a thread. Without one (another server, the tests'
+    client), a slot goes as soon as its answer is sent."""
+    global _when_read
+    _when_read = when_read
 
 
 def until_sent(response: Response, held: Held) -> Response:
     """Let go of `held` as `response` is sent: the worker's slot once its body has been
     iterated to the end, or the client has gone (the response closed); the token's once
     the client has read what the kernel still holds for it, under `hazard serve`
-    (`when_read`): a slow reader holds no thread, and only its own token's slot."""
+    (`released_by`): a slow reader holds no thread, and only its own token's slot."""
     sock = request.environ.get("gunicorn.socket")
     if sock is None and not response.is_streamed:
         held.release()  # an answer made whole, and no socket to send it on: it is sent
@@ -318,7 +313,7 @@ def until_sent(response: Response, held: Held) -> Response:
     @_once
     def sent() -> None:  # at the end of the body, or at close, whichever comes first
         held.worker()
-        when_read(sock, held.token)
+        _when_read(sock, held.token)
 
     if response.is_streamed:
         response.response = _then(response.response, sent)
