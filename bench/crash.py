@@ -200,8 +200,9 @@ class Http:
 def make_tokens(url: str, processes: int) -> dict[str, Any]:
     """The database upgraded, and tokens: a setter's for set-up, and for each client
     process its own setter's, croupier's and players' tokens."""
-    from ledger.api.tokens import Role, create
+    from ledger.commands import Role
     from ledger.store import db
+    from ledger.web.tokens import create
 
     engine = db.make_engine(url)
     try:

@@ -84,8 +84,9 @@ def busiest_player(database: Path) -> tuple[str, str]:
 
 
 def player_token(base_db: Path, name: str) -> str:
-    from ledger.api.tokens import Role, create
+    from ledger.commands import Role
     from ledger.store import db
+    from ledger.web.tokens import create
 
     engine = db.make_engine(f"sqlite:///{base_db}")
     try:

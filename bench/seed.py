@@ -64,7 +64,6 @@ import sqlalchemy as sa
 import engine as hz
 from bench.fold import UNIT, _say, _side_proposition
 from engine.fold import contest_for
-from ledger.api import tokens
 from ledger.books.accounts import account_stream, player_account
 from ledger.books.book import Book
 from ledger.service import Club, table_stream
@@ -73,6 +72,7 @@ from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.keys import Signer, create_key, load_signer
 from ledger.store.vocabulary import AccountOpened, Deposited
 from ledger.unit_of_work import UnitOfWork
+from ledger.web import tokens
 
 SEED_VERSION = 1
 """Bump when what is seeded changes: cached databases of other versions are not used."""
@@ -370,9 +370,9 @@ def restored_at(url: str, events: int, cache_dir: Path, seed: int = SEED) -> dic
 def _import(url: str, database: Path, meta: dict[str, Any]) -> float:
     """Restore the export of the seeded `database` into the new database at `url`, with
     the bench's setter token (meta["token"]); returns the seconds the restore took."""
-    from ledger.api import tokens as api_tokens
     from ledger.exports import restore
     from ledger.store.schema import tokens
+    from ledger.web import tokens as api_tokens
 
     engine = db.make_engine(url)
     db.upgrade(engine)
@@ -395,7 +395,7 @@ def _import(url: str, database: Path, meta: dict[str, Any]) -> float:
         )
     holder = api_tokens.holder(engine, meta["token"])
     engine.dispose()
-    assert holder is not None, "the bench's token is not stored as ledger.api.tokens reads it"
+    assert holder is not None, "the bench's token is not stored as ledger.web.tokens reads it"
     return seconds
 
 

@@ -1,5 +1,6 @@
-"""The club's commands, as the API runs them: the one place that turns a request into
-engine commands, records the events, posts the money and answers.
+"""The club: the one place that runs an engine command against a table, records the
+events, posts the money and answers. The commands (ledger.commands) decide what to run
+and as whom; every surface calls them, and they call this.
 
 Every write follows one path (`Club.command`): in a unit of work (ledger.unit_of_work:
 a write transaction in which appends are serialised, so nothing moves under it) read
@@ -23,6 +24,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import serverdice
+from ledger.books import projections
 from ledger.books.accounts import (
     NAME,
     PLAYER_RULE,
@@ -35,7 +37,6 @@ from ledger.books.accounts import (
 from ledger.books.book import Book
 from ledger.store import seeds, snapshots
 from ledger.store.eventstore import Recorded, Refused
-from ledger.store.schema import accounts
 from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 from ledger.unit_of_work import UnitOfWork
 
@@ -301,12 +302,8 @@ class Club:
 
     def standing(self, conn: sa.Connection, name: str) -> tuple[int, int]:
         """A player's (balance, credit limit), as the ledger stands in `conn`."""
-        row = conn.execute(
-            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
-                accounts.c.account == player_account(name)
-            )
-        ).first()
-        return (0, 0) if row is None else (row.balance, row.credit_limit)
+        account = player_account(name)
+        return projections.standings(conn, [account]).get(account, (0, 0))
 
     def free_funds(self, conn: sa.Connection, name: str) -> int:
         """A player's balance plus their credit limit: what they may still stake."""

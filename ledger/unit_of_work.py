@@ -32,6 +32,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine.command import Drafted
 from engine.state import TableState
 from ledger.books import projections, tableviews
 from ledger.store import idempotency, snapshots, tlog
@@ -140,7 +141,10 @@ class UnitOfWork:
         projections.apply(conn, rows)
         if before is None:  # an account's stream
             return rows, None
-        after = tableviews.apply(conn, stream, before, rows)
+        # The engine's events, with the state it folded them to: the rows carry their
+        # events (eventstore.Known), so neither is decoded nor folded again here.
+        folded = events.folded if isinstance(events, Drafted) else None
+        after = tableviews.apply(conn, stream, before, rows, folded=folded)
         if rows and snapshots.due(expected_version, after.version, snapshots.EVERY):
             snapshots.save_in(conn, stream, after)
         return rows, after

@@ -1,4 +1,4 @@
-"""Imports point one way: engine <- store <- books <- service <- api and cli.
+"""Imports point one way: engine <- store <- books <- service <- web <- api and cli.
 
 Every module of engine/ and ledger/ is read (not imported) and each import it makes,
 at the top or inside a function, is held to its layer: a module may import its own
@@ -30,8 +30,10 @@ LAYERS = (
             "ledger.logs",
             "ledger.exports",  # reads the store and the books; the CLI and API serve it
             "ledger.audit",
+            "ledger.commands",  # the club's commands, which every surface calls
         ),
     ),
+    ("web", ("ledger.web",)),  # what the API and the console share, below both
     (
         "api and cli",
         ("ledger.api", "ledger.console", "ledger.cli", "ledger.wsgi", "ledger.__main__"),
@@ -115,4 +117,49 @@ def test_the_check_catches_an_import_that_points_up() -> None:
         "ledger.books.projections (books) imports ledger.service (service)",
         "ledger.service (service) imports ledger.api.tokens (api and cli)",
         "ledger.store.codec (store) imports ledger.books.accounts (books)",
+    ]
+
+
+# -- the console and the API, side by side ------------------------------------------------
+
+APART = (("ledger.console", "ledger.api"), ("ledger.api", "ledger.console"))
+"""Two surfaces of one layer that never import each other: what both need is below both
+(ledger.web, ledger.commands), so neither's pages or routes can lean on the other's."""
+WIRING = {"ledger.api"}
+"""Where the app is wired together (ledger.api.create_app registers the console): the
+one module that may import both."""
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def crossings(graph: Mapping[str, list[str]]) -> list[str]:
+    """Each import in `graph` from one of APART's surfaces into the other, but in WIRING."""
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        if module not in WIRING
+        for source, other in APART
+        if within(module, source)
+        for target in targets
+        if within(target, other)
+    ]
+
+
+def test_the_console_and_the_api_import_nothing_of_each_other() -> None:
+    assert crossings(the_code()) == []
+
+
+def test_the_check_catches_the_console_importing_the_api_and_back() -> None:
+    assert crossings(
+        {
+            "ledger.console.views": ["ledger.api.tables", "ledger.web.views"],
+            "ledger.api.tables": ["ledger.console", "ledger.commands.tables"],
+            "ledger.api": ["ledger.console"],
+            "ledger.apiary": ["ledger.console"],
+        }
+    ) == [
+        "ledger.api.tables imports ledger.console",
+        "ledger.console.views imports ledger.api.tables",
     ]

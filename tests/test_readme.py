@@ -267,11 +267,12 @@ def _rounds_disputed(here: Path, url: str) -> None:
     the rounds "A disputed round, start to finish" disputes, on a new database signed
     by the key made here."""
     from ledger.api import create_app
-    from ledger.api.tokens import Role, create
     from ledger.books.book import Book
     from ledger.bootstrap import load_key
+    from ledger.commands import Role
     from ledger.store import db
     from ledger.store.eventstore import EventStore
+    from ledger.web.tokens import create
     from tests.api.test_docs_guide import _commands
 
     engine = db.make_engine(url)

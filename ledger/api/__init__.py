@@ -15,12 +15,14 @@ from flask_smorest import abort
 from werkzeug.exceptions import HTTPException
 
 from ledger import bootstrap
-from ledger.api import heavy, problems
+from ledger.api import problems
 from ledger.api.contract import ContractApi
-from ledger.api.numbers import AsciiIntConverter
-from ledger.api.tokens import Holder, Role, holder
 from ledger.books.book import Book
+from ledger.commands import Role, require_role
 from ledger.service import Club
+from ledger.web import heavy
+from ledger.web.numbers import AsciiIntConverter
+from ledger.web.tokens import Holder, holder
 
 API_SETTINGS = {
     "API_TITLE": "Hazard ledger",
@@ -55,7 +57,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
-    # What one worker runs at once of the reads that scan much of the log (ledger.api.heavy).
+    # What one worker runs at once of the reads that scan much of the log (ledger.web.heavy).
     app.extensions["hazard.heavy"] = heavy.HeavyReads(
         book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)
     )
@@ -143,32 +145,18 @@ def may_send_body(app: Flask, method: str, path: str, authorization: str | None)
     return bearer(engine, authorization) is not None
 
 
-def club() -> Club:
-    from flask import current_app
-
-    found: Club = current_app.extensions["hazard.club"]
-    return found
-
-
-def require(*roles: Role) -> Holder:
-    """The caller, who must hold one of `roles` (the setter may do anything)."""
+def caller() -> Holder:
+    """The caller, the holder of the request's token (a 401 without one)."""
     who: Holder | None = g.get("holder")
     if who is None:
         abort(401, message="a bearer token is required")
     assert who is not None
-    if who.role is not Role.SETTER and who.role not in roles:
-        abort(403, message=f"a {who.role.value} may not do this")
     return who
 
 
-def scoped_key(who: Holder, headers: dict[str, Any]) -> str | None:
-    """The request's Idempotency-Key, scoped to the token that sent it, so that two
-    clients who happen to pick the same key never see each other's answers."""
-    key = headers.get("idempotency_key")
-    return None if key is None else f"{who.id}:{key}"
-
-
-def require_self(who: Holder, player: str) -> None:
-    """A player acts only for themselves."""
-    if who.role is Role.PLAYER and who.name != player:
-        abort(403, message=f"a player acts for themselves only, not for {player!r}")
+def require(*roles: Role) -> Holder:
+    """The caller, who must hold one of `roles` (the setter may do anything): a 401
+    without a token, NotPermitted (a 403) for another role."""
+    who = caller()
+    require_role(who, *roles)
+    return who

@@ -7,7 +7,7 @@ declare; `document` adds what it cannot know:
     application/problem+json (flask-smorest would say application/json);
   - every operation behind the bearer token (all but those marked `security: []`)
     may answer 401 and 403, every one with a body 400, 413 and 415, every write 503
-    (busy), and every heavy read (ledger.api.heavy) 429 and 503, whether or not its
+    (busy), and every heavy read (ledger.web.heavy) 429 and 503, whether or not its
     view says so;
   - a query parameter is never null: a query carries text (apispec documents a field
     whose load_default is None, absent, as nullable, with null among its values);
@@ -27,9 +27,9 @@ from apispec import APISpec
 from flask import Flask, Response
 from flask_smorest import Api
 
-from ledger.api import heavy, links
-from ledger.api.problems import PROBLEM_JSON
-from ledger.api.schemas import ProblemSchema
+from ledger.api import links
+from ledger.api.problems import PROBLEM_JSON, ProblemSchema
+from ledger.web import heavy
 
 COMMAND = "hazard openapi --write openapi.yaml"
 """How openapi.yaml is made; the drift test's failure says it."""

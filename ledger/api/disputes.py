@@ -1,6 +1,7 @@
 """Disputed rounds over HTTP: opening one (with the service's answer at once), reading
-them, and the setter's resolution. The commands are ledger.audit.disputes', each one
-write through Club.command; what they refuse is a rule of engine.disputes (422)."""
+them, and the setter's resolution. The commands are ledger.commands.disputes', each one
+write through Club.command; what they refuse is a rule of engine.disputes (422). What
+is read is ledger.audit.disputes'."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from flask import request
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import club, require, scoped_key
+from ledger.api import require
 from ledger.api.bodies import Blueprint
 from ledger.api.disputeschemas import (
     DisputePageSchema,
@@ -20,9 +21,13 @@ from ledger.api.disputeschemas import (
     OpenDisputeSchema,
     ResolveDisputeSchema,
 )
-from ledger.api.schemas import ProblemSchema, TableWriteHeadersSchema, WriteResultSchema
-from ledger.api.tokens import Holder, Role
+from ledger.api.problems import ProblemSchema
 from ledger.audit import disputes
+from ledger.commands import Role
+from ledger.commands import disputes as dispute_commands
+from ledger.web import club, scoped_key
+from ledger.web.schemas import TableWriteHeadersSchema, WriteResultSchema
+from ledger.web.tokens import Holder
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")
 
@@ -55,7 +60,7 @@ def open_dispute(headers: dict[str, Any], body: dict[str, Any], table: str, roun
     Writes only the DisputeOpened."""
     who = require(Role.CROUPIER, Role.PLAYER)
     claimant, role = _claimant(who)
-    return disputes.open_dispute(
+    return dispute_commands.open_dispute(
         club(),
         table,
         who.actor,
@@ -90,7 +95,7 @@ def resolve_dispute(
     round reversed, party to party), or `corrected` (with `throw` and `dice`: the
     difference each bet should have paid, posted). Each is an event with the reason."""
     who = require()  # the setter only
-    return disputes.resolve_dispute(
+    return dispute_commands.resolve_dispute(
         club(),
         table,
         who.actor,

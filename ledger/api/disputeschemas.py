@@ -8,9 +8,9 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from ledger.api.numbers import QueryInteger
-from ledger.api.readschemas import BIG, SMALL
-from ledger.api.schemas import DIE, TransferSchema, WriteResultSchema
+from ledger.web.numbers import QueryInteger
+from ledger.web.readschemas import BIG, SMALL
+from ledger.web.schemas import DIE, TransferSchema, WriteResultSchema
 
 TEXT = validate.Length(1, 500)
 

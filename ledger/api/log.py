@@ -24,16 +24,18 @@ import sqlalchemy as sa
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import club, require
-from ledger.api import logschemas as ls
+from ledger.api import require
 from ledger.api.bodies import Blueprint
-from ledger.api.schemas import ProblemSchema
-from ledger.api.tokens import Holder, Role
+from ledger.api.problems import ProblemSchema
 from ledger.books.accounts import account_stream, player_account
+from ledger.commands import Role
 from ledger.service import NotFound
 from ledger.store import proofs
 from ledger.store.eventlog import parsed
 from ledger.store.eventstore import NoSigningKey
+from ledger.web import club
+from ledger.web import logschemas as ls
+from ledger.web.tokens import Holder
 
 blp = Blueprint("log", __name__, description="The signed log: its key, checkpoints and proofs")
 

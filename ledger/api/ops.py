@@ -15,9 +15,10 @@ from typing import Any
 import sqlalchemy as sa
 from flask import Blueprint, Flask, Response
 
-from ledger.api import club, docs, metrics, observe
+from ledger.api import docs, metrics, observe
 from ledger.api.problems import problem
 from ledger.store import db
+from ledger.web import club
 
 blp = Blueprint("ops", __name__)
 log = logging.getLogger("hazard.api")

@@ -7,20 +7,21 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import abort
 
-from ledger.api import club, require, require_self, scoped_key
+from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.problems import ProblemSchema
 from ledger.api.replayschemas import AsOfQuerySchema, BalanceAtSchema
-from ledger.api.schemas import (
+from ledger.books.accounts import owed
+from ledger.commands import Role, require_self
+from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
+from ledger.web import club, scoped_key
+from ledger.web.schemas import (
     AmountSchema,
     CreditLimitSchema,
     PlayerSchema,
-    ProblemSchema,
     WriteHeadersSchema,
     WriteResultSchema,
 )
-from ledger.api.tokens import Role
-from ledger.books.accounts import owed
-from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 
 blp = Blueprint("players", __name__, url_prefix="/players", description="Players and accounts")
 

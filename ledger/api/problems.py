@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, json
+from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
-from ledger.api.heavy import RETRY_AFTER, Overloaded, TooManyReads
 from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.service import (
     AlreadyExists,
@@ -31,6 +31,7 @@ from ledger.service import (
 )
 from ledger.store.eventstore import Busy, ConcurrencyError, NoSigningKey, is_busy
 from ledger.store.idempotency import IdempotencyConflict
+from ledger.web.heavy import RETRY_AFTER, Overloaded, TooManyReads
 
 PROBLEM_JSON = "application/problem+json"
 PREFIX = "urn:hazard:"
@@ -119,6 +120,27 @@ def catalogue() -> str:
             "code, one of:",
             *(f"  - `{rule.value}`" for rule in Rule),
         ]
+    )
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details (application/problem+json)."""
+
+    type = fields.String(required=True, metadata={"description": catalogue()})
+    title = fields.String(required=True, metadata={"description": "The type, in words"})
+    status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
+    detail = fields.String(required=True, metadata={"description": "What went wrong, here"})
+    rule = fields.String(metadata={"description": "A rule broken: its code"})
+    field = fields.String(
+        allow_none=True, metadata={"description": "An invalid rule set: the part at fault"}
+    )
+    current_version = fields.Integer(metadata={"description": "A stale version: the table's"})
+    account = fields.String(metadata={"description": "An overdraft: whose account"})
+    errors = fields.Dict(
+        metadata={
+            "description": "A validation problem: each invalid field and why (a list of "
+            "messages; a nested field's are nested the same way)"
+        }
     )
 
 

@@ -13,15 +13,17 @@ from typing import Any
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import club, require, require_self
-from ledger.api import readschemas as rs
+from ledger.api import require
 from ledger.api.bodies import Blueprint
-from ledger.api.schemas import ProblemSchema
+from ledger.api.problems import ProblemSchema
 from ledger.api.shaped import Raw, shaped
-from ledger.api.tokens import Holder, Role
 from ledger.books import queries
 from ledger.books.accounts import player_account
+from ledger.commands import Role, require_self
 from ledger.service import NotFound, is_name, table_stream
+from ledger.web import club
+from ledger.web import readschemas as rs
+from ledger.web.tokens import Holder
 
 blp = Blueprint("reads", __name__, description="Settlements, rounds and statements")
 

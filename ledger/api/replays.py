@@ -13,18 +13,20 @@ from typing import Any
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import club, heavy, require, require_self
 from ledger.api import replayschemas as ps
+from ledger.api import require
 from ledger.api.bodies import Blueprint
-from ledger.api.readschemas import SMALL
-from ledger.api.schemas import ProblemSchema
-from ledger.api.tables import state_view, touched_view
-from ledger.api.tokens import Holder, Role
+from ledger.api.problems import ProblemSchema
 from ledger.audit import asof, recall, replay
 from ledger.books import tableviews
 from ledger.books.accounts import account_stream, owed, player_account
+from ledger.commands import Role, require_self
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import snapshots
+from ledger.web import club, heavy
+from ledger.web.readschemas import SMALL
+from ledger.web.tokens import Holder
+from ledger.web.views import state_view, step_view
 
 blp = Blueprint("replays", __name__, description="Replays of rounds and sessions, and recalls")
 
@@ -48,30 +50,6 @@ def _answer(
         "balances": replay.BASIS["ledger"],
         "steps": [step_view(table, step, own) for step in steps],
         "next_after": more,
-    }
-
-
-STEP_SETTLEMENTS = 50
-"""The most settlements a step lists: a throw may decide every open bet of the table."""
-
-
-def step_view(table: str, step: replay.Step, only: str | None = None) -> dict[str, Any]:
-    """A step as the API shows it, bounded by its event: the table after it with the open
-    bets it named, and the first STEP_SETTLEMENTS of the settlements it made, with
-    counts of both; `only`: the one account whose balance is shown."""
-    bet_id = step.payload.get("bet_id")
-    return {
-        "position": step.position,
-        "version": step.version,
-        "type": step.type,
-        "payload": step.payload,
-        "actor": step.actor,
-        "recorded_at": step.recorded_at,
-        "state": touched_view(table, step.state, [bet_id] if isinstance(bet_id, str) else []),
-        "transfers": step.transfers,
-        "settlements": step.settlements[:STEP_SETTLEMENTS],
-        "settlement_count": len(step.settlements),
-        "balances": [b for b in step.balances if only is None or b["account"] == only],
     }
 
 

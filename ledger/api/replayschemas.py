@@ -7,9 +7,9 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields
 
-from ledger.api.numbers import DIGITS
-from ledger.api.readschemas import BIG, PageQuerySchema, RoundSchema, SettlementSchema, StoredTime
-from ledger.api.schemas import (
+from ledger.web.numbers import DIGITS
+from ledger.web.readschemas import BIG, PageQuerySchema, RoundSchema, SettlementSchema, StoredTime
+from ledger.web.schemas import (
     BalanceSchema,
     OpenBetsQuerySchema,
     TableStateSchema,

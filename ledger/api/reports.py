@@ -8,61 +8,23 @@ point at a croupier, so croupiers (its subject) and players do not read it.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields
 
-from ledger.api import club, heavy, require
+from ledger.api import require
 from ledger.api.bodies import Blueprint
-from ledger.api.readschemas import StoredTime
-from ledger.api.schemas import NAME, ProblemSchema
-from ledger.api.tokens import Role
+from ledger.api.problems import ProblemSchema
 from ledger.audit import fairness
+from ledger.commands import Role
 from ledger.store import logcheck
+from ledger.web import club, heavy
+from ledger.web.readschemas import DiceQuerySchema
 
 blp = Blueprint("reports", __name__, description="Reports for the club: dice fairness")
 
 READERS = (Role.AUDITOR,)
 """Who reads the reports (besides the setter)."""
-
-
-class QueryProbability(fields.Float):
-    """A probability in a query, written in ASCII as a URL writes a number (`0.01`,
-    `1e-3`): Python's float() would read any script's digits, spaces and `_` too."""
-
-    FORM = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
-
-    def _validated(self, value: Any) -> float:
-        if isinstance(value, str) and not self.FORM.fullmatch(value):
-            raise self.make_error("invalid")
-        return float(super()._validated(value))
-
-
-class DiceQuerySchema(Schema):
-    table = fields.String(validate=NAME, metadata={"description": "Only this table's"})
-    croupier = fields.String(
-        validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
-        metadata={
-            "description": "Only what this croupier recorded: the name on their token "
-            "(the events' actor `croupier:<name>`)"
-        },
-    )
-    since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
-    until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
-    alpha = QueryProbability(
-        load_default=fairness.ALPHA,
-        validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False),
-        metadata={
-            "description": "Flag every test whose p-value is below this (0 < alpha < 1; "
-            f"default {fairness.ALPHA})"
-        },
-    )
-
-    @validates_schema
-    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
-        if "since" in data and "until" in data and data["since"] >= data["until"]:
-            raise ValidationError("Must be later than `since`.", "until")
 
 
 def _observed() -> fields.Integer:

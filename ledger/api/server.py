@@ -125,7 +125,7 @@ def _when_ready(
     url_database: str, workers: int, host: str, key: str | None = None
 ) -> Callable[[Any], None]:
     def when_ready(arbiter: Any) -> None:
-        from ledger.api.tokens import first_setter
+        from ledger.web.tokens import first_setter
 
         port = arbiter.LISTENERS[0].sock.getsockname()[1]
         engine = db.make_engine(url_database)

@@ -29,7 +29,7 @@ bounded time whatever it trickles: the threads go to requests that have arrived.
 
 What threads still wait for is a client taking an answer: a thread writes it, and gives
 up on a client that takes nothing for `io_timeout` (SO_SNDTIMEO). Answers are small but
-for the heavy reads', which are capped per token and per worker (ledger.api.heavy); and
+for the heavy reads', which are capped per token and per worker (ledger.web.heavy); and
 an export's slot is let go only once the kernel holds nothing more of it for the client
 (`when_read`), which the loop checks without a thread.
 
@@ -58,6 +58,7 @@ from gunicorn.workers.gthread import ThreadWorker as GThreadWorker
 
 from ledger.api.arrivals import HEAD_LIMIT, Arrival, Stage, Unreadable
 from ledger.api.servererrors import problem_bytes
+from ledger.web import heavy
 
 DEFAULT_IO_TIMEOUT_S = 10.0
 """How long `hazard serve` waits for a request's head, then for its body, each whole
@@ -144,6 +145,7 @@ class ThreadWorker(GThreadWorker):  # type: ignore[misc]  # gunicorn is untyped
         self.swept = 0.0
         self.log.error_log.addFilter(_quiet_timeouts)
         _worker = self
+        heavy.released_by(when_read)  # a heavy read's token slot: once its client has it
         super().init_process()
 
     @property

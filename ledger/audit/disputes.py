@@ -1,7 +1,6 @@
-"""Disputes, as the club runs them: opening one, the answer at once, the setter's
-resolution. Each is one engine command (engine.disputes) through `Club.command`, so it
-is written like every other write: in one transaction, with its receipt, its postings
-(a resolution's adjustments) and its read models (ledger.books.disputeviews).
+"""Disputes, as the club reads them: one dispute with the service's answer derived
+again, the disputes of a table or of the club, and the round's record that the answer
+and the commands (ledger.commands.disputes: opening one, the setter's resolution) judge.
 
 The engine judges a dispute on the round's *record*, read back here: the table's state
 from the newest snapshot before the round (a snapshot is taken at the end of a write,
@@ -24,7 +23,7 @@ from engine.errors import Rule, RuleBroken
 from engine.referee import read_round
 from ledger.books import disputeviews, tableviews
 from ledger.books.accounts import book_account
-from ledger.service import Club, NotFound, Reads, is_name, table_stream
+from ledger.service import Club, NotFound, is_name, table_stream
 from ledger.store import snapshots
 from ledger.store.eventstore import decode_row
 from ledger.store.schema import events as events_table
@@ -70,95 +69,6 @@ def _events(conn: sa.Connection, stream: str, after: int) -> Iterator[hz.Event]:
         if len(rows) < PAGE:
             return
         after += PAGE
-
-
-def _record_of(reads: Reads, number: int, state: hz.TableState) -> disputes.RoundRecord | None:
-    return round_record(reads.conn, reads.stream, number, state)
-
-
-# -- the commands ---------------------------------------------------------------------------
-
-
-def open_dispute(
-    club: Club,
-    table: str,
-    actor: str,
-    role: str,
-    claimant: str,
-    number: int,
-    claim: str,
-    throw: int | None = None,
-    dice: tuple[int, int] | None = None,
-    key: str | None = None,
-    request: dict[str, Any] | None = None,
-    if_match: int | None = None,
-) -> dict[str, Any]:
-    """Open a dispute over round `number`; the answer names the dispute and gives the
-    service's answer (ledger: `answer_view`)."""
-    die1, die2 = dice if dice is not None else (None, None)
-    found: dict[str, Any] = {}
-
-    def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
-        record = _record_of(reads, number, state)
-        events = disputes.open_dispute(
-            state, record, number, claimant, role, claim, throw, die1, die2
-        )
-        assert record is not None
-        opened = events[0]
-        assert isinstance(opened, hz.events.DisputeOpened)
-        found["answer"] = answer_view(
-            reads.stream, disputes.answer(state, record, opened.throw, die1, die2)
-        )
-        found["dispute_id"] = opened.dispute_id
-        return events
-
-    return club.command(
-        table,
-        actor,
-        decide,
-        key=key,
-        request=request,
-        if_match=if_match,
-        respond=lambda: {"dispute_id": found["dispute_id"], "answer": found["answer"]},
-    )
-
-
-def resolve_dispute(
-    club: Club,
-    table: str,
-    actor: str,
-    dispute_id: str,
-    resolution: str,
-    reason: str,
-    throw: int | None = None,
-    dice: tuple[int, int] | None = None,
-    key: str | None = None,
-    request: dict[str, Any] | None = None,
-    if_match: int | None = None,
-) -> dict[str, Any]:
-    """The setter's resolution of a dispute: upheld, voided, or corrected."""
-    die1, die2 = dice if dice is not None else (None, None)
-
-    def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
-        number = state.disputes.get(dispute_id)
-        earlier = None
-        if number is None and DISPUTE_ID.fullmatch(dispute_id):
-            row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
-            earlier = _earlier(row) if row is not None else None
-        record = _record_of(reads, number, state) if number is not None else None
-        return disputes.resolve(
-            state, record, dispute_id, resolution, reason, throw, die1, die2, earlier
-        )
-
-    return club.command(table, actor, decide, key=key, request=request, if_match=if_match)
-
-
-def _earlier(row: Any) -> str | None:
-    """How the dispute of the disputes read model's `row` was resolved (None: it is open),
-    as a refusal to resolve it again says."""
-    if row.resolution is None:
-        return None
-    return f"{row.resolution}, at version {row.resolved_version}, by {row.resolved_by}"
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -215,6 +125,14 @@ def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
     }
 
 
+def resolved_as(row: Any) -> str | None:
+    """How the dispute of the disputes read model's `row` was resolved (None: it is open),
+    as a refusal to resolve it again says."""
+    if row.resolution is None:
+        return None
+    return f"{row.resolution}, at version {row.resolved_version}, by {row.resolved_by}"
+
+
 def require_table(club: Club, table: str) -> str:
     stream = table_stream(table)
     if not is_name(table) or not club.store.version(stream):
@@ -237,7 +155,7 @@ def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
         record = round_record(conn, stream, row.round, now)
     if record is not None:
         found = disputes.answer(
-            now, record, row.throw, row.die1, row.die2, dispute_id, _earlier(row)
+            now, record, row.throw, row.die1, row.die2, dispute_id, resolved_as(row)
         )
         view["answer"] = answer_view(stream, found)
     else:  # pragma: no cover - a dispute is only ever opened on a round that reads back

@@ -35,7 +35,6 @@ from ledger.books.accounts import TABLE_PREFIX, transfers_of
 from ledger.exports import offline
 from ledger.store import snapshots
 from ledger.store.eventstore import EventStore, decode_row
-from ledger.store.schema import events as events_table
 from ledger.store.schema import postings
 from ledger.store.schema import settlements as settlements_table
 
@@ -92,13 +91,15 @@ def page(
     last_version: int | None,
     after: int,
     limit: int,
-    also: Sequence[int] = (),
+    disputed: Sequence[int] | None = None,
 ) -> tuple[list[Step], int | None]:
     """The steps of the table's events of versions `first_version` to `last_version`
-    (to its head when None), and of the versions `also` (a round's disputes, which come
-    after it), at most `limit` after position `after`, and the `after` of the next page
-    (None on the last)."""
-    rows = _events(conn, stream, first_version, last_version, after, limit + 1, also)
+    (to its head when None), at most `limit` after position `after`, and the `after` of
+    the next page (None on the last). A round's (`disputed`: its own disputes, which
+    came after it) are read as its events are (tableviews.span_events)."""
+    rows = tableviews.span_events(
+        conn, stream, first_version, last_version, after, limit + 1, disputed
+    )
     more = len(rows) > limit
     rows = rows[:limit]
     if not rows:
@@ -121,50 +122,10 @@ def round_page(
 ) -> tuple[list[Step], int | None]:
     """`page` over the round of the rounds read model's `row`, then its disputes, their
     resolutions and the adjustments they made, which came after it."""
-    also = disputeviews.round_versions(conn, row.stream, row.round)
-    return page(conn, store, row.stream, row.first_version, row.last_version, after, limit, also)
-
-
-def _events(
-    conn: sa.Connection,
-    stream: str,
-    first_version: int,
-    last_version: int | None,
-    after: int,
-    limit: int,
-    also: Sequence[int] = (),
-) -> list[Any]:
-    e = events_table
-    # A stream's versions rise with its positions: the version of a page's last event
-    # starts the next page's range of the (stream, version) key (tableviews.round_events).
-    since = (
-        conn.execute(
-            sa.select(e.c.version).where(e.c.position == after, e.c.stream == stream)
-        ).scalar()
-        if after
-        else None
+    disputed = disputeviews.round_versions(conn, row.stream, row.round)
+    return page(
+        conn, store, row.stream, row.first_version, row.last_version, after, limit, disputed
     )
-    query = sa.select(
-        e.c.position,
-        e.c.version,
-        e.c.type,
-        e.c.schema_version,
-        e.c.payload,
-        e.c.actor,
-        e.c.recorded_at,
-    )
-    span = e.c.version >= first_version
-    if last_version is not None:
-        span = sa.and_(span, e.c.version <= last_version)
-    if also:
-        # A round's own disputes instead of those of other rounds opened while it was
-        # played, as tableviews.round_events reads a round.
-        span = sa.and_(span, e.c.type.not_in(sorted(disputeviews.DISPUTE_TYPES)))
-        span = sa.or_(span, e.c.version.in_(sorted(also)))
-    query = query.where(
-        e.c.stream == stream, span, e.c.version > (since or 0), e.c.position > after
-    )
-    return list(conn.execute(query.order_by(e.c.version).limit(limit)))
 
 
 def _step(row: Any, stream: str, event: Any, state: hz.TableState) -> Step:

@@ -43,7 +43,7 @@ def reserved(name: str) -> bool:
     """Whether a player called `name` would read as one of the ledger's own accounts:
     `SETTER`, `Cash` or `es-crow` beside `setter`, `cash` and `escrow:t1:b9` in a
     statement or a transfer. Checked when a player is made, and when a player's token is
-    (ledger.api.tokens); a database from before the rule may hold such a player, whose
+    (ledger.web.tokens); a database from before the rule may hold such a player, whose
     account and history stand."""
     return re.sub(r"[_.-]", "", name).casefold() in OWN
 

@@ -92,14 +92,7 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     touched = {e["account"] for e in entries} | set(limits)
     if not touched:
         return
-    current = {
-        r.account: (r.balance, r.credit_limit)
-        for r in conn.execute(
-            sa.select(accounts.c.account, accounts.c.balance, accounts.c.credit_limit).where(
-                accounts.c.account.in_(sorted(touched))
-            )
-        )
-    }
+    current = standings(conn, touched)
     # Each posting's running balance, per account in the order the postings are
     # inserted (position, then id), which is the order a rebuild inserts them in too.
     running = {account: current.get(account, (0, 0))[0] for account in touched}
@@ -136,6 +129,25 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         db.insert_rows(conn, accounts, opened)
     if changed:
         _set_balances(conn, [(v["balance"], v["credit_limit"], v["account"]) for v in changed])
+
+
+STANDINGS_AT_ONCE = 500
+"""Accounts one query of `standings` asks for: a few hundred parameters, well inside
+what either database takes in one statement."""
+
+
+def standings(conn: sa.Connection, names: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """The (balance, credit limit) of each of the accounts `names` that the books hold,
+    as they stand on `conn`: the one read of both, for a write's postings, a player's
+    balance and the setter's list of players. An account absent has neither: (0, 0)."""
+    wanted = sorted(set(names))
+    found: dict[str, tuple[int, int]] = {}
+    a = accounts.c
+    for start in range(0, len(wanted), STANDINGS_AT_ONCE):
+        chunk = wanted[start : start + STANDINGS_AT_ONCE]
+        query = sa.select(a.account, a.balance, a.credit_limit).where(a.account.in_(chunk))
+        found.update({r.account: (r.balance, r.credit_limit) for r in conn.execute(query)})
+    return found
 
 
 def _set_balances(conn: sa.Connection, values: list[tuple[int, int, str]]) -> None:

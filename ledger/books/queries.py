@@ -1,9 +1,11 @@
 """What the read side answers, a page at a time: settlements, a table's rounds, a
-player's statement, the event log.
+player's statement, the event log; and for the console's pages, the tables, the
+players with their balances, and the setter's takings.
 
-The REST API's views call these (ledger.api.reads, ledger.api.audit), as a console
-will; the SQL is the read models' own: ledger.books.tableviews for settlements and rounds,
-ledger.books.projections for statements, ledger.store.eventlog for the log.
+The REST API's views call these (ledger.api.reads, ledger.api.audit), and so do the
+console's pages, which write no SQL of their own; the SQL is the read models' own:
+ledger.books.tableviews for settlements and rounds, ledger.books.projections for
+statements and balances, ledger.store.eventlog for the log.
 
     with queries.reading(store) as read:
         if read.has_stream(stream):
@@ -22,9 +24,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine.state import SETTER
 from ledger.books import projections, tableviews
+from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
 from ledger.store import eventlog
 from ledger.store.eventstore import EventStore
+from ledger.store.schema import events, postings
+
+PLAYER = "player:"
+"""How a player's ledger account begins (ledger.books.accounts.player_account)."""
 
 Read = Callable[[int, int], list[dict[str, Any]]]
 """A listing's query: `read(after, n)` is at least `n` items after key `after`, if
@@ -144,3 +152,60 @@ class Reader:
             limit,
             "position",
         )
+
+    # -- the console's pages --------------------------------------------------------------
+
+    def tables(self) -> list[str]:
+        """Every table, by name, in the order they were opened."""
+        return [s.removeprefix(TABLE_PREFIX) for s in self._opened(TABLE_PREFIX)]
+
+    def players(self) -> list[dict[str, Any]]:
+        """The setter and every player, by name, with their balance, credit limit and
+        what they owe: each account opened (a player's first event), with its balance
+        if money has moved."""
+        prefix = ACCOUNT_PREFIX + PLAYER
+        names = [SETTER, *sorted(s.removeprefix(prefix) for s in self._opened(prefix))]
+        standing = projections.standings(self.conn, [player_account(n) for n in names])
+        found = []
+        for name in names:
+            balance, limit = standing.get(player_account(name), (0, 0))
+            found.append(
+                {
+                    "name": name,
+                    "balance": balance,
+                    "credit_limit": limit,
+                    "owed": owed(balance, limit),
+                }
+            )
+        return found
+
+    def _opened(self, prefix: str) -> list[str]:
+        """The streams under `prefix`, in the order their first events were written."""
+        e = events.c
+        first = (
+            sa.select(e.stream)
+            .where(e.stream.startswith(prefix), e.version == 1)
+            .order_by(e.position)
+        )
+        return [r.stream for r in self.conn.execute(first)]
+
+    def takings(self, days: int) -> list[dict[str, Any]]:
+        """The setter's net per table per day, of the latest `days` days with any: the
+        sum of the setter's postings made by each table's events, by the day (UTC) each
+        event was recorded. Money the setter put into a bet's escrow counts when it was
+        put in, and what came back when the bet was settled: a bet still open at the
+        day's end shows as the setter's stake out."""
+        p, e = postings.c, events.c
+        day = sa.func.substr(e.recorded_at, 1, 10)
+        rows = self.conn.execute(
+            sa.select(e.stream, day.label("day"), sa.func.sum(p.amount).label("net"))
+            .select_from(postings.join(events, e.position == p.position))
+            .where(p.account == SETTER, e.stream.startswith(TABLE_PREFIX))
+            .group_by(e.stream, day)
+        ).all()
+        latest = sorted({r.day for r in rows})[-days:]
+        return [
+            {"table": r.stream.removeprefix(TABLE_PREFIX), "day": r.day, "net": int(r.net)}
+            for r in sorted(rows, key=lambda r: (r.day, r.stream))
+            if r.day in latest
+        ]

@@ -98,15 +98,18 @@ def apply(
     before: hz.TableState,
     rows: Sequence[Recorded],
     views: Stored | None = None,
+    folded: tuple[int, hz.TableState] | None = None,
 ) -> hz.TableState:
     """Write the settlements and rounds that `rows`, just appended to the table
     `stream` in this transaction, make; return the table's state after them. `views`
     says where what earlier rows made is read and where this is written: the
-    database, straight away (an append), or held for a batch (`Replay`)."""
+    database, straight away (an append), or held for a batch (`Replay`). `folded` is
+    (n, the state after the first n rows), as the command that decided them folded
+    them (engine.command.Drafted.folded): that state is taken, not folded again."""
     if not rows:
         return before
     views = views if views is not None else Stored(conn)
-    steps = list(_fold(before, rows))
+    steps = list(_fold(before, rows, folded))
     deciders = [_decider(steps, i) for i in range(len(steps))]
     members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
     _write_rounds(views, stream, steps, members)
@@ -364,10 +367,18 @@ def _runs_by_stream(rows: Sequence[Recorded]) -> Iterator[list[Recorded]]:
         yield run
 
 
-def _fold(state: hz.TableState, rows: Iterable[Recorded]) -> Iterator[Step]:
-    for row in rows:
+def _fold(
+    state: hz.TableState,
+    rows: Iterable[Recorded],
+    folded: tuple[int, hz.TableState] | None = None,
+) -> Iterator[Step]:
+    known, known_state = folded if folded is not None else (0, state)
+    for i, row in enumerate(rows, 1):
         event = row.event()
-        after = hz.fold([event], state)
+        if i == known and known_state.version == row.version:
+            after = known_state
+        else:
+            after = hz.fold([event], state)
         yield Step(row, event, state, after)
         state = after
 
@@ -717,6 +728,28 @@ def round_events(
 ) -> list[dict[str, Any]]:
     """The events of the round `row` (round_row's), at most `limit` after position
     `after_position`."""
+    disputed = disputeviews.round_versions(conn, stream, row.round)
+    rows = span_events(
+        conn, stream, row.first_version, row.last_version, after_position, limit, disputed
+    )
+    return [_event_view(stream, event) for event in rows]
+
+
+def span_events(
+    conn: sa.Connection,
+    stream: str,
+    first_version: int,
+    last_version: int | None,
+    after_position: int,
+    limit: int,
+    disputed: Sequence[int] | None = None,
+) -> list[Any]:
+    """The table's stored events of versions `first_version` to `last_version` (to its
+    head when None), at most `limit` after position `after_position`, in order: a
+    round's (GET /tables/{t}/rounds/{r}, and its replay) or a whole session's (its
+    replay). A round's (`disputed` given: the versions of its own disputes, their
+    resolutions and adjustments) leaves out the disputes of other rounds opened while it
+    was played, and takes its own, which came after it."""
     e = events_table
     # A stream's versions rise with its positions, so when `after_position` is one of
     # the stream's own events, as a page's last is, its version starts the range of
@@ -728,30 +761,29 @@ def round_events(
         if after_position
         else None
     )
-    first = max(row.first_version, (since or 0) + 1)
-    # The round's span, but for disputes of other rounds opened while it was played;
-    # and the disputes of this round, their resolutions and adjustments, which came later.
-    disputed = disputeviews.round_versions(conn, stream, row.round)
-    span = sa.and_(
-        e.c.version.between(first, row.last_version),
-        e.c.type.not_in(sorted(disputeviews.DISPUTE_TYPES)),
-    )
-    which = sa.or_(span, e.c.version.in_(disputed)) if disputed else span
-    events = conn.execute(
-        sa.select(
-            e.c.position,
-            e.c.version,
-            e.c.type,
-            e.c.schema_version,
-            e.c.payload,
-            e.c.actor,
-            e.c.recorded_at,
+    span = e.c.version >= max(first_version, (since or 0) + 1)
+    if last_version is not None:
+        span = sa.and_(span, e.c.version <= last_version)
+    if disputed is not None:
+        span = sa.and_(span, e.c.type.not_in(sorted(disputeviews.DISPUTE_TYPES)))
+        if disputed:
+            span = sa.or_(span, e.c.version.in_(sorted(disputed)))
+    return list(
+        conn.execute(
+            sa.select(
+                e.c.position,
+                e.c.version,
+                e.c.type,
+                e.c.schema_version,
+                e.c.payload,
+                e.c.actor,
+                e.c.recorded_at,
+            )
+            .where(e.c.stream == stream, span, e.c.position > after_position)
+            .order_by(e.c.version)
+            .limit(limit)
         )
-        .where(e.c.stream == stream, which, e.c.position > after_position)
-        .order_by(e.c.version)
-        .limit(limit)
     )
-    return [_event_view(stream, event) for event in events]
 
 
 def _event_view(stream: str, row: Any) -> dict[str, Any]:

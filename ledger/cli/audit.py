@@ -48,10 +48,10 @@ def replay(
     From the database; or, with FILE (an export, `hazard export`; `-` for stdin), from
     the file alone, offline, checked as `hazard verify FILE` checks it. A table's export
     holds no deposits: offline, a balance is the party's net over the file's events."""
-    # Imported here, not at the top: the API's view of a step comes with the API's
-    # table routes and schemas, and `hazard --help`, which imports every command's
-    # module, would pay for them (about 50 ms of CPU).
-    from ledger.api.replays import step_view
+    # Imported here, not at the top: the web layer's view of a step comes with its
+    # schemas (marshmallow, flask), and `hazard --help`, which imports every command's
+    # module, would pay for them.
+    from ledger.web.views import step_view
 
     if not is_name(table):
         raise click.BadParameter(f"{table!r} is not a table's name", param_hint="--table")

@@ -11,6 +11,7 @@ import click
 from engine.state import SETTER
 from ledger.audit import disputes
 from ledger.cli import _club, database_option
+from ledger.commands import disputes as commands
 from ledger.service import is_name
 
 
@@ -74,7 +75,7 @@ def dispute_open(
     --dice, what the round would have been and whether it could be corrected."""
     actor, claimant, role = _claimant(who)
     with _club(database_url) as club:
-        found = disputes.open_dispute(
+        found = commands.open_dispute(
             club, table, actor, role, claimant, round_, claim, throw, dice
         )
     if as_json:
@@ -226,7 +227,7 @@ def dispute_resolve(
     the round reversed, party to party) or corrected (with --throw and --dice: the
     difference each bet should have paid, posted)."""
     with _club(database_url) as club:
-        found = disputes.resolve_dispute(
+        found = commands.resolve_dispute(
             club, table, CLI_SETTER, dispute_id, resolution, reason, throw, dice
         )
     if as_json:

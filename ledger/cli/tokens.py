@@ -1,11 +1,12 @@
-"""`hazard token`: the API's bearer tokens (ledger.api.tokens)."""
+"""`hazard token`: the API's bearer tokens (ledger.web.tokens)."""
 
 from __future__ import annotations
 
 import click
 
-from ledger.api.tokens import Role, UnknownToken, create, holder, listing, revoke
 from ledger.cli import _engine, database_option
+from ledger.commands import Role
+from ledger.web.tokens import UnknownToken, create, holder, listing, revoke
 
 
 @click.group()

@@ -7,7 +7,7 @@ GET /audit/verify (ledger.api.audit.check), ledger.store.proofs' checkpoint, the
 exports of GET /export (ledger.api.exports.export_response), ledger.audit.replay and
 ledger.audit.fairness. Nothing here writes. The pages that read much of the log (verify,
 a round's replay, the dice-fairness report, an export) are heavy reads of the signed-in
-token, held as the API's are (ledger.api.heavy): a reader's pages cannot shut out the
+token, held as the API's are (ledger.web.heavy): a reader's pages cannot shut out the
 others'.
 """
 
@@ -19,21 +19,20 @@ from flask import abort, jsonify, redirect, render_template, request, url_for
 from marshmallow import Schema, ValidationError, validate
 
 from engine.dice import TOTALS, p_total
-from ledger.api import audit as api_audit
-from ledger.api import club, heavy
-from ledger.api import readschemas as rs
-from ledger.api.exports import ExportQuerySchema, export_response
-from ledger.api.numbers import QueryInteger
-from ledger.api.readschemas import SMALL
-from ledger.api.replays import step_view
-from ledger.api.reports import DiceQuerySchema
-from ledger.api.tokens import Role
 from ledger.audit import fairness, replay
 from ledger.books import queries, tableviews
+from ledger.commands import Role
 from ledger.console import charts
 from ledger.console.views import _fields, _signed_in, _tables, _url_values, blp
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import eventlog, logcheck, proofs
+from ledger.web import club, heavy
+from ledger.web import readschemas as rs
+from ledger.web.exports import ExportQuerySchema, export_response
+from ledger.web.numbers import QueryInteger
+from ledger.web.readschemas import SMALL, DiceQuerySchema
+from ledger.web.verify import check
+from ledger.web.views import step_view
 
 READERS = (Role.SETTER, Role.AUDITOR)
 PAGE = 50
@@ -99,7 +98,7 @@ def verify() -> Any:
     who = _signed_in(*READERS)
     report = None
     if "after" in request.args:
-        report = api_audit.check(_verified_after(), VERIFY_PAGE)
+        report = check(_verified_after(), VERIFY_PAGE)
     return render_template("verify.html", who=who, report=report, page=VERIFY_PAGE)
 
 
@@ -108,7 +107,7 @@ def verify() -> Any:
 def verify_step() -> Any:
     """One page of the check, as JSON, for the verify page's script to show."""
     _signed_in(*READERS)
-    report = api_audit.check(_verified_after(), VERIFY_PAGE)
+    report = check(_verified_after(), VERIFY_PAGE)
     response = jsonify(report)
     response.headers["Cache-Control"] = "no-store"
     return response

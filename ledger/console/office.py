@@ -4,40 +4,37 @@ the disputes waiting for a decision.
 
 Every write is the API's own (Club.create_player, Club.account_command, as
 ledger.api.players runs them), as the signed-in setter, with the form's idempotency key
-scoped to the token as the API scopes an Idempotency-Key: a resubmitted form posts once.
+read and scoped to the token as every console form's is (ledger.console.views._sent),
+as the API reads and scopes an Idempotency-Key: a resubmitted form posts once. What
+the office reads is ledger.books.queries'.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import sqlalchemy as sa
-from flask import abort, g, redirect, render_template, request, url_for
+from flask import abort, redirect, render_template, request, url_for
 from marshmallow import Schema, ValidationError
 
-from engine.state import SETTER
-from ledger.api import club, scoped_key
-from ledger.api.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
-from ledger.api.tokens import Role
 from ledger.audit import disputes
-from ledger.books import disputeviews
-from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
+from ledger.books import disputeviews, queries
+from ledger.commands import Role
 from ledger.console import charts
 from ledger.console.views import (
     _check_csrf,
     _fields,
-    _form_headers,
     _int,
+    _sent,
     _signed_in,
     _tables,
     blp,
 )
 from ledger.service import NotFound
 from ledger.store.eventstore import Refused
-from ledger.store.schema import accounts, events, postings
 from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
+from ledger.web import club
+from ledger.web.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
 
-PLAYER = "player:"
 DAYS = 14
 """How many of the latest days with takings the office shows."""
 
@@ -49,62 +46,12 @@ MONEY: dict[str, tuple[type[Deposited | Withdrawn | CreditLimitSet], type[Schema
 """Each money form: the event it records, the API's schema for its figure, the field."""
 
 
-def players(conn: sa.Connection) -> list[dict[str, Any]]:
-    """Every player's balance, credit limit and what they owe, and the setter's: each
-    account opened (a player's first event), with its balance if money has moved."""
-    a, e = accounts.c, events.c
-    opened = (
-        sa.select(e.stream)
-        .where(e.stream.startswith(ACCOUNT_PREFIX + PLAYER), e.version == 1)
-        .order_by(e.position)
-    )
-    names = [r.stream.removeprefix(ACCOUNT_PREFIX + PLAYER) for r in conn.execute(opened)]
-    rows = {
-        r.account: r
-        for r in conn.execute(
-            sa.select(a.account, a.balance, a.credit_limit).where(
-                sa.or_(a.account.startswith(PLAYER), a.account == SETTER)
-            )
-        )
-    }
-    found = []
-    for name in [SETTER, *sorted(names)]:
-        row = rows.get(player_account(name))
-        balance, limit = (row.balance, row.credit_limit) if row is not None else (0, 0)
-        found.append(
-            {"name": name, "balance": balance, "credit_limit": limit, "owed": owed(balance, limit)}
-        )
-    return found
-
-
-def takings(conn: sa.Connection, days: int = DAYS) -> list[dict[str, Any]]:
-    """The setter's net per table per day, of the latest `days` days with any: the sum of
-    the setter's postings made by each table's events, by the day (UTC) each event was
-    recorded. Money the setter put into a bet's escrow counts when it was put in, and
-    what came back when the bet was settled: a bet still open at the day's end shows
-    as the setter's stake out."""
-    p, e = postings.c, events.c
-    day = sa.func.substr(e.recorded_at, 1, 10)
-    rows = conn.execute(
-        sa.select(e.stream, day.label("day"), sa.func.sum(p.amount).label("net"))
-        .select_from(postings.join(events, e.position == p.position))
-        .where(p.account == SETTER, e.stream.startswith(TABLE_PREFIX))
-        .group_by(e.stream, day)
-    ).all()
-    latest = sorted({r.day for r in rows})[-days:]
-    return [
-        {"table": r.stream.removeprefix(TABLE_PREFIX), "day": r.day, "net": int(r.net)}
-        for r in sorted(rows, key=lambda r: (r.day, r.stream))
-        if r.day in latest
-    ]
-
-
 def _office(errors: dict[str, str] | None = None, status: int = 200) -> Any:
     who = _signed_in(Role.SETTER)
-    with club().store.engine.connect() as conn:
-        people = players(conn)
-        taken = takings(conn)
-        waiting = disputeviews.listing(conn, status="open", limit=200)
+    with queries.reading(club().store) as read:
+        people = read.players()
+        taken = read.takings(DAYS)
+        waiting = disputeviews.listing(read.conn, status="open", limit=200)
     tables = []
     for t in _tables():
         try:
@@ -155,7 +102,7 @@ def create_player() -> Any:
     _check_csrf()
     try:
         body = PlayerSchema().load({"name": request.form.get("name", "").strip()})
-        club().create_player(body["name"], who.actor, _key())
+        club().create_player(body["name"], who.actor, _sent(who)["key"])
     except ValidationError as exc:
         return _office({"create": _fields(exc)}, 422)
     except Refused as exc:  # AlreadyExists, InvalidName
@@ -174,7 +121,7 @@ def money(name: str, what: str) -> Any:
     control = f"{what}:{name}"
     try:
         body = schema().load({field: _int(request.form.get(field, ""))})
-        club().account_command(name, kind, body[field], who.actor, _key())
+        club().account_command(name, kind, body[field], who.actor, _sent(who)["key"])
     except ValidationError as exc:
         return _office({control: _fields(exc)}, 422)
     except NotFound as exc:
@@ -182,13 +129,6 @@ def money(name: str, what: str) -> Any:
     except Refused as exc:  # an overdraft, credit in use, out of range
         return _office({control: str(exc)}, 422)
     return redirect(url_for("console.office"))
-
-
-def _key() -> str | None:
-    """The form's idempotency key, read and scoped to the token as the API reads and
-    scopes an Idempotency-Key (ValidationError: a key of 64 KiB, or with a NUL that
-    PostgreSQL cannot hold, was a 500)."""
-    return scoped_key(g.holder, _form_headers())
 
 
 @blp.route("/console/office/disputes/<table>/<dispute_id>", methods=["GET"])

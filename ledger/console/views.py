@@ -1,6 +1,7 @@
-"""The console's pages and forms. Reads come from the same queries as the API; every
-write is the API's own command (ledger.api.tables.run_command, Club.command), run as
-the signed-in token's holder, so the console can do exactly what that token may."""
+"""The console's pages and forms. Reads come from the same queries as the API
+(ledger.books.queries); every write is the same command the API runs
+(ledger.commands, by way of ledger.web.tablewrites), as the signed-in token's holder,
+so the console can do exactly what that token may, and writes no SQL of its own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-import sqlalchemy as sa
 from flask import (
     Blueprint,
     Response,
@@ -26,18 +26,20 @@ from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
-from ledger.api import club, heavy, scoped_key
-from ledger.api.logschemas import InclusionQuerySchema
-from ledger.api.numbers import QueryInteger
-from ledger.api.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
-from ledger.api.tables import COMMANDS, opening, run_command, state_view
-from ledger.api.tokens import Holder, Role, holder
-from ledger.books import disputeviews
-from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
+from ledger.books import disputeviews, projections, queries
+from ledger.books.accounts import account_stream, owed, player_account
+from ledger.commands import NotPermitted, Role
+from ledger.commands.tables import Sent
 from ledger.service import NotFound, StaleVersion
 from ledger.store import proofs
 from ledger.store.eventstore import Refused
-from ledger.store.schema import accounts, events
+from ledger.web import club, heavy, sent_by, tablewrites
+from ledger.web.logschemas import InclusionQuerySchema
+from ledger.web.numbers import QueryInteger
+from ledger.web.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
+from ledger.web.tablewrites import WRITES
+from ledger.web.tokens import Holder, holder
+from ledger.web.views import state_view
 
 blp = Blueprint(
     "console",
@@ -89,15 +91,18 @@ def _url_values(schema: Schema, values: Any) -> dict[str, Any]:
     return loaded
 
 
-def _form_headers(schema: type[Schema] = WriteHeadersSchema) -> dict[str, Any]:
-    """The form's key (and a table form's version), read as the API reads its
-    Idempotency-Key (and If-Match) header, by the same schema: ValidationError if it is
-    not one. A key of 30,000 characters or with a NUL was a 500 on PostgreSQL. A form
-    that sends none writes without one, as a request without the header does."""
+def _sent(who: Holder, schema: type[Schema] = WriteHeadersSchema) -> Sent:
+    """How the form was sent, as a command takes it (ledger.commands.tables.Sent): its
+    key, read as the API reads an Idempotency-Key header and scoped to the signed-in
+    token as the API scopes one, and a table form's version, read as If-Match. By the
+    same schema as the API's headers: ValidationError if either is not one (a key of
+    30,000 characters or with a NUL was a 500 on PostgreSQL). A form that sends no key
+    writes without one, as a request without the header does. Every form's key is read
+    here, and only here."""
     sent = {"Idempotency-Key": request.form.get("key"), "If-Match": request.form.get("version")}
     taken = {field.data_key for field in schema().fields.values()}
-    loaded: dict[str, Any] = schema().load({k: v for k, v in sent.items() if v and k in taken})
-    return loaded
+    loaded = schema().load({k: v for k, v in sent.items() if v and k in taken})
+    return sent_by(who, loaded)
 
 
 def _check_csrf() -> None:
@@ -158,13 +163,8 @@ def sign_out() -> Any:
 
 
 def _tables() -> list[str]:
-    with club().store.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(events.c.stream)
-            .where(events.c.stream.startswith(TABLE_PREFIX), events.c.version == 1)
-            .order_by(events.c.position)
-        )
-        return [r.stream.removeprefix(TABLE_PREFIX) for r in rows]
+    with queries.reading(club().store) as read:
+        return read.tables()
 
 
 def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
@@ -177,9 +177,9 @@ def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
 
 @blp.route("/console/tables", methods=["POST"])
 def open_table() -> Any:
-    """Open a table with a built-in rule set, checked by the API's own schemas (the
-    form's key as an Idempotency-Key) and run through Club.command as the person signed
-    in."""
+    """Open a table with a built-in rule set: the API's own command as the person signed
+    in (ledger.web.tablewrites.open_table, as POST /tables runs it), the form read by
+    the API's own schemas (its key as an Idempotency-Key)."""
     who = _signed_in(*RUN)
     _check_csrf()
     form = request.form
@@ -191,15 +191,7 @@ def open_table() -> Any:
                 "dice": form.get("dice") or "croupier",
             }
         )
-        headers = _form_headers()
-        club().command(
-            body["id"],
-            who.actor,
-            opening(body),
-            key=scoped_key(who, headers),
-            request={"path": "/tables", "body": body},
-            new_table=True,
-        )
+        tablewrites.open_table(who, body, _sent(who))
     except ValidationError as exc:
         return _table_page_error(None, "open", _fields(exc), 422)
     except (hz.HazardError, Refused) as exc:  # a rule set refused; the table exists
@@ -295,7 +287,7 @@ def do(table: str, rule: str) -> Any:
     since it was drawn) gets 409 and the table as it is now."""
     who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
     _check_csrf()
-    if rule not in FORMS or rule not in COMMANDS:
+    if rule not in FORMS or rule not in WRITES:
         abort(404)
     form = request.form
     try:
@@ -304,7 +296,9 @@ def do(table: str, rule: str) -> Any:
         return _table_page_error(table, rule, f"the form is missing {exc.args[0]}", 422)
     try:
         # A version in other digits or 5,000 of them was a 500, as such a key was.
-        run_command(rule, table, body, _form_headers(TableWriteHeadersSchema))
+        sent = _sent(who, TableWriteHeadersSchema)
+        schema = WRITES[rule].schema  # the body read as the API reads the same write's
+        tablewrites.run(rule, table, who, schema().load(body) if schema else {}, sent)
     except StaleVersion as exc:
         state, view = _state(table)
         message = f"The table has changed (it is at version {exc.current}): look again."
@@ -318,10 +312,8 @@ def do(table: str, rule: str) -> Any:
         return _table_page_error(table, rule, f"{exc.detail} (rule {exc.code})", 422)
     except ValidationError as exc:
         return _table_page_error(table, rule, _fields(exc), 422)
-    except HTTPException as exc:
-        if exc.code in (401, 403):
-            abort(403, description=f"a {who.role.value} may not do this")
-        raise
+    except NotPermitted:
+        abort(403, description=f"a {who.role.value} may not do this")
     except NotFound as exc:  # the table is there (the page drew it): a player is not
         return _table_page_error(table, rule, str(exc), 404)
     except Refused as exc:
@@ -346,16 +338,9 @@ def _fields(exc: ValidationError) -> str:
 def me() -> Any:
     """A player's balance, statement and open bets."""
     who = _signed_in(Role.PLAYER)
-    from ledger.books import projections
-
     account = player_account(who.name)
     with club().store.engine.connect() as conn:
-        row = conn.execute(
-            sa.select(accounts.c.balance, accounts.c.credit_limit).where(
-                accounts.c.account == account
-            )
-        ).first()
-        balance, limit = (row.balance, row.credit_limit) if row is not None else (0, 0)
+        balance, limit = club().standing(conn, who.name)  # as GET /players/{p}/balance
         lines = projections.statement(conn, account, after_position=0, limit=200)
     open_bets = [
         (t, b) for t in _tables() for b in club().state(t).open_bets if who.name in b.parties

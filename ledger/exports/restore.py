@@ -45,11 +45,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from engine.events import Event
 from ledger.books import projections, tableviews
 from ledger.exports import offline
 from ledger.store import db, logcheck, snapshots, tlog
-from ledger.store.eventstore import APPEND_LOCK, Recorded
+from ledger.store.eventstore import APPEND_LOCK, Known, Recorded
 from ledger.store.keys import Verifier
 from ledger.store.schema import (
     accounts,
@@ -179,16 +178,6 @@ def _no_collector() -> Iterator[None]:
             gc.enable()
 
 
-class _Row(Recorded):
-    """A row with its event as the verifier decoded it: the read models' replay asks
-    for it twice (postings and the tables' views), and it need not be decoded again."""
-
-    _event: Event
-
-    def event(self) -> Event:
-        return self._event
-
-
 class _Writer:
     """The file's checked items, written a batch at a time, and handed on as batches of
     rows for `projections.replay` to make the read models from."""
@@ -196,7 +185,7 @@ class _Writer:
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
         self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
-        self.rows: list[_Row] = []
+        self.rows: list[Known] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
         self.ready: list[tuple[int, str, str, str]] = []
@@ -207,7 +196,7 @@ class _Writer:
         self.out = Restored()
         self.closed = False
 
-    def batches(self, items: Iterator[Any]) -> Iterator[list[_Row]]:
+    def batches(self, items: Iterator[Any]) -> Iterator[list[Known]]:
         for item in items:
             if isinstance(item, offline.EventLine):
                 self._event(item)
@@ -252,8 +241,9 @@ class _Writer:
         self.out.key = key if isinstance(key, str) else key.text()
 
     def _event(self, item: Any) -> None:
-        row = _Row._make(item.row)
-        row._event = item.event
+        # With its event as the verifier decoded it: the read models' replay asks for
+        # it twice (postings and the tables' views), and it need not be decoded again.
+        row = Known.of(item.row, item.event)
         expected = self.growth.size + len(self.rows) + 1
         if row.position != expected:
             raise Partial(
@@ -298,7 +288,7 @@ class _Writer:
             self._write_checkpoints()
         self.closed = True
 
-    def _flush(self) -> list[_Row]:
+    def _flush(self) -> list[Known]:
         rows, self.rows = self.rows, []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)

@@ -133,6 +133,24 @@ class Recorded(NamedTuple):
         return decode_row(self)
 
 
+class Known(Recorded):
+    """A row whose event is at hand: the one an append made it from, or the one a
+    verifier decoded (ledger.exports.restore). Every reader of an appended row (its
+    postings, the table's views, the write's answer) asks for its event: `event()`
+    gives that one, rather than decode the payload it was just encoded to."""
+
+    _event: Event
+
+    def event(self) -> Event:
+        return self._event
+
+    @classmethod
+    def of(cls, row: Iterable[Any], event: Event) -> Known:
+        known = cls._make(row)
+        known._event = event
+        return known
+
+
 def decode_row(row: Any) -> Event:
     """The engine event in a stored row, or CorruptEvent naming its position."""
     try:
@@ -486,10 +504,10 @@ class EventStore:
                     )
                 name, schema, text = codec.payload_text(event)
                 digest = chain_hash(prev, framed(position, version, name, schema, text))
-                rows.append(
-                    Recorded(position, stream, version, name, schema, text, actor,
-                             idempotency_key, recorded_at, prev, digest)
-                )  # fmt: skip
+                row = Known(position, stream, version, name, schema, text, actor,
+                            idempotency_key, recorded_at, prev, digest)  # fmt: skip
+                row._event = event
+                rows.append(row)
                 prev = digest
             if rows:
                 try:

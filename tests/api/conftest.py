@@ -26,10 +26,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ledger.api import create_app
-from ledger.api.tokens import Role, create
 from ledger.books.book import Book
+from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.web.tokens import create
 from tests.signing import SIGNER
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import sqlalchemy as sa
 
 from engine.referee import Referee
-from ledger.api.tables import state_view
 from ledger.books import deep
 from ledger.books.accounts import CASH, TABLE_PREFIX, owed
 from ledger.exports import offline
@@ -26,6 +25,7 @@ from ledger.store import logcheck, merkle
 from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import accounts, adjustments, events, metadata, rounds, settlements
+from ledger.web.views import state_view
 from tests.api.conftest import Client
 from tests.signing import VERIFIER
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from ledger.api import audit
+from ledger.web import verify
 from tests.api.conftest import Api
 from tests.api.test_reads import play, problem, walk
 from tests.signing import VERIFIER
@@ -145,7 +145,7 @@ def test_verify_lists_a_bounded_number_of_problems_and_counts_the_rest(
         conn.exec_driver_sql("UPDATE events SET hash = 'x' WHERE version = 1")
         streams = conn.exec_driver_sql("SELECT count(DISTINCT stream) FROM events").scalar_one()
     assert streams > 3
-    monkeypatch.setattr(audit, "MAX_PROBLEMS", 2)
+    monkeypatch.setattr(verify, "MAX_PROBLEMS", 2)
     check = bank.ok("get", "/audit/verify")
     assert check["ok"] is False
     assert len(check["problems"]) == 2
@@ -252,6 +252,6 @@ def test_a_deep_check_names_a_balance_edited_behind_the_events(
     assert found["ok"] is False and found["problems"] == []  # the log itself is sound
     [difference] = found["read_models"]
     assert difference["table"] == "accounts" and "setter" in difference["message"]
-    monkeypatch.setattr(audit.rs, "DEEP_MAX", 3)
+    monkeypatch.setattr(verify.rs, "DEEP_MAX", 3)
     refused = problem(bank.get("/audit/verify", query_string={"deep": "true"}), 422)
     assert "hazard verify --deep" in refused["detail"]

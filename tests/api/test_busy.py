@@ -14,11 +14,12 @@ import pytest
 import sqlalchemy as sa
 
 from ledger.api import create_app
-from ledger.api.tokens import Role, create
 from ledger.books.book import Book
+from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import commands, events, postings
+from ledger.web.tokens import create
 from tests.signing import SIGNER
 
 

@@ -13,13 +13,13 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from ledger.api.replays import step_view
 from ledger.audit import replay as replays
 from ledger.cli import main
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
+from ledger.web.views import step_view
 from tests.api.conftest import Api
-from tests.api.test_disputes import TABLE, open_dispute, resolve, two_rounds
+from tests.api.test_disputes import TABLE, open_dispute, resolve, seated, two_rounds
 from tests.signing import VERIFIER
 
 
@@ -172,6 +172,28 @@ def test_a_voided_round_replays_with_its_dispute_after_it(api: Api) -> None:
     states = {s.type: s.state for s in steps}
     assert states["DisputeOpened"].disputes == {dispute: 1}
     assert states["DisputeResolved"].disputes == {} and 1 in states["DisputeResolved"].adjusted
+
+
+def test_a_rounds_replay_leaves_out_another_rounds_dispute_opened_during_it(api: Api) -> None:
+    """Regression: a round's replay read its events with a query of its own, which left
+    out the disputes of other rounds opened while it was played only when the round had
+    disputes of its own. Round 2, with none, replayed round 1's DisputeOpened as one of
+    its steps; GET /tables/{t}/rounds/2 did not list it. One query reads both now."""
+    night = seated(api)
+    croupier = night.croupier
+    night.do(croupier, "main", {"main": 7})
+    night.do(croupier, "throws", {"die1": 3, "die2": 4})  # round 1: a nick
+    night.do(croupier, "main", {"main": 7})
+    night.do(croupier, "throws", {"die1": 2, "die2": 4})  # round 2: a chance of 6
+    opened = open_dispute(night, croupier, 1, {"claim": "the 4 was a 5"})
+    night.do(croupier, "throws", {"die1": 3, "die2": 3})  # round 2: the chance thrown
+    disputed = opened["events"][0]["version"]
+    detail = night.auditor.ok("get", f"/tables/{TABLE}/rounds/2?limit=500")
+    replayed = night.auditor.ok("get", f"/tables/{TABLE}/rounds/2/replay?limit=500")["steps"]
+    assert disputed not in [e["version"] for e in detail["events"]]
+    assert [s["version"] for s in replayed] == [e["version"] for e in detail["events"]]
+    round_one = night.auditor.ok("get", f"/tables/{TABLE}/rounds/1/replay?limit=500")["steps"]
+    assert round_one[-1]["version"] == disputed
 
 
 def test_the_cli_recalls_and_replays_a_voided_round(api: Api) -> None:

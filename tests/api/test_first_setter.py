@@ -10,15 +10,15 @@ import threading
 
 import pytest
 
-from ledger.api.tokens import first_setter, listing
 from ledger.store import db
+from ledger.web.tokens import first_setter, listing
 
 # What `hazard serve` does on start, before and after gunicorn binds its port.
 START = """
 import sys
 from ledger.store import db
 from ledger.bootstrap import open_book
-from ledger.api.tokens import first_setter
+from ledger.web.tokens import first_setter
 store = open_book(sys.argv[1]).store
 store.close()
 store.engine.dispose()

@@ -33,8 +33,9 @@ import sqlalchemy as sa
 from ledger.api import create_app
 from ledger.api.bodies import MAX_DEPTH
 from ledger.api.problems import PREFIX, TYPES
-from ledger.api.tokens import Role, create, revoke
+from ledger.commands import Role
 from ledger.store.schema import tokens
+from ledger.web.tokens import create, revoke
 from tests.api.conftest import Api, Client
 from tests.api.test_roles import OPS, Op, _club, _event_count, _prepare
 

@@ -20,10 +20,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from ledger import logs
 from ledger.api import create_app
 from ledger.api.server import banner
-from ledger.api.tokens import FIRST_SETTER, Role, create, first_setter, holder, listing
 from ledger.books.book import Book
+from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.web.tokens import FIRST_SETTER, create, first_setter, holder, listing
 from tests.api.conftest import Api
 from tests.signing import SIGNER
 

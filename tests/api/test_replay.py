@@ -14,12 +14,11 @@ from typing import Any
 from click.testing import CliRunner
 
 import engine as hz
-from ledger.api.replays import step_view
-from ledger.api.tables import state_view
 from ledger.audit import replay as replays
 from ledger.cli import main
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
+from ledger.web.views import state_view, step_view
 from tests.api.conftest import Api
 from tests.api.gamekit import Evening
 from tests.signing import VERIFIER

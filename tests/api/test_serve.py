@@ -25,8 +25,8 @@ import pytest
 
 from ledger.api import server
 from ledger.api.problems import PROBLEM_JSON
-from ledger.api.tokens import listing
 from ledger.store import db
+from ledger.web.tokens import listing
 
 START_SECONDS = 30
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger.api.slowclients import PER_PEER
-from ledger.api.tokens import Role, create
+from ledger.commands import Role
 from ledger.store import db
 from ledger.store.schema import events
+from ledger.web.tokens import create
 from tests.api.test_serve import _call, serving
 
 IO_TIMEOUT = 2.0

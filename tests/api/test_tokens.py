@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from ledger.api.tokens import Role, create, holder
+from ledger.commands import Role
 from ledger.store.schema import tokens
+from ledger.web.tokens import create, holder
 from tests.api.conftest import Api
 
 

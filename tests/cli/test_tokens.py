@@ -9,8 +9,9 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from ledger.api.tokens import Role, holder, listing
 from ledger.cli import main
+from ledger.commands import Role
+from ledger.web.tokens import holder, listing
 from tests.api.conftest import Api
 
 

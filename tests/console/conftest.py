@@ -21,10 +21,11 @@ import pytest
 from werkzeug.serving import make_server
 
 from ledger.api import create_app
-from ledger.api.tokens import Role, create
 from ledger.books.book import Book
+from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.web.tokens import create
 from tests.api.conftest import _admin, api, sqlite_api, sqlite_migrated
 from tests.signing import SIGNER
 

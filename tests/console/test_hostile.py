@@ -4,6 +4,11 @@ nothing, on both databases: PostgreSQL refuses a NUL where SQLite stores it."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from ledger.commands import Caller, Role, tables
 from tests.api.conftest import Api
 from tests.console.test_forms import a_table, count, csrf, signed_in
 
@@ -127,6 +132,42 @@ def test_the_open_table_form_reads_its_key_as_the_api_reads_idempotency_key(api:
     after = count(api)
     assert croupier.post("/console/tables", data=form).status_code == 302  # a repeat
     assert count(api) == after
+
+
+def test_the_open_table_form_runs_the_tables_command_as_post_tables_does(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console keeps no copy of opening a table (issue 23): its form runs the one
+    command (ledger.commands.tables.open_table), as POST /tables does, as the person
+    signed in, with the form's key read and scoped as every form's key is. A hostile
+    key is refused before the command is asked; a good one reaches it scoped to the
+    token, as an Idempotency-Key does from the API."""
+    a_table(api)
+    asked: list[tuple[str, Caller, dict[str, Any]]] = []
+    command = tables.open_table
+
+    def spy(club: Any, table: str, caller: Caller, **values: Any) -> dict[str, Any]:
+        asked.append((table, caller, values))
+        return command(club, table, caller, **values)
+
+    monkeypatch.setattr(tables, "open_table", spy)
+    croupier = signed_in(api, "croupier", "cecil")
+    token = csrf(croupier.get("/"))
+    for key in HOSTILE_KEYS:
+        form = {"id": "t2", "ruleset": "english", "csrf_token": token, "key": key}
+        assert croupier.post("/console/tables", data=form).status_code == 422
+    assert asked == []
+    form = {"id": "t2", "ruleset": "english", "csrf_token": token, "key": "open-t2"}
+    assert croupier.post("/console/tables", data=form).status_code == 302
+    [(table, caller, values)] = asked
+    assert (table, caller.role, caller.name) == ("t2", Role.CROUPIER, "cecil")
+    assert values["key"].endswith(":open-t2") and values["ruleset"] == "english"
+    assert values["request"] == {"path": "/tables", "body": values["request"]["body"]}
+    client = api.client("croupier", "cora")
+    answer = client.post("/tables", json={"id": "t3"}, headers={"Idempotency-Key": "open-t3"})
+    assert answer.status_code == 201
+    assert asked[1][0] == "t3" and asked[1][2]["key"].endswith(":open-t3")
+    assert set(asked[1][2]) == set(values)
 
 
 def test_open_table_forms_without_a_key_are_not_all_one_key(api: Api) -> None:

@@ -20,8 +20,9 @@ import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from ledger.api.tokens import Role, create
+from ledger.commands import Role
 from ledger.store.schema import events
+from ledger.web.tokens import create
 from tests.api.conftest import Api
 from tests.api.gamekit import Evening
 

@@ -649,7 +649,7 @@ def play_disputes(club: Any) -> None:
     each resolution: round 1 voided (ann hands back the setter's 100 and bob's 60), round
     2 upheld and then corrected (its 4+4 was 4+5: bob wins the side bet, cat pays 70)."""
     import engine as hz
-    from ledger.audit.disputes import open_dispute, resolve_dispute
+    from ledger.commands.disputes import open_dispute, resolve_dispute
     from tests.engine.tablekit import next_total
 
     def do(command: Any, *args: Any, new: bool = False) -> list[ev.Event]:

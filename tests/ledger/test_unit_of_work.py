@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 import engine as hz
+from ledger.books import deep
 from ledger.books.accounts import account_stream
 from ledger.books.book import Book
 from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
@@ -22,6 +23,7 @@ from ledger.service import (
     NotFound,
     StaleVersion,
 )
+from ledger.store import eventstore
 from ledger.store.eventstore import (
     Busy,
     ConcurrencyError,
@@ -128,3 +130,36 @@ def test_the_loser_of_a_race_leaves_the_state_cache_as_the_winner_left_it(
     assert loser == winner[0]
     club.command("t1", "croupier:c", lambda s, _: hz.seat(s, "zed"))
     assert club.state("t1").seats == ("p1", "zed")
+
+
+def test_a_write_neither_decodes_its_events_nor_folds_them_again(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One decision per write: the rows an append makes carry the engine's events, and
+    the tables' views take the state the engine folded them to. Its postings, its
+    rounds and its answer decoded each event again (three times), and the views folded
+    the throw a second time."""
+    club = Club(Book(store))
+    for name in ("ann", "bob"):
+        club.create_player(name, "setter:s")
+    club.command(
+        "t1", "croupier:c", lambda s, _: hz.open_table(hz.BUILTIN["english"]), new_table=True
+    )
+    for name in ("ann", "bob"):
+        club.command("t1", "croupier:c", lambda s, _, n=name: hz.seat(s, n))
+    club.command("t1", "croupier:c", lambda s, _: hz.cast_for_caster(s, "ann", 1))
+    club.command("t1", "croupier:c", lambda s, _: hz.cast_for_caster(s, "bob", 2))
+    if club.state("t1").phase is hz.Phase.AWAITING_MAIN:
+        club.command("t1", "croupier:c", lambda s, _: hz.call_main(s, 7))
+    decoded: list[int] = []
+    folded: list[int] = []
+    real_decode, real_fold = eventstore.decode_row, hz.fold
+    monkeypatch.setattr(eventstore, "decode_row", lambda row: decoded.append(1) or real_decode(row))
+    monkeypatch.setattr(hz, "fold", lambda *a: folded.append(1) or real_fold(*a))
+    answer = club.command("t1", "croupier:c", lambda s, _: hz.throw(s, 2, 2))
+    assert [e["type"] for e in answer["events"]] == ["DiceThrown"]
+    assert (decoded, folded) == ([], [])
+    monkeypatch.undo()
+    # What they made is what decoding and folding every event makes.
+    assert list(deep.differences(store)) == []
+    assert club.state("t1") == hz.fold(store.load("table:t1"))

@@ -10,9 +10,8 @@ from engine import serverdice
 from engine.dice import MAINS
 from engine.events import PropositionKind
 from engine.play import VOID_REASONS
-from ledger.api.numbers import QueryInteger
-from ledger.api.problems import catalogue
 from ledger.books import accounts
+from ledger.web.numbers import QueryInteger
 
 
 class Whole(validate.Regexp):
@@ -38,27 +37,6 @@ ACCOUNTS = (
     "at table t1, while it is open) or `cash` (money deposited and withdrawn)"
 )
 """The account names every response uses, outside an event's stored payload."""
-
-
-class ProblemSchema(Schema):
-    """RFC 9457 problem details (application/problem+json)."""
-
-    type = fields.String(required=True, metadata={"description": catalogue()})
-    title = fields.String(required=True, metadata={"description": "The type, in words"})
-    status = fields.Integer(required=True, metadata={"description": "The HTTP status"})
-    detail = fields.String(required=True, metadata={"description": "What went wrong, here"})
-    rule = fields.String(metadata={"description": "A rule broken: its code"})
-    field = fields.String(
-        allow_none=True, metadata={"description": "An invalid rule set: the part at fault"}
-    )
-    current_version = fields.Integer(metadata={"description": "A stale version: the table's"})
-    account = fields.String(metadata={"description": "An overdraft: whose account"})
-    errors = fields.Dict(
-        metadata={
-            "description": "A validation problem: each invalid field and why (a list of "
-            "messages; a nested field's are nested the same way)"
-        }
-    )
 
 
 class WriteHeadersSchema(Schema):

@@ -58,8 +58,8 @@ from typing import Any, TypeVar, cast
 import sqlalchemy as sa
 from flask import Response, current_app, g, make_response, request
 
-from ledger.api.tokens import Holder
 from ledger.store import db
+from ledger.web.tokens import Holder
 
 PER_TOKEN = 2
 """Heavy reads one token may run at once, on all servers of a database together."""
@@ -279,14 +279,32 @@ def reads() -> HeavyReads:
     return found
 
 
+WhenRead = Callable[[Any, Release], None]
+"""`when_read(sock, release)`: call `release` once the client has read what was sent to
+it on `sock` (or has gone)."""
+
+
+def _at_once(sock: Any, release: Release) -> None:
+    release()
+
+
+_when_read: WhenRead = _at_once
+
+
+def released_by(when_read: WhenRead) -> None:
+    """Let go of each token's slot through `when_read`: `hazard serve`'s worker gives its
+    own as it starts (ledger.api.slowclients.when_read), which watches what the kernel
+    still holds for a client without a thread. Without one (another server, the tests'
+    client), a slot goes as soon as its answer is sent."""
+    global _when_read
+    _when_read = when_read
+
+
 def until_sent(response: Response, held: Held) -> Response:
     """Let go of `held` as `response` is sent: the worker's slot once its body has been
     iterated to the end, or the client has gone (the response closed); the token's once
     the client has read what the kernel still holds for it, under `hazard serve`
-    (ledger.api.slowclients.when_read): a slow reader holds no thread, and only its
-    own token's slot."""
-    from ledger.api import slowclients
-
+    (`released_by`): a slow reader holds no thread, and only its own token's slot."""
     sock = request.environ.get("gunicorn.socket")
     if sock is None and not response.is_streamed:
         held.release()  # an answer made whole, and no socket to send it on: it is sent
@@ -295,7 +313,7 @@ def until_sent(response: Response, held: Held) -> Response:
     @_once
     def sent() -> None:  # at the end of the body, or at close, whichever comes first
         held.worker()
-        slowclients.when_read(sock, held.token)
+        _when_read(sock, held.token)
 
     if response.is_streamed:
         response.response = _then(response.response, sent)

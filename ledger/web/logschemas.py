@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from ledger.api.numbers import QueryInteger
-from ledger.api.readschemas import BIG, LoggedEventSchema
+from ledger.web.numbers import QueryInteger
+from ledger.web.readschemas import BIG, LoggedEventSchema
 
 HEX = "SHA-256, lowercase hex"
 SIZE = validate.Range(1, BIG)

@@ -8,7 +8,6 @@ is no longer recognised: as the lookup happens on every request, its next one is
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import re
 import secrets
@@ -18,6 +17,7 @@ import sqlalchemy as sa
 
 from engine.state import SETTER
 from ledger.books.accounts import NAME, PLAYER_RULE, account_stream, player_account, reserved
+from ledger.commands import Caller, Role
 from ledger.store import db
 from ledger.store.eventstore import utc_now
 from ledger.store.schema import events, tokens
@@ -25,29 +25,12 @@ from ledger.store.schema import events, tokens
 PREFIX = "hz_"
 
 
-class Role(enum.Enum):
-    SETTER = "setter"
-    """The bank: everything."""
-    CROUPIER = "croupier"
-    """Runs tables, play and bets; no deposits, withdrawals or credit."""
-    AUDITOR = "auditor"
-    """Reads everything, writes nothing."""
-    PLAYER = "player"
-    """Reads their own account and public table state; places their own bets."""
-
-
 @dataclass(frozen=True, slots=True)
-class Holder:
-    """Who a request comes from."""
+class Holder(Caller):
+    """Who a request comes from: the caller (role, name) and their token's id, which
+    scopes their idempotency keys and counts their heavy reads."""
 
     id: str
-    name: str
-    role: Role
-
-    @property
-    def actor(self) -> str:
-        """What events record as their actor."""
-        return f"{self.role.value}:{self.name}"
 
 
 def _digest(token: str) -> str:
@@ -100,7 +83,7 @@ def holder(engine: sa.Engine, token: str) -> Holder | None:
     # the statement cost three times the lookup itself (bench.api).
     with engine.connect() as conn:
         found = db.fetch(conn, LOOKUP, (_digest(token),))
-    return None if not found else Holder(found[0][0], found[0][1], Role(found[0][2]))
+    return None if not found else Holder(Role(found[0][2]), found[0][1], found[0][0])
 
 
 LOOKUP = "SELECT id, name, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"

@@ -1,5 +1,5 @@
-"""Schemas of the read side (settlements, rounds, statements, the audit trail): the
-query parameters each listing takes and the pages it answers with.
+"""Schemas of the read side (settlements, rounds, statements, the audit trail, the dice
+report): the query parameters each listing takes and the pages it answers with.
 
 Query schemas raise on a parameter they do not know (the views pass `unknown=None`,
 so webargs leaves that to the schema): a misspelt filter would otherwise be dropped
@@ -8,14 +8,16 @@ silently and the caller handed everything.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from engine.state import SETTER, RoundResult
-from ledger.api.numbers import QueryInteger
-from ledger.api.schemas import NAME, TransferSchema, payload, transfers
+from ledger.audit import fairness
+from ledger.web.numbers import QueryInteger
+from ledger.web.schemas import NAME, TransferSchema, payload, transfers
 
 BIG = 2**63 - 1
 """Positions and posting ids are signed 64-bit columns."""
@@ -397,3 +399,41 @@ class ChainHeadSchema(Schema):
             "log, to print or publish"
         },
     )
+
+
+class QueryProbability(fields.Float):
+    """A probability in a query, written in ASCII as a URL writes a number (`0.01`,
+    `1e-3`): Python's float() would read any script's digits, spaces and `_` too."""
+
+    FORM = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+    def _validated(self, value: Any) -> float:
+        if isinstance(value, str) and not self.FORM.fullmatch(value):
+            raise self.make_error("invalid")
+        return float(super()._validated(value))
+
+
+class DiceQuerySchema(Schema):
+    table = fields.String(validate=NAME, metadata={"description": "Only this table's"})
+    croupier = fields.String(
+        validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
+        metadata={
+            "description": "Only what this croupier recorded: the name on their token "
+            "(the events' actor `croupier:<name>`)"
+        },
+    )
+    since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
+    until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
+    alpha = QueryProbability(
+        load_default=fairness.ALPHA,
+        validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False),
+        metadata={
+            "description": "Flag every test whose p-value is below this (0 < alpha < 1; "
+            f"default {fairness.ALPHA})"
+        },
+    )
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        if "since" in data and "until" in data and data["since"] >= data["until"]:
+            raise ValidationError("Must be later than `since`.", "until")

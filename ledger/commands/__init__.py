@@ -1,0 +1,70 @@
+"""The club's commands: what a person asks of a table, one plain function each, below
+every surface that asks.
+
+A command takes the club (ledger.service.Club), the caller as plain values (a `Caller`:
+a role and a name, whose actor the events record) and the command's own values, and
+runs one engine command through `Club.command`: one unit of work that loads the table,
+decides, records and answers. So the REST API (ledger.api), the console's forms
+(ledger.console) and the command line (ledger.cli) each only read what was sent, call
+the same function, and show its answer or its refusal in their own way; none of them
+holds a rule of the game or of who may do what. As cosmicpython's
+`service_layer/handlers.py` (`allocate`) is to its Flask app.
+
+    tables.seat(club, "t1", Caller(Role.CROUPIER, "cecil"), "ann", key="k1")
+
+Who may send a table's command is the command's to say: the role (`require_role`)
+and, for a player, that they act for themselves (`require_self`), refused with
+`NotPermitted` before anything is read; and what the table itself allows (only the
+caster stakes), refused with `Forbidden` as the engine decides. The dispute commands
+take the claimant as the engine judges a claim (ledger.commands.disputes); who may
+open or resolve one is still said where it is sent (the API's roles, the CLI's --as).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ledger.service import Forbidden
+
+
+class Role(enum.Enum):
+    SETTER = "setter"
+    """The bank: everything."""
+    CROUPIER = "croupier"
+    """Runs tables, play and bets; no deposits, withdrawals or credit."""
+    AUDITOR = "auditor"
+    """Reads everything, writes nothing."""
+    PLAYER = "player"
+    """Reads their own account and public table state; places their own bets."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sends a command: their role and their name (a token's holder, the person
+    signed in to the console, the command line's setter)."""
+
+    role: Role
+    name: str
+
+    @property
+    def actor(self) -> str:
+        """What events record as their actor."""
+        return f"{self.role.value}:{self.name}"
+
+
+class NotPermitted(Forbidden):
+    """The caller's role may not send this command, or a player sent it for another:
+    refused before the table is read (a 403 over HTTP, as any Forbidden)."""
+
+
+def require_role(caller: Caller, *roles: Role) -> None:
+    """The caller must hold one of `roles`; the setter may do anything."""
+    if caller.role is not Role.SETTER and caller.role not in roles:
+        raise NotPermitted(f"a {caller.role.value} may not do this")
+
+
+def require_self(caller: Caller, player: str) -> None:
+    """A player acts only for themselves."""
+    if caller.role is Role.PLAYER and caller.name != player:
+        raise NotPermitted(f"a player acts for themselves only, not for {player!r}")
