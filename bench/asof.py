@@ -7,13 +7,13 @@ Fills the `events` and `postings` tables of a migrated database with one account
 postings, each with its running balance (SQL alone, no engine: what is measured is the
 query), then times, for
 positions at 1%, 50% and 99% of the account's history, each way of answering
-"ann's balance as of position P" (ledger.audit.asof):
+"ann's balance as of position P" (ledger.books.asof):
 
 - `sum-before`: the sum of the postings at or before P (the history up to P);
 - `minus-after`: the balance now, minus the sum of the postings after P;
-- `nearer-side` (what ledger.audit.asof did before migration 0007): whichever of
+- `nearer-side` (what ledger.books.asof did before migration 0007): whichever of
   the two reads fewer postings, chosen from the index alone;
-- `stored` (what ledger.audit.asof.balance_at does): the running balance stored on
+- `stored` (what ledger.books.asof.balance_at does): the running balance stored on
   the account's last posting at or before P (postings.balance), one index probe.
 
 Medians of 5 runs, in milliseconds; the answer of every way is checked to agree.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from ledger.audit import asof
+from ledger.books import asof
 from ledger.store import db
 from ledger.store.schema import postings
 
@@ -72,7 +72,7 @@ def _fill(engine: sa.Engine, n: int) -> None:
 
 
 def _nearer_side(conn: sa.Connection, account: str, position: int) -> int:
-    """What ledger.audit.asof.balance_at read before postings held their running
+    """What ledger.books.asof.balance_at read before postings held their running
     balance: sum-before or minus-after, whichever side of `position` the account's first
     and last postings' positions suggest holds fewer postings."""
     p = postings.c

@@ -44,6 +44,7 @@ import engine as hz
 from bench.seed import Clock, Seeder, Table
 from engine.events import Proposition, PropositionKind
 from ledger.audit import recall
+from ledger.books import auditreads
 from ledger.books.accounts import player_account
 from ledger.store import db
 from ledger.store.eventstore import EventStore
@@ -137,12 +138,12 @@ def before_net_query(pot: str, sources: list[int]) -> Any:
 @contextmanager
 def as_before() -> Iterator[None]:
     """ledger.audit.recall as it was: every throw, and the net query by position."""
-    kept = recall.net_query, recall.RECALL_THROWS
-    recall.net_query, recall.RECALL_THROWS = before_net_query, 10**12  # type: ignore[assignment]
+    kept = auditreads.net_query, recall.RECALL_THROWS
+    auditreads.net_query, recall.RECALL_THROWS = before_net_query, 10**12  # type: ignore[assignment]
     try:
         yield
     finally:
-        recall.net_query, recall.RECALL_THROWS = kept
+        auditreads.net_query, recall.RECALL_THROWS = kept
 
 
 def _ms(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -197,7 +198,7 @@ def measure(engine: sa.Engine, throws: int, filler: int, repeat: int, key: Path)
             "SELECT bet_id, sources FROM settlements WHERE stream = 'table:t1' LIMIT 1"
         ).one()
         pot, sources = f"escrow:t1:{row.bet_id}", json.loads(row.sources)
-        ways = {"before": before_net_query, "after": recall.net_query}
+        ways = {"before": before_net_query, "after": auditreads.net_query}
         cells = []
         for query in ways.values():
             took, _ = _ms(lambda q=query: conn.execute(q(pot, sources)).all(), repeat)

@@ -15,13 +15,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import sqlalchemy as sa
-
 from ledger.books.book import Book
-from ledger.store import db, keys
+from ledger.store import db, keys, proofs
 from ledger.store.checkpoint import NoteError, open_checkpoint
 from ledger.store.eventstore import EventStore
-from ledger.store.schema import checkpoints
 
 KEY_ENV = "HAZARD_KEY"
 DEFAULT_KEY = "hazard.key"
@@ -44,21 +41,13 @@ def load_key(path: Path | None = None) -> keys.Signer | None:
     return keys.load_signer(path)
 
 
-def latest_note(engine: sa.Engine) -> str | None:
-    """The newest signed checkpoint stored, if any."""
-    with engine.connect() as conn:
-        return conn.execute(
-            sa.select(checkpoints.c.note).order_by(checkpoints.c.size.desc()).limit(1)
-        ).scalar()
-
-
 def ensure_key(store: EventStore, origin: str = DEFAULT_ORIGIN) -> str | None:
     """Make sure `store` can sign, as `hazard serve` starts: a log never signed gets a
     new key at key_path() (its verifier key is returned, to print); a log already
     signed needs the key that signed it, and is refused (keys.BadKey) otherwise,
     because checkpoints under two keys would leave a reader unsure which to trust."""
     path = Path(store.key_path) if store.key_path else key_path()
-    newest = latest_note(store.engine)
+    newest = proofs.latest_note(store.engine)
     if store.signer is None:
         if newest is not None:
             raise keys.BadKey(

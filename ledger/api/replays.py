@@ -17,8 +17,8 @@ from ledger.api import replayschemas as ps
 from ledger.api import require
 from ledger.api.bodies import Blueprint
 from ledger.api.problems import ProblemSchema
-from ledger.audit import asof, recall, replay
-from ledger.books import tableviews
+from ledger.audit import recall, replay
+from ledger.books import asof, tableviews
 from ledger.books.accounts import account_stream, owed, player_account
 from ledger.commands import Role, require_self
 from ledger.service import NotFound, is_name, table_stream

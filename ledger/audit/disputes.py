@@ -12,7 +12,6 @@ round under the table's recorded rule set.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,20 +20,16 @@ import engine as hz
 from engine import disputes
 from engine.errors import Rule, RuleBroken
 from engine.referee import read_round
-from ledger.books import disputeviews, tableviews
+from ledger.books import auditreads, disputeviews, tableviews
 from ledger.books.accounts import book_account
 from ledger.service import Club, NotFound, is_name, table_stream
 from ledger.store import snapshots
-from ledger.store.eventstore import decode_row
-from ledger.store.schema import events as events_table
 
 DISPUTE_ID = re.compile(r"d[1-9][0-9]{0,9}")
 """A dispute's id: "d" and the version that opened it. Nothing else is looked up (a NUL
 is refused by PostgreSQL as a parameter rather than found missing)."""
 LAST_ROUND = 2**31 - 1
 """Rounds are signed 32-bit columns."""
-PAGE = 2000
-"""Events read at a time while a round is read back."""
 
 
 def round_record(
@@ -49,26 +44,12 @@ def round_record(
         return None
     start = snapshots.before(conn, stream, row.first_version)
     try:
-        return read_round(number, start, _events(conn, stream, start.version), now)
+        events = auditreads.events_after(conn, stream, start.version)
+        return read_round(number, start, events, now)
     except RuleBroken as exc:
         if exc.rule is Rule.ROUND_NOT_ENDED:
             return None
         raise
-
-
-def _events(conn: sa.Connection, stream: str, after: int) -> Iterator[hz.Event]:
-    e = events_table
-    while True:
-        rows = conn.execute(
-            sa.select(e.c.position, e.c.version, e.c.type, e.c.schema_version, e.c.payload)
-            .where(e.c.stream == stream, e.c.version > after, e.c.version <= after + PAGE)
-            .order_by(e.c.version)
-        ).all()
-        for row in rows:
-            yield decode_row(row)
-        if len(rows) < PAGE:
-            return
-        after += PAGE
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -16,38 +16,33 @@ needs about 5 expected throws in every cell (180 throws, for the 1/36 cells): wi
 fewer, a test says it has too few (`enough: false`) and is never flagged, whatever its
 p-value. The binomial test is exact at any size and needs no such caution.
 
-What is read: the throws from the event log, counted in the database by payload (a
-throw's canonical payload is its two dice, so there are at most 36 distinct texts); the
-rounds from the `rounds` read model (ledger.books.tableviews), counted by table, main
-and result; each table's rule set from the TableOpened that opened it. The time range
-is on `recorded_at`: a throw's own, and a round's `ended_at`, the time of the throw
-that decided it; `since` inclusive, `until` exclusive. A croupier is the actor who
-recorded the throws, `croupier:<name>`; a round is theirs when they recorded the throw
-that decided it.
+What is read, counted by the books (ledger.books.dicecounts): the throws from the event
+log, counted in the database by payload (a throw's canonical payload is its two dice,
+so there are at most 36 distinct texts); the rounds from the `rounds` read model
+(ledger.books.tableviews), counted by table, main and result; each table's rule set
+from the TableOpened that opened it. The time range is on `recorded_at`: a throw's
+own, and a round's `ended_at`, the time of the throw that decided it; `since`
+inclusive, `until` exclusive. A croupier is the actor who recorded the throws,
+`croupier:<name>`; a round is theirs when they recorded the throw that decided it.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
-from engine import events as ev
 from engine.dice import MAINS, PAIRS, TOTALS, p_pair, p_total
 from engine.odds import fraction_text, main_odds
 from engine.rules import RuleSet
-from engine.state import RoundResult
 from ledger.audit.stats import binomial_p, chi2_sf, chi_square
+from ledger.books import dicecounts
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import codec
-from ledger.store.schema import disputes as disputes_table
-from ledger.store.schema import events as events_table
-from ledger.store.schema import rounds as rounds_table
 
 ALPHA = 0.01
 """The default threshold: a p-value below it is flagged. About one fair test in a
@@ -60,8 +55,6 @@ CROUPIER = "croupier:"
 
 CHI_SQUARE = "chi-square"
 BINOMIAL = "exact binomial, two-sided"
-DECIDED = tuple(r.value for r in RoundResult if r.caster_won is not None)
-"""The results of a round that say who won it: a win or a loss for the caster."""
 
 
 @dataclass(frozen=True)
@@ -90,10 +83,11 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
     if not 0 < alpha < 1:
         raise ValueError(f"alpha is a probability between 0 and 1, not {alpha}")
     if scope.table is not None and not (
-        is_name(scope.table) and _exists(conn, table_stream(scope.table))
+        is_name(scope.table) and dicecounts.has_events(conn, table_stream(scope.table))
     ):
         raise NotFound(f"there is no table {scope.table!r}")
-    pairs = pair_counts(conn, scope)
+    within = _within(scope)
+    pairs = dicecounts.pair_counts(conn, within)
     throws = sum(pairs.values())
     totals: Counter[int] = Counter()
     for (die1, die2), n in pairs.items():
@@ -113,7 +107,7 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
         throws,
         alpha,
     )
-    mains = _mains(conn, scope, alpha)
+    mains = _mains(conn, within, alpha)
     return {
         "scope": scope.view(),
         "alpha": alpha,
@@ -129,56 +123,14 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
 # -- the throws ---------------------------------------------------------------------
 
 
-def pair_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[int, int]]:
-    """How many valid throws in `scope` showed each ordered pair (die 1, die 2).
-
-    Counted by the database, grouped by payload: a DiceThrown's payload is its two dice
-    in canonical JSON (its version is a column), so one scan answers with at most 36
-    rows, however many throws there were."""
-    e = events_table
-    query = (
-        sa.select(e.c.type, e.c.schema_version, e.c.payload, sa.func.count())
-        .where(e.c.type == "DiceThrown")
-        .group_by(e.c.type, e.c.schema_version, e.c.payload)
+def _within(scope: Scope) -> dicecounts.Within:
+    """What the books count for `scope`: its table's stream, its croupier's actor."""
+    return dicecounts.Within(
+        stream=None if scope.table is None else table_stream(scope.table),
+        actor=None if scope.croupier is None else CROUPIER + scope.croupier,
+        since=scope.since,
+        until=scope.until,
     )
-    if scope.table is not None:
-        query = query.where(e.c.stream == table_stream(scope.table))
-    if scope.croupier is not None:
-        query = query.where(e.c.actor == CROUPIER + scope.croupier)
-    query = _within(query, e.c.recorded_at, scope)
-    counts: Counter[tuple[int, int]] = Counter()
-    for kind, schema, payload, n in conn.execute(query):
-        thrown = codec.decode(kind, schema, 1, json.loads(payload))
-        assert isinstance(thrown, ev.DiceThrown)
-        counts[thrown.die1, thrown.die2] += n
-    for recorded, corrected in corrections(conn, scope):
-        counts[recorded] -= 1
-        counts[corrected] += 1
-    return +counts
-
-
-def corrections(conn: sa.Connection, scope: Scope) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """The throws in `scope` a dispute corrected: (dice recorded, dice shown). The throw
-    stays as recorded in the log (nothing is edited), but the setter has ruled that the
-    dice showed otherwise, and the report is about what the dice showed. A throw is in
-    scope as it was recorded (its table, croupier and time), whenever it was corrected."""
-    e, d = events_table, disputes_table
-    query = (
-        sa.select(e.c.type, e.c.schema_version, e.c.payload, d.c.resolved_die1, d.c.resolved_die2)
-        .join(d, sa.and_(d.c.stream == e.c.stream, d.c.resolved_throw == e.c.version))
-        .where(d.c.resolution == "corrected", e.c.type == "DiceThrown")
-    )
-    if scope.table is not None:
-        query = query.where(e.c.stream == table_stream(scope.table))
-    if scope.croupier is not None:
-        query = query.where(e.c.actor == CROUPIER + scope.croupier)
-    query = _within(query, e.c.recorded_at, scope)
-    found: list[tuple[tuple[int, int], tuple[int, int]]] = []
-    for row in conn.execute(query):
-        thrown = codec.decode(row.type, row.schema_version, 1, json.loads(row.payload))
-        assert isinstance(thrown, ev.DiceThrown)
-        found.append(((thrown.die1, thrown.die2), (int(row.resolved_die1), int(row.resolved_die2))))
-    return found
 
 
 def _chi_square_test(
@@ -209,11 +161,11 @@ def _chi_square_test(
 # -- the rounds ---------------------------------------------------------------------
 
 
-def _mains(conn: sa.Connection, scope: Scope, alpha: float) -> list[dict[str, Any]]:
+def _mains(conn: sa.Connection, within: dicecounts.Within, alpha: float) -> list[dict[str, Any]]:
     """The caster's wins and losses per main, one entry per rule set in play, each
     with the tables that play it."""
-    tallies = round_counts(conn, scope)
-    rules = _rules(conn, sorted({stream for stream, _, _ in tallies}))
+    tallies = dicecounts.round_counts(conn, within)
+    rules = dicecounts.opening_rules(conn, sorted({stream for stream, _, _ in tallies}))
     groups: dict[bytes, tuple[RuleSet, set[str], Counter[tuple[int, bool]]]] = {}
     for (stream, main, won), n in tallies.items():
         ruleset = rules[stream]
@@ -235,41 +187,6 @@ def _mains(conn: sa.Connection, scope: Scope, alpha: float) -> list[dict[str, An
     return sorted(entries, key=lambda entry: (entry["ruleset"], entry["tables"]))
 
 
-def round_counts(conn: sa.Connection, scope: Scope) -> Counter[tuple[str, int, bool]]:
-    """How many rounds in `scope`, decided after a main was set, each table's caster
-    won and lost with each main: (stream, main, caster won) -> rounds."""
-    r = rounds_table
-    query = (
-        sa.select(r.c.stream, r.c.main, r.c.result, sa.func.count())
-        .where(r.c.main.is_not(None), r.c.result.in_(DECIDED))
-        .group_by(r.c.stream, r.c.main, r.c.result)
-    )
-    if scope.table is not None:
-        query = query.where(r.c.stream == table_stream(scope.table))
-    if scope.croupier is not None:
-        # Who recorded the throw that decided the round: its last throw. Not whoever
-        # recorded its last event, which may come later (a settlement of that throw's,
-        # but also whatever a round's history gains after it, such as a dispute).
-        e = events_table
-        decider = (
-            sa.select(e.c.actor)
-            .where(
-                e.c.stream == r.c.stream,
-                e.c.version.between(r.c.first_version, r.c.last_version),
-                e.c.type == "DiceThrown",
-            )
-            .order_by(e.c.version.desc())
-            .limit(1)
-            .scalar_subquery()
-        )
-        query = query.where(decider == CROUPIER + scope.croupier)
-    query = _within(query, r.c.ended_at, scope)
-    counts: Counter[tuple[str, int, bool]] = Counter()
-    for stream, main, result, n in conn.execute(query):
-        counts[stream, main, bool(RoundResult(result).caster_won)] += n
-    return counts
-
-
 def _main_test(
     ruleset: RuleSet, main: int, counts: Counter[tuple[int, bool]], alpha: float
 ) -> dict[str, Any]:
@@ -287,23 +204,6 @@ def _main_test(
         "p_value": p_value,
         "flagged": p_value is not None and p_value < alpha,
     }
-
-
-def _rules(conn: sa.Connection, streams: Sequence[str]) -> dict[str, RuleSet]:
-    """Each table's rule set, from the TableOpened at the head of its stream."""
-    e = events_table
-    found: dict[str, RuleSet] = {}
-    for chunk in _chunks(streams, 500):
-        rows = conn.execute(
-            sa.select(e.c.stream, e.c.type, e.c.schema_version, e.c.payload).where(
-                e.c.stream.in_(chunk), e.c.version == 1
-            )
-        )
-        for stream, kind, schema, payload in rows:
-            opened = codec.decode(kind, schema, 1, json.loads(payload))
-            assert isinstance(opened, ev.TableOpened), stream
-            found[stream] = opened.rules
-    return found
 
 
 # -- both ---------------------------------------------------------------------------
@@ -328,25 +228,6 @@ def _flags(
                     f"p = {line['p_value']:.3g} < {alpha}"
                 )
     return flags
-
-
-def _within(query: sa.Select[Any], column: Any, scope: Scope) -> sa.Select[Any]:
-    if scope.since is not None:
-        query = query.where(column >= scope.since)
-    if scope.until is not None:
-        query = query.where(column < scope.until)
-    return query
-
-
-def _exists(conn: sa.Connection, stream: str) -> bool:
-    e = events_table
-    found = conn.execute(sa.select(e.c.version).where(e.c.stream == stream).limit(1)).first()
-    return found is not None
-
-
-def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 # -- in words -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ one of their bets in it has closed. A bet belongs to the round it was placed in
 (tableviews); what a party won or lost on it is the sum of its postings against the
 bet's escrow, from the events that placed it, took it and closed it (the settlement's
 sources). The balances are the ledger's, as of the round's first and last events
-(ledger.audit.asof): between them, a party's deposits and play at other tables count
+(ledger.books.asof): between them, a party's deposits and play at other tables count
 too, so `before` + `won` need not be `after`; `won` is the round's own.
 
 A disputed round shows its disputes, and what a voiding or a correction moved
@@ -26,17 +26,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from engine import events as ev
 from engine.money import escrow
-from ledger.audit import asof
 from ledger.audit.replay import ESCROW
-from ledger.books import disputeviews, tableviews
+from ledger.books import asof, auditreads, disputeviews, tableviews
 from ledger.books.accounts import TABLE_PREFIX, book_account
-from ledger.store.schema import disputes as disputes_table
-from ledger.store.schema import events as events_table
-from ledger.store.schema import postings, settlement_parties
-from ledger.store.schema import rounds as rounds_table
-from ledger.store.schema import settlements as settlements_table
 
 ROUNDS = 10
 """How many rounds a recall shows."""
@@ -48,44 +41,18 @@ RECALL_THROWS = 50
 """How many of a round's throws a recall lists: its last ones. A round may run to any
 number of throws (a round of 300,000 answered 29.5 MB); last-game-recall rules let a
 game of many steps show its last 50, and say where the rest are (the round's replay)."""
-THROW = ev.DiceThrown.__name__
 
 
 def of_table(conn: sa.Connection, stream: str, count: int = ROUNDS) -> list[dict[str, Any]]:
     """The table's last `count` rounds, newest first, every party's money in each."""
-    r = rounds_table
-    rows = conn.execute(
-        sa.select(r).where(r.c.stream == stream).order_by(r.c.round.desc()).limit(count)
-    ).all()
-    return [_round(conn, row, None) for row in rows]
+    return [_round(conn, row, None) for row in auditreads.last_rounds(conn, stream, count)]
 
 
 def of_player(conn: sa.Connection, account: str, count: int = ROUNDS) -> list[dict[str, Any]]:
     """The last `count` rounds `account` had a bet in, newest first, their money in each."""
-    p, s = settlement_parties, settlements_table
-    found: list[tuple[str, int]] = []
-    before: int | None = None
-    while len(found) < count:
-        query = (
-            sa.select(p.c.position, s.c.stream, s.c.round)
-            .join(s, s.c.position == p.c.position)
-            .where(p.c.party == account)
-            .order_by(p.c.position.desc())
-            .limit(200)
-        )
-        if before is not None:
-            query = query.where(p.c.position < before)
-        rows = conn.execute(query).all()
-        for row in rows:
-            if (row.stream, row.round) not in found:
-                found.append((row.stream, row.round))
-        if len(rows) < 200:
-            break
-        before = rows[-1].position
-    r = rounds_table
     recalled = []
-    for stream, number in found[:count]:
-        stored = conn.execute(sa.select(r).where(r.c.stream == stream, r.c.round == number)).first()
+    for stream, number in auditreads.rounds_of_party(conn, account, count):
+        stored = tableviews.round_row(conn, stream, number)
         if stored is not None:
             recalled.append(_round(conn, stored, account))
     return recalled
@@ -155,14 +122,9 @@ def _moves(adjustment: dict[str, Any], account: str) -> bool:
 
 
 def _disputes(conn: sa.Connection, stream: str, number: int) -> list[dict[str, Any]]:
-    d = disputes_table
     return [
         {"dispute_id": r.dispute_id, "status": r.resolution or "open", "version": r.opened_version}
-        for r in conn.execute(
-            sa.select(d.c.dispute_id, d.c.resolution, d.c.opened_version)
-            .where(d.c.stream == stream, d.c.round == number)
-            .order_by(d.c.opened_position)
-        )
+        for r in disputeviews.of_round(conn, stream, number)
     ]
 
 
@@ -186,7 +148,7 @@ def _bet(conn: sa.Connection, settlement: dict[str, Any]) -> dict[str, Any]:
     pot = book_account(stream, escrow(settlement["bet_id"]))
     net = {
         account: int(amount)
-        for account, amount in conn.execute(net_query(pot, settlement["sources"]))
+        for account, amount in conn.execute(auditreads.net_query(pot, settlement["sources"]))
         if not account.startswith(ESCROW)
     }
     return {
@@ -201,40 +163,10 @@ def _bet(conn: sa.Connection, settlement: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def net_query(pot: str, sources: list[int]) -> sa.Select[Any]:
-    """Each party's net on the bet whose escrow is `pot`: what the escrow paid them less
-    what they put into it, at the bet's `sources`. Read off the escrow's own postings
-    (each transfer is posted on both sides: the party's posting against the escrow is
-    the escrow's against the party, negated), which the (account, position, id) index
-    finds in a few rows; the parties' side has no index by position and counterparty,
-    and was a scan of every posting, 145 ms a bet at 1.57M postings (bench.recall)."""
-    p = postings.c
-    return (
-        sa.select(p.counterparty, -sa.func.sum(p.amount))
-        .where(p.account == pot, p.position.in_(sources))
-        .group_by(p.counterparty)
-    )
-
-
 def _throws(conn: sa.Connection, row: Any) -> dict[str, Any]:
     """The round's last RECALL_THROWS throws in order, how many it had, and where the
     earlier ones are read (None: none was left out)."""
-    e = events_table
-    in_round = sa.and_(
-        e.c.stream == row.stream,
-        e.c.version.between(row.first_version, row.last_version),
-        e.c.type == THROW,
-    )
-    found = conn.execute(
-        sa.select(e.c.position, e.c.version, e.c.payload, e.c.recorded_at)
-        .where(in_round)
-        .order_by(e.c.version.desc())
-        .limit(RECALL_THROWS)
-    ).all()
-    count = len(found)
-    if count == RECALL_THROWS:  # there may be more: count those before the first shown
-        earlier = sa.select(sa.func.count()).where(in_round, e.c.version < found[-1].version)
-        count += int(conn.execute(earlier).scalar_one())
+    found, count = auditreads.last_throws(conn, row, RECALL_THROWS)
     throws = []
     for position, version, payload, recorded_at in reversed(found):
         dice = json.loads(payload)

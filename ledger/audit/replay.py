@@ -11,7 +11,7 @@ knows it.
 
 From the database, a page at a time (`page`): the state before the page's first event
 is the newest snapshot at or before it plus the events after it (snapshots.load), and
-a party's balance is the ledger's, as of each event (ledger.audit.asof). From an export
+a party's balance is the ledger's, as of each event (ledger.books.asof). From an export
 file, offline (`from_file`): the file is checked as `hazard verify FILE` checks it
 (ledger.exports.offline.read) and the table's events are run through the same code that
 writes the read models, held in memory; a table's export holds no deposits, so a
@@ -29,14 +29,11 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.audit import asof
-from ledger.books import disputeviews, tableviews
+from ledger.books import asof, auditreads, disputeviews, tableviews
 from ledger.books.accounts import TABLE_PREFIX, transfers_of
 from ledger.exports import offline
 from ledger.store import snapshots
 from ledger.store.eventstore import EventStore, decode_row
-from ledger.store.schema import postings
-from ledger.store.schema import settlements as settlements_table
 
 ESCROW = "escrow:"
 """A bet's escrow in the ledger's names (accounts.book_account): money in passage, not a
@@ -112,7 +109,8 @@ def page(
         event = decode_row(row)
         state = hz.fold([event], state)
         steps.append(_step(row, stream, event, state))
-    steps = _with_settlements(steps, _settlements_near(conn, stream, steps))
+    near = auditreads.settlements_near(conn, stream, steps[0].position, steps[-1].position)
+    steps = _with_settlements(steps, near)
     steps = _with_ledger_balances(conn, steps)
     return steps, steps[-1].position if more else None
 
@@ -142,44 +140,6 @@ def _step(row: Any, stream: str, event: Any, state: hz.TableState) -> Step:
             for t in transfers_of(stream, event)
         ],
     )
-
-
-CHUNK = 100
-
-
-def _settlements_near(conn: sa.Connection, stream: str, steps: list[Step]) -> list[dict[str, Any]]:
-    """The settlements that may name a step of the page as their closing or their act:
-    those closed on the page, and the unbroken runs of them just before and just after
-    it (a command writes its closings next to the act that decides them: a throw before
-    them, a departure or a pass after)."""
-    s = settlements_table
-    lo, hi = steps[0].position, steps[-1].position
-    found: list[dict[str, Any]] = []
-    for forward in (True, False):
-        expected = hi + 1 if forward else lo - 1  # the next position of an unbroken run
-        edge = lo if forward else lo - 1  # where the next chunk starts
-        while True:
-            query = sa.select(s).where(s.c.stream == stream)
-            query = (
-                query.where(s.c.position >= edge).order_by(s.c.position)
-                if forward
-                else query.where(s.c.position <= edge).order_by(s.c.position.desc())
-            )
-            rows = [dict(r._mapping) for r in conn.execute(query.limit(CHUNK))]
-            for row in rows:
-                if forward and row["position"] <= hi:
-                    found.append(row)
-                elif row["position"] == expected:
-                    found.append(row)
-                    expected += 1 if forward else -1
-                else:
-                    break
-            else:
-                if len(rows) == CHUNK:
-                    edge = rows[-1]["position"] + (1 if forward else -1)
-                    continue
-            break
-    return sorted(found, key=lambda r: r["position"])
 
 
 def _with_settlements(steps: list[Step], rows: Sequence[Mapping[str, Any]]) -> list[Step]:
@@ -223,15 +183,12 @@ def _with_ledger_balances(conn: sa.Connection, steps: list[Step]) -> list[Step]:
     balance before the page (asof.balance_at), then its postings on the page, whatever
     stream made them (a deposit between two throws counts)."""
     lo, hi = steps[0].position, steps[-1].position
-    p = postings.c
     balance: dict[str, int] = {}
     moves: dict[str, dict[int, int]] = {}
     for account in parties(t for step in steps for t in step.transfers):
         balance[account] = asof.balance_at(conn, account, lo - 1)
         moves[account] = {}
-        for position, amount in conn.execute(
-            sa.select(p.position, p.amount).where(p.account == account, p.position.between(lo, hi))
-        ):
+        for position, amount in asof.postings_between(conn, account, lo, hi):
             moves[account][position] = moves[account].get(position, 0) + amount
     done: list[Step] = []
     last = lo - 1

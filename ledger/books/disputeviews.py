@@ -9,7 +9,7 @@ find them: a table's disputes, one dispute, the adjustments of a round or of a b
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -193,6 +193,17 @@ def adjustments_of(
         }
         for r in conn.execute(query.order_by(a.c.position))
     ]
+
+
+def of_round(conn: sa.Connection, stream: str, round: int) -> Sequence[Any]:
+    """The disputes of round `round` of the table, in the order opened: each one's
+    dispute_id, resolution (None while open) and opened_version."""
+    d = disputes
+    return conn.execute(
+        sa.select(d.c.dispute_id, d.c.resolution, d.c.opened_version)
+        .where(d.c.stream == stream, d.c.round == round)
+        .order_by(d.c.opened_position)
+    ).all()
 
 
 def round_versions(conn: sa.Connection, stream: str, round: int) -> list[int]:

@@ -47,20 +47,9 @@ import sqlalchemy as sa
 
 from ledger.books import projections, tableviews
 from ledger.exports import offline
-from ledger.store import db, logcheck, snapshots, tlog
+from ledger.store import db, logcheck, restoring, snapshots, tlog
 from ledger.store.eventstore import APPEND_LOCK, Known, Recorded
 from ledger.store.keys import Verifier
-from ledger.store.schema import (
-    accounts,
-    checkpoints,
-    events,
-    postings,
-    rounds,
-    settlement_parties,
-    settlements,
-    tree_hashes,
-)
-from ledger.store.schema import snapshots as snapshots_table
 
 BATCH = 5000
 """Events written (and replayed into the read models) at a time."""
@@ -122,26 +111,13 @@ def restore(
         return writer.finish(tables.states)
 
 
-_HELD = (
-    events,
-    tree_hashes,
-    checkpoints,
-    accounts,
-    postings,
-    settlements,
-    settlement_parties,
-    rounds,
-    snapshots_table,
-)
-
-
 def require_empty_database(engine: sa.Engine) -> None:
     """Refuse a database that holds events, before it is migrated (it may be new, or
     at any revision): `hazard import` upgrades only a database it may fill."""
     with engine.connect() as conn:
         if not sa.inspect(conn).has_table("events"):
             return
-        count = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one()
+        count = restoring.event_count(conn)
     if count:
         raise NotEmpty(_holds(count))
 
@@ -154,15 +130,15 @@ def _holds(count: int) -> str:
 
 
 def _require_empty(conn: sa.Connection) -> None:
-    count = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one()
+    count = restoring.event_count(conn)
     if count:
         raise NotEmpty(_holds(count))
-    for table in _HELD[1:]:
-        if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first():
-            raise NotEmpty(
-                f"the database holds no events but its {table.name} table is not empty: "
-                "a restore fills only an empty database"
-            )
+    filled = restoring.first_filled(conn)
+    if filled is not None:
+        raise NotEmpty(
+            f"the database holds no events but its {filled} table is not empty: "
+            "a restore fills only an empty database"
+        )
 
 
 @contextmanager
@@ -332,10 +308,7 @@ class _Writer:
         ready, self.ready = self.ready, []
         if not ready:
             return
-        self.conn.execute(
-            checkpoints.insert(),
-            [{"size": s, "root": r, "issued_at": at, "note": note} for s, r, at, note in ready],
-        )
+        restoring.write_checkpoints(self.conn, ready)
         self.out.checkpoints += len(ready)
         newest = max(ready)
         if newest[0] >= self.out.size:
@@ -349,11 +322,7 @@ class _Writer:
             if state.rules is not None:
                 snapshots.save_in(self.conn, stream, state)
                 self.out.snapshots += 1
-        self.out.accounts = self.conn.execute(
-            sa.select(sa.func.count())
-            .select_from(accounts)
-            .where(~accounts.c.account.startswith("escrow:"))
-        ).scalar_one()
+        self.out.accounts = restoring.account_count(self.conn)
         self.out.tables = len(states)
         self.out.frontier = dict(self.growth.hashes.frontier)
         return self.out

@@ -331,6 +331,13 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def opened(conn: sa.Connection, stream: str) -> bool:
+    """Whether `stream` has its first event."""
+    e = events_table.c
+    first = sa.select(e.position).where(e.stream == stream, e.version == 1)
+    return conn.execute(first).first() is not None
+
+
 class EventStore:
     IDLE_WRITERS = 8
     """Write connections kept open between transactions (one per concurrent writer)."""

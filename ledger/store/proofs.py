@@ -94,6 +94,14 @@ def latest(conn: sa.Connection) -> StoredCheckpoint:
     return _checkpoint(row)
 
 
+def latest_note(engine: sa.Engine) -> str | None:
+    """The newest signed checkpoint stored, if any."""
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.select(checkpoints.c.note).order_by(checkpoints.c.size.desc()).limit(1)
+        ).scalar()
+
+
 def checkpoint(conn: sa.Connection, size: int) -> StoredCheckpoint:
     """The checkpoint of the tree of `size` events, as signed when a write made it."""
     # Past a BIGINT there is no such size, and a database may refuse the number

@@ -19,8 +19,8 @@ from engine.state import SETTER
 from ledger.books.accounts import NAME, PLAYER_RULE, account_stream, player_account, reserved
 from ledger.commands import Caller, Role
 from ledger.store import db
-from ledger.store.eventstore import utc_now
-from ledger.store.schema import events, tokens
+from ledger.store import tokens as stored
+from ledger.store.eventstore import opened
 
 PREFIX = "hz_"
 
@@ -49,29 +49,15 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
         # A player an older ledger let in under such a name still gets tokens.
-        if role is Role.PLAYER and reserved(name) and not _opened(conn, name):
+        account = account_stream(player_account(name))
+        if role is Role.PLAYER and reserved(name) and not opened(conn, account):
             raise ValueError(refused)
         return _insert(conn, role, name)
 
 
-def _opened(conn: sa.Connection, player: str) -> bool:
-    """Whether `player`'s account was opened (its stream's first event)."""
-    stream = account_stream(player_account(player))
-    first = sa.select(events.c.position).where(events.c.stream == stream, events.c.version == 1)
-    return conn.execute(first).first() is not None
-
-
 def _insert(conn: sa.Connection, role: Role, name: str) -> str:
     token = PREFIX + secrets.token_urlsafe(32)
-    conn.execute(
-        tokens.insert().values(
-            id=secrets.token_hex(8),
-            name=name,
-            role=role.value,
-            token_hash=_digest(token),
-            created_at=utc_now(),
-        )
-    )
+    stored.insert(conn, role.value, name, _digest(token))
     return token
 
 
@@ -79,14 +65,8 @@ def holder(engine: sa.Engine, token: str) -> Holder | None:
     """The holder of a live token, or None."""
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
-    # On the driver's cursor: it asks on every request, and SQLAlchemy's handling of
-    # the statement cost three times the lookup itself (bench.api).
-    with engine.connect() as conn:
-        found = db.fetch(conn, LOOKUP, (_digest(token),))
-    return None if not found else Holder(Role(found[0][2]), found[0][1], found[0][0])
-
-
-LOOKUP = "SELECT id, name, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL"
+    found = stored.live(engine, _digest(token))
+    return None if found is None else Holder(Role(found[2]), found[1], found[0])
 
 
 # -- administration: `hazard token list|revoke`, and the first token of `hazard serve` --
@@ -111,24 +91,16 @@ class UnknownToken(LookupError):
 
 
 def listing(engine: sa.Engine) -> list[TokenRow]:
-    columns = (tokens.c.id, tokens.c.name, tokens.c.role, tokens.c.created_at, tokens.c.revoked_at)
-    with engine.connect() as conn:
-        rows = conn.execute(sa.select(*columns).order_by(tokens.c.created_at, tokens.c.id))
-        return [TokenRow(*row) for row in rows]
+    return [TokenRow(*row) for row in stored.rows(engine)]
 
 
 def revoke(engine: sa.Engine, token_id: str) -> bool:
     """Revoke a token; False if it already was. UnknownToken if there is no such id."""
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
-        done = conn.execute(
-            tokens.update()
-            .where(tokens.c.id == token_id, tokens.c.revoked_at.is_(None))
-            .values(revoked_at=utc_now())
-        ).rowcount
-        if done:
+        if stored.revoke(conn, token_id):
             return True
-        if conn.execute(sa.select(tokens.c.id).where(tokens.c.id == token_id)).first() is None:
+        if not stored.exists(conn, token_id):
             raise UnknownToken(token_id)
         return False
 
@@ -144,6 +116,6 @@ def first_setter(engine: sa.Engine) -> str | None:
     servers started at once make one token between them, not one each.
     """
     with db.serialised(engine, FIRST_SETTER_LOCK) as conn:
-        if conn.execute(sa.select(tokens.c.id).limit(1)).first() is not None:
+        if stored.any_token(conn):
             return None
         return _insert(conn, Role.SETTER, FIRST_SETTER)

@@ -3,7 +3,7 @@
 Revision ID: 0007
 Revises: 0006
 
-A balance as of a position (ledger.audit.asof) becomes one probe of the postings'
+A balance as of a position (ledger.books.asof) becomes one probe of the postings'
 (account, position, id) index: the balance of the account's last posting at or before
 it. The column is a read model like the rest, written by the write path and by
 `hazard db rebuild`; the postings already stored get it here, each the sum of its

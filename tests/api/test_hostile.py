@@ -657,7 +657,7 @@ def test_a_bets_net_in_recall_is_read_off_an_index(api: Api) -> None:
     """Each bet's net was a query on postings by position, which no index served: 145 ms
     a bet at 1.57M postings. It reads the bet's escrow's postings by account, which the
     (account, position, id) index serves."""
-    from ledger.audit.recall import net_query
+    from ledger.books.auditreads import net_query
 
     query = net_query("escrow:t1:b9", [12, 14, 15])
     with api.book.store.engine.connect() as conn:

@@ -1,7 +1,7 @@
 """Each posting's running balance (postings.balance), on SQLite and PostgreSQL: written
 by the write path as the sum of its account's postings up to it, the same by a rebuild,
 backfilled by migration 0007 for postings stored before it, and what a balance as of
-any position (ledger.audit.asof.balance_at) reads."""
+any position (ledger.books.asof.balance_at) reads."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from ledger.audit import asof
-from ledger.books import deep, projections
+from ledger.books import asof, deep, projections
 from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import db

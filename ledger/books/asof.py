@@ -18,7 +18,8 @@ either reads every posting on its side of P. bench.asof has the figures.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -60,6 +61,15 @@ def balance_at(conn: sa.Connection, account: str, position: int) -> int:
         .limit(1)
     ).scalar()
     return int(balance or 0)
+
+
+def postings_between(conn: sa.Connection, account: str, lo: int, hi: int) -> Sequence[Any]:
+    """The account's postings (position, amount) at positions `lo` to `hi`: what moved
+    its balance between two of them."""
+    p = postings.c
+    return conn.execute(
+        sa.select(p.position, p.amount).where(p.account == account, p.position.between(lo, hi))
+    ).all()
 
 
 def last_position(conn: sa.Connection) -> int:
