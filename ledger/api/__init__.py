@@ -16,10 +16,12 @@ from werkzeug.exceptions import HTTPException
 
 from ledger import bootstrap
 from ledger.api import problems
-from ledger.api.contract import ContractApi
+from ledger.api.contract import ContractApi, of, to_yaml
 from ledger.books.book import Book
-from ledger.commands import Role, require_role
 from ledger.service import Club
+from ledger.store import db
+from ledger.store.eventstore import EventStore
+from ledger.store.keys import Signer
 from ledger.web import heavy
 from ledger.web.numbers import AsciiIntConverter
 from ledger.web.tokens import Holder, holder
@@ -122,6 +124,18 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     return app
 
 
+def generate() -> str:
+    """openapi.yaml's text (ledger.api.contract). The contract does not depend on data:
+    the app runs on an empty database in memory, which is never touched."""
+    engine = db.make_engine("sqlite://")
+    try:
+        # A key of its own: nothing is signed, but the app will not start without one.
+        signer = Signer.generate("openapi.hazard/ledger")
+        return to_yaml(of(create_app(book=Book(EventStore(engine, signer=signer)))))
+    finally:
+        engine.dispose()
+
+
 def bearer(engine: Any, header: str | None) -> Holder | None:
     """The holder of the live token an Authorization header sends, or None."""
     if header is None or not header.startswith("Bearer "):
@@ -143,20 +157,3 @@ def may_send_body(app: Flask, method: str, path: str, authorization: str | None)
         return True
     engine = app.extensions["hazard.club"].store.engine
     return bearer(engine, authorization) is not None
-
-
-def caller() -> Holder:
-    """The caller, the holder of the request's token (a 401 without one)."""
-    who: Holder | None = g.get("holder")
-    if who is None:
-        abort(401, message="a bearer token is required")
-    assert who is not None
-    return who
-
-
-def require(*roles: Role) -> Holder:
-    """The caller, who must hold one of `roles` (the setter may do anything): a 401
-    without a token, NotPermitted (a 403) for another role."""
-    who = caller()
-    require_role(who, *roles)
-    return who

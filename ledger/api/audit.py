@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.books import queries
 from ledger.commands import Role

@@ -188,24 +188,6 @@ def to_yaml(doc: dict[str, Any]) -> str:
     return HEADER + body
 
 
-def generate() -> str:
-    """openapi.yaml's text. The contract does not depend on data: the app runs on an
-    empty database in memory, which is never touched."""
-    from ledger.api import create_app
-    from ledger.books.book import Book
-    from ledger.store import db
-    from ledger.store.eventstore import EventStore
-    from ledger.store.keys import Signer
-
-    engine = db.make_engine("sqlite://")
-    try:
-        # A key of its own: nothing is signed, but the app will not start without one.
-        signer = Signer.generate("openapi.hazard/ledger")
-        return to_yaml(of(create_app(book=Book(EventStore(engine, signer=signer)))))
-    finally:
-        engine.dispose()
-
-
 def _responses(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Every response object of the spec: the operations' own and the shared ones."""
     found = list(doc["components"]["responses"].values())

@@ -11,8 +11,8 @@ from flask import request
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.disputeschemas import (
     DisputePageSchema,
     DisputeQuerySchema,

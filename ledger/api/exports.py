@@ -21,8 +21,8 @@ from typing import Any
 
 from flask import Response
 
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.commands import Role
 from ledger.web import heavy

@@ -24,8 +24,8 @@ import sqlalchemy as sa
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.books.accounts import account_stream, player_account
 from ledger.commands import Role

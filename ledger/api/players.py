@@ -7,8 +7,8 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import abort
 
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.api.replayschemas import AsOfQuerySchema, BalanceAtSchema
 from ledger.books.accounts import owed

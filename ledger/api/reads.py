@@ -13,8 +13,8 @@ from typing import Any
 from flask_smorest import abort
 
 from engine.state import SETTER
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.api.shaped import Raw, shaped
 from ledger.books import queries

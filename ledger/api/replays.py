@@ -14,8 +14,8 @@ from flask_smorest import abort
 
 from engine.state import SETTER
 from ledger.api import replayschemas as ps
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.audit import recall, replay
 from ledger.books import asof, tableviews

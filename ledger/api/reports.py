@@ -12,8 +12,8 @@ from typing import Any
 
 from marshmallow import Schema, fields
 
-from ledger.api import require
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.audit import fairness
 from ledger.commands import Role

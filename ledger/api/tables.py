@@ -8,8 +8,9 @@ from typing import Any
 
 from flask import request
 
-from ledger.api import bodies, caller, require
+from ledger.api import bodies
 from ledger.api.bodies import Blueprint
+from ledger.api.callers import caller, require
 from ledger.api.problems import ProblemSchema
 from ledger.api.replayschemas import TableStateAtSchema, TableStateQuerySchema
 from ledger.api.shaped import shaped

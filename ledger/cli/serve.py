@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 from sqlalchemy.exc import OperationalError
 
-from ledger.api.contract import generate
+from ledger.api import generate
 from ledger.store.db import BadSetting, SchemaBehind
 from ledger.store.keys import BadKey
 

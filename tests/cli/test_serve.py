@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ledger.api import contract
+from ledger.api import generate
 from ledger.cli import main
 
 
@@ -45,7 +45,7 @@ def test_hazard_openapi_prints_or_writes_it(tmp_path: Path) -> None:
     runner = CliRunner()
     printed = runner.invoke(main, ["openapi"])
     assert printed.exit_code == 0, printed.output
-    assert printed.output == contract.generate()
+    assert printed.output == generate()
     written = tmp_path / "openapi.yaml"
     assert runner.invoke(main, ["openapi", "--write", str(written)]).exit_code == 0
     assert written.read_text(encoding="utf-8") == printed.output

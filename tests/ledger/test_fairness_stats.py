@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as oracle
 
 from ledger.audit.stats import binomial_p, chi2_sf, chi_square, gamma_q
-from tests.test_layers import the_code
+from tests.importkit import the_code
 
 DEGREES = [1, 2, 3, 4, 5, 7, 10, 15, 20, 35, 50, 100, 250, 1000]
 # From far below the mean to far above it, for every df above: both of gamma_q's
