@@ -211,3 +211,47 @@ def test_the_cycle_check_counts_an_import_inside_a_function() -> None:
         "ledger.web": [],
     }
     assert cycles(graph) == [["ledger.api", "ledger.api.tables", "ledger.api"]]
+
+
+# -- the tests' helpers -------------------------------------------------------------------
+
+
+def is_test_module(module: str) -> bool:
+    """A module pytest collects: its name begins with test_."""
+    return module.rpartition(".")[2].startswith("test_")
+
+
+def leaning(graph: Mapping[str, list[str]]) -> list[str]:
+    """Each import in `graph` of a test module. What tests share is in a kit (a *kit.py
+    beside them, as tests/engine/tablekit.py), a conftest, or a helper module such as
+    tests/signing.py: a test module is run, never imported."""
+    return [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph.items())
+        for target in targets
+        if within(target, "tests") and is_test_module(target) and target != module
+    ]
+
+
+def test_no_test_module_imports_another() -> None:
+    assert leaning(the_code(("tests", "bench"))) == []
+
+
+def test_the_check_catches_a_test_module_imported() -> None:
+    source = (
+        "from tests.api.test_reads import play\n"
+        "from tests.api import gamekit, test_roles as roles\n"
+        "from tests.ledger.exportkit import check\n"
+    )
+    modules = {"tests.api.test_reads", "tests.api.test_roles", "tests.api.gamekit"}
+    assert leaning(
+        {
+            "tests.api.test_audit": list(imports(source, modules)),
+            "tests.api.gamekit": ["tests.api.test_reads", "tests.signing"],
+            "tests.api.conftest": ["tests.api.gamekit", "tests.testkit"],
+        }
+    ) == [
+        "tests.api.gamekit imports tests.api.test_reads",
+        "tests.api.test_audit imports tests.api.test_reads",
+        "tests.api.test_audit imports tests.api.test_roles",
+    ]

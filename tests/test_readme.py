@@ -273,7 +273,7 @@ def _rounds_disputed(here: Path, url: str) -> None:
     from ledger.store import db
     from ledger.store.eventstore import EventStore
     from ledger.web.tokens import create
-    from tests.api.test_docs_guide import _commands
+    from tests.api.guidekit import requests_of
 
     engine = db.make_engine(url)
     db.upgrade(engine)
@@ -285,7 +285,7 @@ def _rounds_disputed(here: Path, url: str) -> None:
             "cecil": create(engine, Role.CROUPIER, "cecil"),
         }
         client = app.test_client()
-        for method, path, body, *who in _commands() + _commands("A dispute, in curl"):
+        for method, path, body, *who in requests_of() + requests_of("A dispute, in curl"):
             if who == ["bob"]:
                 break  # bob's dispute: docs/setter.md's own, from the command line
             token = tokens[who[0] if who else "api"]

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from ledger.web import verify
 from tests.api.conftest import Api
-from tests.api.test_reads import play, problem, walk
+from tests.api.readkit import play, problem, walk
 from tests.signing import VERIFIER
 
 GENESIS = "0" * 64

@@ -31,7 +31,7 @@ from click.testing import CliRunner
 
 from ledger.api import contract
 from ledger.cli import main
-from tests.api.test_serve import serving
+from tests.api.servekit import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAPI = ROOT / "openapi.yaml"

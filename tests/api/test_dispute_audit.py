@@ -19,7 +19,7 @@ from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
 from ledger.web.views import step_view
 from tests.api.conftest import Api
-from tests.api.test_disputes import TABLE, open_dispute, resolve, seated, two_rounds
+from tests.api.disputekit import TABLE, open_dispute, resolve, seated, two_rounds
 from tests.signing import VERIFIER
 
 

@@ -25,7 +25,7 @@ from ledger.exports import jsonl, offline, sheets
 from ledger.exports.scope import scope_of
 from ledger.store.schema import adjustments
 from tests.api.conftest import Api
-from tests.api.test_disputes import (
+from tests.api.disputekit import (
     TABLE,
     french_side_bet_round,
     open_dispute,

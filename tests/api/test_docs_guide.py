@@ -2,44 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
-from pathlib import Path
-from typing import Any
 
 from engine.errors import Rule
 from ledger.api.problems import PREFIX, RULE_PREFIX, TYPES
 from tests.api.conftest import Api
-
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
-
-
-def _commands(section: str = "An evening, in curl") -> list[tuple[str, str, object]]:
-    """The section's first ```sh block's requests: (method, path, body), sent with the
-    setter's token (`api`); `bob ...` and `cecil ...` lines as (method, path, body, who).
-    What a line pipes its answer to (`| jq ...`) is the walk's (test_docs_walk)."""
-    block = re.search(rf"## {section}\n.*?```sh\n(.*?)```", GUIDE.read_text(), re.S)
-    assert block is not None
-    commands: list[Any] = []
-    for line in block.group(1).splitlines():
-        if not line.startswith(("api ", "bob ", "cecil ")):
-            continue
-        if "# refused (" in line:
-            continue  # a refusal the page shows: test_docs_walk holds it to its rule
-        who, *words = shlex.split(line.split("  #")[0], comments=False)
-        method = "GET"
-        if words[0] == "-X":
-            method, words = words[1], words[2:]
-        url = words[0].removeprefix("localhost:8000")
-        body = json.loads(words[2]) if len(words) > 2 and words[1] == "-d" else None
-        commands.append((method, url, body) if who == "api" else (method, url, body, who))
-    return commands
+from tests.api.guidekit import GUIDE, requests_of
 
 
 def test_the_evening_in_the_guide_plays_as_it_says(sqlite_api: Api) -> None:
     bank = sqlite_api.client()
-    commands = _commands()
+    commands = requests_of()
     assert len(commands) > 20
     for method, url, body in commands:
         response = (
@@ -89,13 +62,13 @@ def test_the_guide_says_how_to_set_every_variable_it_uses() -> None:
 
 def test_the_bet_ids_in_the_guide_are_the_ones_its_evening_makes(sqlite_api: Api) -> None:
     bank = sqlite_api.client()
-    for method, url, body in _commands():
+    for method, url, body in requests_of():
         response = getattr(bank, method.lower())(url, json=body)
         assert response.status_code < 300, (method, url, response.get_json())
     settled = bank.ok("get", "/settlements?table=t1")["items"]
     made = {s["bet_id"] for s in settled}
     named = set(re.findall(r"`(b[0-9]+)`", GUIDE.read_text()))
-    named |= {bet for *_, body in _commands() if body for bet in body.get("bets", [])}
+    named |= {bet for *_, body in requests_of() if body for bet in body.get("bets", [])}
     assert named and named <= made, named - made
 
 
@@ -103,7 +76,7 @@ def test_the_dispute_in_the_guide_resolves_as_it_says(sqlite_api: Api) -> None:
     bank, bob = sqlite_api.client(), sqlite_api.client("player", "bob")
     cecil = sqlite_api.client("croupier", "cecil")
     answers = {}
-    for method, url, body, *who in _commands() + _commands("A dispute, in curl"):
+    for method, url, body, *who in requests_of() + requests_of("A dispute, in curl"):
         client = {"bob": bob, "cecil": cecil}.get(*who) if who else bank
         response = getattr(client, method.lower())(url, json=body)
         assert response.status_code < 300, (method, url, response.get_json())

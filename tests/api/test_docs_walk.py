@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_serve import serving
+from tests.api.servekit import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "api.md"

@@ -1,5 +1,5 @@
 """GET /export, on SQLite and PostgreSQL: each scope streamed as the file the format
-page describes (its lines recomputed by tests/ledger/test_export.py's check), named for
+page describes (its lines recomputed by tests/ledger/formatkit.py's check), named for
 saving, to the roles that may have it; every bad request a problem, never a 500."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
 from tests.api.conftest import Api, Client
-from tests.api.test_reads import play, problem
-from tests.ledger.test_export import check
+from tests.api.readkit import play, problem
+from tests.ledger.formatkit import check
 from tests.signing import VERIFIER
 
 
@@ -185,7 +185,7 @@ def test_a_slow_client_holds_nothing_while_others_write(
     nothing (PostgreSQL: no session idle in a transaction, no xmin held), and the file
     is the log as it stood when the export began."""
     from ledger.exports import sheets
-    from tests.ledger.test_export_heads import held
+    from tests.ledger.exportkit import held
 
     monkeypatch.setattr(jsonl, "BATCH", 5)
     monkeypatch.setattr(jsonl, "CHUNK", 200)

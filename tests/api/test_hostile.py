@@ -1,5 +1,6 @@
 """Hostile input, kept beside the role matrix (tests/api/test_roles.py): every write in
-its OPS, on the table it sets up, sent what a careless or malicious client sends.
+its OPS (tests/api/rolekit.py), on the table it sets up, sent what a careless or
+malicious client sends.
 
 Each write is tried with: bodies nested 30,000 deep (arrays and objects); in each of
 its integer fields a number of 5,000 digits, its negative, 2**63, -1, 0 where zero is
@@ -37,7 +38,7 @@ from ledger.commands import Role
 from ledger.store.schema import tokens
 from ledger.web.tokens import create, revoke
 from tests.api.conftest import Api, Client
-from tests.api.test_roles import OPS, Op, _club, _event_count, _prepare
+from tests.api.rolekit import OPS, Op, club, event_count, prepare
 
 WRITES = [op for op in OPS if op.method != "get"]
 READS = [op for op in OPS if op.method == "get"]
@@ -235,11 +236,11 @@ def _try_hostile(api: Api, op: Op) -> int:
     """Send every hostile input to `op` on a fresh table; each must be a refusal that
     writes nothing. Then the well-formed write, and its key replayed. The number of
     inputs tried."""
-    bank = _club(api)
-    context = _prepare(bank, op.setup)
+    bank = club(api)
+    context = prepare(bank, op.setup)
     body = op.body(context) if op.body else None
     path = op.path.format(**context)
-    before = _event_count(api)
+    before = event_count(api)
     tried = 0
     anonymous = api.client(None)
     for what, data, content_type in _hostile_bodies(op, body):
@@ -248,7 +249,7 @@ def _try_hostile(api: Api, op: Op) -> int:
         # The same input without a token: a 401 before the body is read.
         if tried % 7 == 0:
             _problem(_send(anonymous, op, path, data, _headers(content_type)), 401)
-    assert _event_count(api) == before
+    assert event_count(api) == before
     good = _json(body) if body is not None else None
     for hostile in _hostile_paths(op, context):
         _problem(_send(bank, op, hostile, good, _headers(None)), what=hostile[:80])
@@ -272,19 +273,19 @@ def _try_hostile(api: Api, op: Op) -> int:
         response = _send(bank, op, path, good, {**_headers(None), **header})
         _problem(response, what=what)
         tried += 1
-    assert _event_count(api) == before
+    assert event_count(api) == before
     for what, header in _tokens(api):
         response = api.app.test_client().open(
             path, method=op.method.upper(), data=good, headers={**_headers(None), **header}
         )
         _problem(response, 401, 403, what=what)
         tried += 1
-    assert _event_count(api) == before
+    assert event_count(api) == before
     # Nothing moved the table: the well-formed write is still what it takes; its key
     # replayed with the same body is the first answer, with another body a 422.
     first = _send(bank, op, path, good, {**_headers(None), "Idempotency-Key": "once"})
     assert first.status_code == op.expect, first.get_json()
-    after = _event_count(api)
+    after = event_count(api)
     again = _send(bank, op, path, good, {**_headers(None), "Idempotency-Key": "once"})
     if op.expect < 300:
         assert again.status_code == first.status_code
@@ -304,7 +305,7 @@ def _try_hostile(api: Api, op: Op) -> int:
         assert problem["type"] == PREFIX + "idempotency-key-reused", problem
     else:
         assert response.status_code < 500
-    assert _event_count(api) == after
+    assert event_count(api) == after
     return tried + 3
 
 
@@ -323,10 +324,10 @@ def test_a_write_refuses_hostile_input_and_writes_nothing(sqlite_api: Api, op: O
 def test_a_body_less_write_refuses_a_body_rather_than_ignoring_it(sqlite_api: Api) -> None:
     """Regression: close and pass took no body and read none, so a body 30,000 levels
     deep, or not JSON at all, closed the table (201) rather than being refused."""
-    bank = _club(sqlite_api)
-    context = _prepare(bank, "caster")
+    bank = club(sqlite_api)
+    context = prepare(bank, "caster")
     path = f"/tables/{context['t']}/close"
-    before = _event_count(sqlite_api)
+    before = event_count(sqlite_api)
     for data, content_type, status, kind in [
         (b"[" * DEEP + b"]" * DEEP, "application/json", 400, "bad-request"),
         (b"not json", "application/json", 400, "bad-request"),
@@ -338,12 +339,12 @@ def test_a_body_less_write_refuses_a_body_rather_than_ignoring_it(sqlite_api: Ap
         answer = bank.post(path, data=data, headers={"Content-Type": content_type})
         problem = _problem(answer, status, what=data[:20])
         assert problem["type"] == PREFIX + kind
-    assert _event_count(sqlite_api) == before
+    assert event_count(sqlite_api) == before
     # No body, or an empty object, is what it takes.
     assert (
         bank.post(path, data=b"{}", headers={"Content-Type": "application/json"}).status_code == 201
     )
-    context = _prepare(bank, "caster")
+    context = prepare(bank, "caster")
     assert bank.post(f"/tables/{context['t']}/close").status_code == 201
 
 
@@ -394,7 +395,7 @@ def _ask_hostile(
     and in each of its path parameters: a 4xx problem or an answer, never a 5xx, and
     never an event. The number of requests."""
     bank = api.client()
-    before = _event_count(api)
+    before = event_count(api)
     tried = 0
     base = _fill(path, context)
     for name in [*query, "unknown", "after%00"]:
@@ -415,7 +416,7 @@ def _ask_hostile(
             answer = bank.get(_fill(path, context, **{parameter: value}))
             _problem(answer, 400, 404, 422, what=(path, parameter, value[:12]))
             tried += 1
-    assert _event_count(api) == before
+    assert event_count(api) == before
     return tried
 
 
@@ -423,8 +424,8 @@ def _ask_hostile(
 def test_a_read_refuses_hostile_parameters_and_writes_nothing(
     sqlite_api: Api, path: str, query: list[str]
 ) -> None:
-    bank = _club(sqlite_api)
-    context = _prepare(bank, "disputed")
+    bank = club(sqlite_api)
+    context = prepare(bank, "disputed")
     assert _ask_hostile(sqlite_api, path, query, context) >= 40
 
 
@@ -442,8 +443,8 @@ def test_a_write_refuses_hostile_input_on_each_database(api: Api, name: str) -> 
 def test_a_read_refuses_hostile_parameters_on_each_database(
     api: Api, path: str, query: list[str]
 ) -> None:
-    bank = _club(api)
-    context = _prepare(bank, "disputed")
+    bank = club(api)
+    context = prepare(bank, "disputed")
     _ask_hostile(api, path, query, context, REACHING_A_QUERY, REACHING_A_QUERY)
 
 
@@ -455,7 +456,7 @@ def test_a_read_refuses_hostile_parameters_on_each_database(
 
 
 def _table_of_three(api: Api) -> Any:
-    from tests.api.test_disputes import seated
+    from tests.api.disputekit import seated
 
     return seated(api)  # t1, english: ann casts; bob and cat seated; deposits of 1000
 
@@ -684,12 +685,12 @@ def test_a_body_sent_as_another_json_type_is_a_415(sqlite_api: Api, content_type
     `application/vnd.foo+json` or `application/problem+json` made a player (201),
     although the contract says anything but `application/json` is a 415."""
     bank = sqlite_api.client()
-    before = _event_count(sqlite_api)
+    before = event_count(sqlite_api)
     answer = bank.post("/players", data=b'{"name": "ann"}', headers={"Content-Type": content_type})
     problem = _problem(answer, 415, what=content_type)
     assert problem["type"] == PREFIX + "unsupported-media-type"
     assert f"this request's Content-Type is {content_type}" in problem["detail"]
-    assert _event_count(sqlite_api) == before
+    assert event_count(sqlite_api) == before
 
 
 def _statement_reader(api: Api) -> Client:

@@ -20,7 +20,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from tests.api.conftest import Api, Client
-from tests.api.test_reads import play
+from tests.api.readkit import play
 
 
 class Rejected(Exception):

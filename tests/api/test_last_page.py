@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.api.conftest import Api, Client
-from tests.api.test_reads import play
+from tests.api.readkit import play
 
 # Each listing: its path, and where in the answer its items are.
 LISTINGS = {

@@ -16,9 +16,9 @@ import sqlalchemy as sa
 from ledger.store import merkle
 from ledger.store.checkpoint import open_checkpoint
 from ledger.store.schema import checkpoints
-from tests.api import test_roles as roles
+from tests.api import rolekit as roles
 from tests.api.conftest import Api, Client
-from tests.api.test_reads import play, problem
+from tests.api.readkit import play, problem
 from tests.signing import ORIGIN, VERIFIER
 
 
@@ -48,12 +48,12 @@ def test_every_write_answers_with_its_receipt(api: Api) -> None:
     """Each write operation (the role matrix's list), by the setter: the receipt names
     the positions of the events it answers with, and its checkpoint is signed and ends
     at the last of them."""
-    bank = roles._club(api)
+    bank = roles.club(api)
     for op in roles.OPS:
         if op.method == "get" or op.rule is not None:
             continue
-        context = roles._prepare(bank, op.setup)
-        response = roles._attempt(bank, op, context)
+        context = roles.prepare(bank, op.setup)
+        response = roles.attempt(bank, op, context)
         assert response.status_code == op.expect, (op.name, response.get_json())
         body = response.get_json()
         positions = [event["position"] for event in body["events"]]
@@ -316,7 +316,7 @@ def test_the_receipt_walkthrough_in_the_guide_runs(sqlite_api: Api, tmp_path: An
     import re
     import shlex
 
-    from tests.api.test_docs_guide import GUIDE
+    from tests.api.guidekit import GUIDE
 
     bank = sqlite_api.client()
     bank.ok("post", "/players", {"name": "ann"})

@@ -3,7 +3,6 @@ the OS picks (--port 0), stopped with SIGTERM as a process manager would."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -14,12 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,39 +22,7 @@ from ledger.api import server
 from ledger.api.problems import PROBLEM_JSON
 from ledger.store import db
 from ledger.web.tokens import listing
-
-START_SECONDS = 30
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Served:
-    proc: subprocess.Popen[str]
-    out: list[str] = field(default_factory=list)
-    err: list[str] = field(default_factory=list)
-
-    def banner(self) -> str:
-        """stdout up to the banner's closing rule."""
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            text = "".join(self.out)
-            if text.count("=" * 78) >= 2:
-                return text
-            assert self.proc.poll() is None, "".join(self.err)
-            time.sleep(0.05)
-        raise AssertionError(f"no banner in {START_SECONDS}s: {''.join(self.err)}")
-
-
-def _pump(stream: Any, into: list[str]) -> None:
-    for line in stream:
-        into.append(line)
-
-
-def _hazard() -> list[str]:
-    script = Path(sys.executable).with_name("hazard")  # the installed entry point
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from ledger.cli import main; main()"]
+from tests.api.servekit import START_SECONDS, Served, call, drain, serving
 
 
 @pytest.fixture
@@ -67,46 +30,6 @@ def served(tmp_path: Path) -> Iterator[Served]:
     _dead_servers_metrics(tmp_path)  # left by a SIGKILL: the start removes it
     with serving(tmp_path) as served:
         yield served
-
-
-@contextlib.contextmanager
-def serving(tmp_path: Path, *options: str, env_drop: tuple[str, ...] = ()) -> Iterator[Served]:
-    """`hazard serve --port 0 --workers 2 [options]` on a fresh SQLite file in tmp_path;
-    `env_drop` names variables to leave unset, as a new user's shell would (without
-    DATABASE_URL and HAZARD_KEY: hazard.sqlite3 and hazard.key in tmp_path)."""
-    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'serve.sqlite3'}"
-    for name in env_drop:
-        env.pop(name, None)
-    env["TMPDIR"] = str(tmp_path)  # where serve makes its metrics directory
-    # This checkout's code, whichever checkout the installed entry point was made from.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.Popen(
-        [*_hazard(), "serve", "--port", "0", "--workers", "2", *options],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    served = Served(proc)
-    pumps = [
-        threading.Thread(target=_pump, args=(proc.stdout, served.out), daemon=True),
-        threading.Thread(target=_pump, args=(proc.stderr, served.err), daemon=True),
-    ]
-    for pump in pumps:
-        pump.start()
-    try:
-        yield served
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
-        for pump in pumps:
-            pump.join(timeout=5)
-        assert proc.stdout is not None and proc.stderr is not None
-        proc.stdout.close()
-        proc.stderr.close()
 
 
 def _dead_servers_metrics(parent: Path, name: str = "hazard-metrics-dead") -> Path:
@@ -148,24 +71,6 @@ def test_a_start_sweeps_dead_servers_metrics_but_not_a_live_ones(tmp_path: Path)
     assert any(live.iterdir())
 
 
-def _call(
-    url: str, token: str | None = None, body: Any = None, headers: dict[str, str] | None = None
-) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode())
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    if body is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=20) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, dict(error.headers), error.read()
-
-
 def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     banner = served.banner()
     docs = re.search(r"http://127\.0\.0\.1:(\d+)/docs", banner)
@@ -173,10 +78,10 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     base = docs.group(0).removesuffix("/docs")
     [token] = re.findall(r"^\s+(hz_\S+)$", banner, re.M)  # shown once, on its own line
 
-    status, _, _ = _call(f"{base}/healthz")
+    status, _, _ = call(f"{base}/healthz")
     assert status == 200
 
-    status, headers, body = _call(
+    status, headers, body = call(
         f"{base}/players",
         token,
         {"name": "ann"},
@@ -186,20 +91,20 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     assert headers["X-Request-Id"] == "serve-test-1"
     assert json.loads(body)["receipt"]["positions"] == [1]  # signed as it starts
     assert "Checkpoints are signed by test.hazard/ledger+" in banner
-    status, _, body = _call(f"{base}/players/ann/balance", token)
+    status, _, body = call(f"{base}/players/ann/balance", token)
     assert (status, json.loads(body)["balance"]) == (200, 0)
-    assert _call(f"{base}/players/ann/balance")[0] == 401
+    assert call(f"{base}/players/ann/balance")[0] == 401
 
-    status, _, page = _call(docs.group(0))
+    status, _, page = call(docs.group(0))
     assert status == 200
     assets = re.findall(r'(?:src|href)="([^"]+)"', page.decode())
-    assert assets and all(_call(f"{base}{asset}")[0] == 200 for asset in assets)
-    assert _call(f"{base}/readyz")[0] == 200
+    assert assets and all(call(f"{base}{asset}")[0] == 200 for asset in assets)
+    assert call(f"{base}/readyz")[0] == 200
 
     # Counted across both workers: multiprocess mode sums every worker's files.
     for _ in range(8):
-        assert _call(f"{base}/healthz")[0] == 200
-    _, _, text = _call(f"{base}/metrics")
+        assert call(f"{base}/healthz")[0] == 200
+    _, _, text = call(f"{base}/metrics")
     assert 'hazard_http_requests_total{method="GET",route="/healthz",status="200"} 9.0' in (
         text.decode()
     )
@@ -293,7 +198,7 @@ def test_what_gunicorn_refuses_under_plain_gunicorn_is_a_problem(tmp_path: Path)
         text=True,
     )
     err: list[str] = []
-    pump = threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)
+    pump = threading.Thread(target=drain, args=(proc.stderr, err), daemon=True)
     pump.start()
     try:
         deadline = time.monotonic() + START_SECONDS

@@ -21,7 +21,7 @@ from ledger.commands import Role
 from ledger.store import db
 from ledger.store.schema import events
 from ledger.web.tokens import create
-from tests.api.test_serve import _call, serving
+from tests.api.servekit import call, serving
 
 IO_TIMEOUT = 2.0
 SLOW_CLIENTS = 4
@@ -64,7 +64,7 @@ def test_slow_clients_delay_no_one_and_are_cut_off_having_written_nothing(
         port = int(docs.group(1))
         [token] = re.findall(r"^\s+(hz_\S+)$", banner, re.M)
         base = f"http://127.0.0.1:{port}"
-        assert _call(f"{base}/players", token, {"name": "ann"})[0] == 201
+        assert call(f"{base}/players", token, {"name": "ann"})[0] == 201
 
         began = time.monotonic()
         slow = [_slow(port, token) for _ in range(SLOW_CLIENTS)]
@@ -77,7 +77,7 @@ def test_slow_clients_delay_no_one_and_are_cut_off_having_written_nothing(
             ("read", f"{base}/healthz", None),
         ]:
             asked = time.monotonic()
-            status, _, answer = _call(url, token, body)
+            status, _, answer = call(url, token, body)
             took = time.monotonic() - asked
             assert status in (200, 201), (method, url, answer)
             assert took < PROMPT, f"{method} {url} took {took:.2f}s behind slow clients"
@@ -119,7 +119,7 @@ def _started(served: Any) -> tuple[int, str]:
     docs = re.search(r"http://127\.0\.0\.1:(\d+)/docs", banner)
     assert docs is not None, banner
     [token] = re.findall(r"^\s+(hz_\S+)$", banner, re.M)
-    assert _call(f"http://127.0.0.1:{docs.group(1)}/healthz")[0] == 200
+    assert call(f"http://127.0.0.1:{docs.group(1)}/healthz")[0] == 200
     return int(docs.group(1)), token
 
 
@@ -216,7 +216,7 @@ def test_trickling_clients_hold_no_thread_and_are_cut_off_in_time(tmp_path: Path
     with serving(tmp_path, "--io-timeout", str(timeout), "--threads", "2") as served:
         port, token = _started(served)
         base = f"http://127.0.0.1:{port}"
-        assert _call(f"{base}/players", token, {"name": "ann"})[0] == 201
+        assert call(f"{base}/players", token, {"name": "ann"})[0] == 201
         with_token = [Trickle(port, _head(token) + b"{", b" " * 999) for _ in range(6)]
         without = [Trickle(port, _head(None) + b"{", b" " * 999) for _ in range(6)]
         heads = [Trickle(port, b"P", _head(token)[1:]) for _ in range(6)]
@@ -229,7 +229,7 @@ def test_trickling_clients_hold_no_thread_and_are_cut_off_in_time(tmp_path: Path
             (f"{base}/players", {"name": "bob"}),
         ]:
             asked = time.monotonic()
-            status, _, answer = _call(url, token, body)
+            status, _, answer = call(url, token, body)
             took = time.monotonic() - asked
             assert status in (200, 201), (url, answer)
             assert took < PROMPT, f"{url} took {took:.2f}s behind trickling clients"
@@ -283,9 +283,9 @@ def test_one_tokens_exports_are_capped_across_workers_until_read(tmp_path: Path)
     with serving(tmp_path) as served:  # 2 workers
         port, token = _started(served)
         base = f"http://127.0.0.1:{port}"
-        assert _call(f"{base}/players", token, {"name": "ann"})[0] == 201
+        assert call(f"{base}/players", token, {"name": "ann"})[0] == 201
         for _ in range(100):  # a statement of some 50 KB
-            assert _call(f"{base}/players/ann/deposits", token, {"amount": 1})[0] == 201
+            assert call(f"{base}/players/ann/deposits", token, {"amount": 1})[0] == 201
         engine = db.make_engine(f"sqlite:///{tmp_path / 'serve.sqlite3'}")
         try:
             ann = create(engine, Role.PLAYER, "ann")
@@ -294,14 +294,14 @@ def test_one_tokens_exports_are_capped_across_workers_until_read(tmp_path: Path)
         held = [_unread_export(port, ann) for _ in range(2)]
         try:
             for _ in range(6):
-                status, headers, answer = _call(f"{base}/export?player=ann", ann)
+                status, headers, answer = call(f"{base}/export?player=ann", ann)
                 assert status == 429, answer[:200]
                 assert json.loads(answer)["type"] == "urn:hazard:too-many-requests"
                 assert headers["Retry-After"].isdigit()
-            assert _call(f"{base}/healthz")[0] == 200
+            assert call(f"{base}/healthz")[0] == 200
             held.pop().close()  # that client went away
             deadline = time.monotonic() + 3
-            while (status := _call(f"{base}/export?player=ann", ann)[0]) == 429:
+            while (status := call(f"{base}/export?player=ann", ann)[0]) == 429:
                 assert time.monotonic() < deadline, "the slot was not let go"
                 time.sleep(0.2)
             assert status == 200
@@ -336,7 +336,7 @@ def test_heavy_reads_one_after_another_on_a_kept_connection_are_all_served(
 
     with serving(tmp_path) as served:
         port, token = _started(served)
-        assert _call(f"http://127.0.0.1:{port}/players", token, {"name": "ann"})[0] == 201
+        assert call(f"http://127.0.0.1:{port}/players", token, {"name": "ann"})[0] == 201
         kept = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         try:
             statuses = []

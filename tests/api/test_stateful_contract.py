@@ -8,7 +8,7 @@ resolution names; a receipt's position what an inclusion proof takes. Only the l
 the file declares drive it: schemathesis's own inference is off, so that what runs is
 what a client reading openapi.yaml would follow.
 
-Each scenario starts on a fresh copy of test_contract's seeded club (tables t1 and t2,
+Each scenario starts on a fresh copy of contractkit's seeded club (tables t1 and t2,
 players ann, bob and cat) and sends every request with the setter's token. The checks,
 on every answer, are schemathesis's full set less `positive_data_acceptance` (see
 test_contract: a valid request is refused with 422 whenever the game's rules forbid it
@@ -39,7 +39,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from ledger.api.links import LINKS
 from ledger.store import db
-from tests.api.test_contract import OPENAPI, SETTINGS, _app, problem_details, seed
+from tests.api.contractkit import OPENAPI, SETTINGS, api_on, problem_details, seed
 
 SCENARIOS = 40
 """Sequences of requests, each on a fresh club."""
@@ -91,7 +91,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     engine = db.make_engine(f"sqlite:///{path}")
     db.upgrade(engine)
     engine.dispose()
-    for api in _app(path):
+    for api in api_on(path):
         seed(api)
         token = api.client("setter", "bank").token
     assert token is not None
@@ -135,7 +135,7 @@ def test_sequences_along_the_links_answer_as_documented(
             path = tmp_path / f"club{next(copies)}.sqlite3"
             with closing(sqlite3.connect(source)) as s, closing(sqlite3.connect(path)) as c:
                 s.backup(c)
-            self._apps = _app(path)
+            self._apps = api_on(path)
             self.app = next(self._apps).app
             # ignored_auth sends its request again through the schema's transport.
             self.schema.app = self.app

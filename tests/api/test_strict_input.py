@@ -9,7 +9,7 @@ import pytest
 
 from engine.rulesets import BUILTIN
 from tests.api.conftest import Api
-from tests.api.test_reads import play
+from tests.api.readkit import play
 
 ENGLISH = {"name": "house", "table": BUILTIN["english"].to_mapping()["table"]}
 

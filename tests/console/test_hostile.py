@@ -10,7 +10,7 @@ import pytest
 
 from ledger.commands import Caller, Role, tables
 from tests.api.conftest import Api
-from tests.console.test_forms import a_table, count, csrf, signed_in
+from tests.console.formkit import a_table, count, csrf, signed_in
 
 HUGE = "9" * 5_000
 

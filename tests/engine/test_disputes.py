@@ -25,8 +25,8 @@ from engine.money import balances, holds, postings
 from engine.referee import Referee, read_round
 from engine.rulesets import BUILTIN
 from engine.state import SETTER
+from tests.engine.streamkit import Game as Played
 from tests.engine.tablekit import CASTER_WINS, CHANCE_FIRST, NICK_FIRST, next_total
-from tests.engine.test_referee import Game as Played
 
 
 class Game(Played):

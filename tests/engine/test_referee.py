@@ -8,9 +8,7 @@ import contextlib
 import dataclasses
 import random
 from collections import Counter
-from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +22,7 @@ from engine.referee import Referee
 from engine.rulesets import BUILTIN
 from engine.state import SETTER, TableState
 from tests.engine.strategies import PLAYING, RULE_SETS, History, histories
+from tests.engine.streamkit import Game
 from tests.engine.tablekit import next_total
 
 SETTINGS = settings(
@@ -32,38 +31,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 PLACED = (ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered)
-
-
-class Game:
-    """Commands played on a table, keeping the stream they record."""
-
-    def __init__(
-        self,
-        rules: str = "english",
-        players: tuple[str, ...] = ("ann", "bob", "cat"),
-        limits: ev.Limits = ev.Limits(),
-    ):
-        self.events: list[ev.Event] = []
-        self.state: TableState = INITIAL
-        self.do(lambda s: engine.open_table(RULE_SETS[rules], limits, s))
-        for p in players:
-            self.do(engine.seat, p)
-        for die, p in enumerate(players, start=1):  # the first seat casts lowest
-            self.do(engine.cast_for_caster, p, die)
-
-    def do(self, command: Callable[..., list[ev.Event]], *args: Any) -> list[ev.Event]:
-        new = command(self.state, *args)
-        self.events += new
-        self.state = fold(new, self.state)
-        return new
-
-    def at(self, kind: type, **fields: Any) -> int:
-        """The index of the first event of `kind` with these fields."""
-        return next(
-            i
-            for i, e in enumerate(self.events)
-            if isinstance(e, kind) and all(getattr(e, k) == v for k, v in fields.items())
-        )
 
 
 def referee(events: list[ev.Event], state: TableState = INITIAL) -> Referee:

@@ -10,9 +10,7 @@ PostgreSQL, for the verifiable file and the CSV sheets."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,46 +25,21 @@ from ledger.service import Club
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.vocabulary import Deposited
-from tests.ledger.exportkit import export
-from tests.ledger.test_export import all_events, check, store  # noqa: F401
+from tests.ledger.exportkit import all_events, evening, export, held
+from tests.ledger.formatkit import check
 from tests.signing import SIGNER, VERIFIER
 
 WRITES = 60
 """Writes made while a file is being read."""
 
 
-def held(engine: sa.Engine) -> list[str]:
-    """What other connections hold of the database's history right now: on SQLite, a
-    WAL that a checkpoint cannot empty (a reader keeps an older state of the file); on
-    PostgreSQL, a session idle in a transaction or holding back the xmin horizon."""
-    where = db.sqlite_file(engine.url)
-    if where is not None:
-        plain = sqlite3.connect(where, timeout=0.2, isolation_level=None)
-        try:
-            busy, frames, copied = plain.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            plain.close()
-        wal = Path(f"{where}-wal")
-        size = wal.stat().st_size if wal.exists() else 0
-        found = []
-        if busy:
-            found.append(f"the WAL checkpoint was busy: {copied} of {frames} frames copied")
-        if size:
-            found.append(f"the WAL is {size} bytes after a checkpoint that truncates it")
-        return found
-    with engine.connect() as conn:
-        rows = conn.exec_driver_sql(
-            "SELECT pid, state, backend_xmin FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend'"
-            " AND (state IN ('idle in transaction', 'idle in transaction (aborted)')"
-            " OR backend_xmin IS NOT NULL)"
-        ).all()
-    return [f"session {pid}: {state}, xmin {xmin}" for pid, state, xmin in rows]
+@pytest.fixture
+def store(engine: sa.Engine) -> Iterator[EventStore]:
+    yield from evening(engine)
 
 
 @pytest.fixture
-def other(store: EventStore) -> Iterator[Club]:  # noqa: F811
+def other(store: EventStore) -> Iterator[Club]:
     """A club on connections of its own, writing while the exports are read."""
     engine = db.make_engine(store.engine.url.render_as_string(hide_password=False))
     writer = EventStore(engine, signer=SIGNER)
@@ -103,7 +76,7 @@ JSONL_SCOPES = [
 
 @pytest.mark.parametrize("asked", JSONL_SCOPES, ids=lambda s: s.kind)
 def test_a_file_read_slowly_holds_nothing_between_pages_and_is_the_log_at_its_head(
-    store: EventStore,  # noqa: F811
+    store: EventStore,
     other: Club,
     asked: Scope,
     monkeypatch: pytest.MonkeyPatch,
@@ -141,7 +114,7 @@ def _sheet(engine: sa.Engine, asked: Scope, sheet: str) -> bytes:
 
 @pytest.mark.parametrize(("asked", "sheet"), SHEETS, ids=lambda x: getattr(x, "kind", x))
 def test_a_sheet_read_slowly_holds_nothing_between_pages_and_is_the_club_at_its_head(
-    store: EventStore,  # noqa: F811
+    store: EventStore,
     other: Club,
     asked: Scope,
     sheet: str,
@@ -164,7 +137,7 @@ def test_a_sheet_read_slowly_holds_nothing_between_pages_and_is_the_club_at_its_
 
 
 def test_a_rebuild_of_the_read_models_between_pages_changes_nothing_in_the_files(
-    store: EventStore,  # noqa: F811
+    store: EventStore,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`hazard projections rebuild` empties the read models and writes them again in

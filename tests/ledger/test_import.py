@@ -171,7 +171,7 @@ def test_a_disputed_log_round_trips_with_its_disputes_and_adjustments(
     engine: sa.Engine, target: sa.Engine
 ) -> None:
     from ledger.store.schema import adjustments, disputes
-    from tests.ledger.test_independent_export_check import play_disputes
+    from tests.ledger.exportkit import play_disputes
 
     store = EventStore(engine, signer=SIGNER)
     club = Club(Book(store))

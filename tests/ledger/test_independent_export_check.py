@@ -597,7 +597,7 @@ def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
     from tests.ledger.exportkit import ticking
-    from tests.ledger.test_server_dice import fixed_seeds, play
+    from tests.ledger.serverdicekit import fixed_seeds, play
     from tests.signing import SIGNER
 
     store = EventStore(engine, clock=ticking(), signer=SIGNER)
@@ -644,57 +644,12 @@ def test_server_dice_are_drawn_again_from_the_revealed_seeds(
     assert caught.value.line == at + 1
 
 
-def play_disputes(club: Any) -> None:
-    """Table t3, as tests/api/test_disputes.py plays its two rounds, then a dispute of
-    each resolution: round 1 voided (ann hands back the setter's 100 and bob's 60), round
-    2 upheld and then corrected (its 4+4 was 4+5: bob wins the side bet, cat pays 70)."""
-    import engine as hz
-    from ledger.commands.disputes import open_dispute, resolve_dispute
-    from tests.engine.tablekit import next_total
-
-    def do(command: Any, *args: Any, new: bool = False) -> list[ev.Event]:
-        made: list[ev.Event] = []
-
-        def decide(state: Any, _reads: Any) -> list[ev.Event]:
-            made.extend(command(state, *args))
-            return made
-
-        club.command("t3", "croupier:cecil", decide, new_table=new)
-        return made
-
-    do(lambda s: hz.open_table(hz.BUILTIN["english"]), new=True)
-    for name in ("ann", "bob", "cat"):
-        do(hz.seat, name)
-    for name, die in (("ann", 1), ("bob", 2), ("cat", 3)):
-        do(hz.cast_for_caster, name, die)
-    do(hz.stake, 100)
-    laid = do(hz.lay, "bob", 60)[0]
-    do(hz.cover, 1000, [laid.bet_id])  # type: ignore[union-attr]
-    do(hz.call_main, 7)
-    do(hz.throw, 3, 4)  # a nick
-    do(hz.call_main, 7)
-    do(hz.throw, 2, 4)  # the chance is 6
-    side = do(hz.offer_side_bet, "cat", next_total(8), True, 20, 50, "bob")[0]
-    do(hz.accept_side_bet, side.bet_id, "bob")  # type: ignore[union-attr]
-    eight = do(hz.throw, 4, 4)[0].version
-    do(hz.throw, 3, 3)  # the chance: ann wins round 2
-
-    voided = open_dispute(club, "t3", "player:bob", "player", "bob", 1, "the dice left the table")
-    resolve_dispute(club, "t3", "setter:bank", voided["dispute_id"], "voided", "a wild throw")
-    upheld = open_dispute(club, "t3", "player:cat", "player", "cat", 2, "bob nudged the table")
-    resolve_dispute(club, "t3", "setter:bank", upheld["dispute_id"], "upheld", "he did not")
-    corrected = open_dispute(club, "t3", "player:bob", "player", "bob", 2, "4+5", eight, (4, 5))
-    resolve_dispute(
-        club, "t3", "setter:bank", corrected["dispute_id"], "corrected", "the camera", eight, (4, 5)
-    )
-
-
 @pytest.fixture
 def disputed_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.books.book import Book
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
-    from tests.ledger.exportkit import play, ticking
+    from tests.ledger.exportkit import play, play_disputes, ticking
     from tests.signing import SIGNER
 
     store = EventStore(engine, clock=ticking(), signer=SIGNER)

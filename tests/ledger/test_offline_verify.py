@@ -25,7 +25,7 @@ from ledger.store import merkle
 from ledger.store.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.keys import Signer
-from tests.ledger.exportkit import at, export, play, ticking
+from tests.ledger.exportkit import at, export, money, play, ticking
 from tests.ledger.offlinekit import (
     Records,
     document,
@@ -37,7 +37,6 @@ from tests.ledger.offlinekit import (
     rehash,
     settled,
 )
-from tests.ledger.test_export import money
 from tests.signing import ORIGIN, SIGNER, VERIFIER
 
 PLACED = {"CasterStaked", "StakeLaid", "OddsLaid", "SideBetOffered"}

@@ -20,7 +20,7 @@ from ledger.store.eventstore import EventStore
 from ledger.store.schema import accounts, postings
 from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 from tests.ledger.deepkit import play
-from tests.ledger.test_tableviews import capture, full_scan_or_sort, plan
+from tests.ledger.plankit import capture, full_scan_or_sort, plan
 from tests.signing import SIGNER
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,62 +25,14 @@ from ledger.books.book import Book
 from ledger.cli import main
 from ledger.exports import offline
 from ledger.exports.scope import scope_of
-from ledger.service import Club, Reads
+from ledger.service import Club
 from ledger.store import db, logcheck
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.schema import rounds, server_seeds
-from ledger.store.vocabulary import Deposited
 from tests.ledger.exportkit import export, ticking
 from tests.ledger.offlinekit import encoded, fails, line_of, records, rehash
+from tests.ledger.serverdicekit import fixed_seeds, play, server_throw
 from tests.signing import SIGNER, VERIFIER
-
-
-@contextmanager
-def fixed_seeds(seed: int = 13) -> Iterator[None]:
-    """The service's seeds from a seeded generator instead of `secrets`, so that the log
-    the tests tamper with is the same on every run."""
-    rng = random.Random(seed)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("ledger.service.secrets.token_bytes", rng.randbytes)
-        yield
-
-
-def server_throw(club: Club, table: str, client_seed: str) -> dict[str, Any]:
-    """As POST /tables/<t>/throws does at a server-dice table."""
-
-    def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
-        dice = serverdice.draw(reads.server_seed(), client_seed, state.nonce)
-        return hz.server_throw(state, client_seed, *dice)
-
-    return club.command(table, "croupier", decide)
-
-
-def play(club: Club) -> None:
-    """ann's turn and bob's played out at table s1, then one throw of ann's next turn,
-    which is still in play."""
-    club.account_command(hz.SETTER, Deposited, 100_000, "setter")
-    for name in ("ann", "bob"):
-        club.create_player(name, "setter")
-        club.account_command(name, Deposited, 5000, "setter")
-
-    def do(command: Callable[..., list[hz.Event]], *args: Any, new: bool = False) -> None:
-        club.command("s1", "croupier", lambda state, _r: command(state, *args), new_table=new)
-
-    do(lambda s: hz.open_table(hz.BUILTIN["club"], dice="server"), new=True)
-    do(hz.seat, "ann")
-    do(hz.seat, "bob")
-    do(hz.cast_for_caster, "ann", 1)
-    do(hz.cast_for_caster, "bob", 4)
-    turns = 0
-    for n in range(400):
-        state = club.state("s1")
-        if state.phase is hz.Phase.AWAITING_MAIN and not state.bets:
-            do(hz.stake, 50)
-        answer = server_throw(club, "s1", f"{state.caster}/{n}")
-        turns += any(e["type"] == "SeedRevealed" for e in answer["events"])
-        if turns == 2:
-            break
-    server_throw(club, "s1", "ann again")
 
 
 @pytest.fixture
