@@ -100,28 +100,16 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     verifier = load_signer(key).verifier
     started = time.perf_counter()
     if phase == "tree":
-        frontier: list[bytes] = []  # the right edge, lowest level last
-        sizes: list[int] = []
-        count = 0
+        frontier = merkle.Frontier()  # the right edge: all a pass keeps of the tree
         with engine.connect() as conn:
             cursor = conn.connection.cursor()
             cursor.execute(f"SELECT {', '.join(Recorded._fields)} FROM events ORDER BY position")
             while rows := cursor.fetchmany(10_000):
                 for row in rows:
-                    digest = merkle.leaf_hash(Recorded(*row).hashed())
-                    size = 1
-                    while sizes and sizes[-1] == size:
-                        digest = merkle.node_hash(frontier.pop(), digest)
-                        size += sizes.pop()
-                    frontier.append(digest)
-                    sizes.append(size)
-                    count += 1
-            root = frontier[-1]
-            for left in reversed(frontier[:-1]):
-                root = merkle.node_hash(left, root)
-            stored = merkle.tree_hash(count, tlog.reader(conn))
-        assert root == stored, "the tree the events give is not the stored one"
-        events = count
+                    frontier.append(merkle.leaf_hash(Recorded(*row).hashed()))
+            stored = merkle.tree_hash(frontier.size, tlog.reader(conn))
+        assert frontier.root() == stored, "the tree the events give is not the stored one"
+        events = frontier.size
     elif phase == "log":
         with engine.connect() as conn, conn.begin():
             logcheck.snapshot(conn)

@@ -274,7 +274,7 @@ def verify(
         return
     from pathlib import Path
 
-    from ledger.store import logcheck
+    from ledger.store import logcheck, merkle
     from ledger.store.checkpoint import NoteError, open_checkpoint
 
     verifier, source = _trusted_key(vkey)
@@ -315,7 +315,7 @@ def verify(
             resume = None
             if state is not None:
                 if logcheck.still_stored(conn, state):
-                    resume = logcheck.Resume(state.size, list(state.frontier))
+                    resume = merkle.Frontier(state.size, state.frontier)
                 else:
                     said.append(
                         f"the stored tree of the {state.size} events verified before is not the "

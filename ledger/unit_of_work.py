@@ -147,10 +147,7 @@ class UnitOfWork:
 
     def _grow(self, rows: Sequence[Recorded]) -> None:
         if self._growth is None:
-            size = rows[0].position - 1
-            kept = self.store.frontier
-            frontier = kept[1] if kept is not None and kept[0] == size else None
-            self._growth = tlog.grow(self.conn, size, frontier)
+            self._growth = tlog.grow(self.conn, rows[0].position - 1, self.store.frontier)
         self._growth.add(rows)
         self._positions.extend(row.position for row in rows)
         self._issued_at = rows[-1].recorded_at
@@ -179,7 +176,7 @@ class UnitOfWork:
         self.conn.commit()
         self.committed, self._answer = True, answer
         if growth is not None:  # committed history only: a frontier never goes stale
-            self.store.frontier = (growth.size, growth.hashes.frontier)
+            self.store.frontier = growth.frontier
 
     @property
     def answer(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from ledger.api.schemas import ProblemSchema
 from ledger.api.tokens import Role
 from ledger.books import deep as read_models
 from ledger.books import queries
-from ledger.store import eventlog, logcheck, merkle
+from ledger.store import eventlog, logcheck, merkle, tlog
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
 
@@ -87,7 +87,7 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
             # The tree before `after` from its stored hashes, which the pages before
             # checked against the events.
             try:
-                resume = logcheck.Resume(after, logcheck.stored_frontier(conn, after))
+                resume = tlog.load_frontier(conn, after)
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
         report = logcheck.check_log(

@@ -81,7 +81,6 @@ from ledger.store import codec, merkle, snapshots
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS, CorruptEvent, Recorded, RowDecoder
 from ledger.store.keys import BadKey, Verifier
-from ledger.store.logcheck import root_of
 
 __all__ = [
     "FIGURES",
@@ -220,9 +219,9 @@ class _Check:
         self.closing: Closing | None = None
         self.body = False
         """Whether the body has begun (no more snapshots)."""
-        self.stack: list[bytes] = []
-        self.size = 0
-        """The tree's size: the last position covered by an event or skip line."""
+        self.tree = merkle.Frontier()
+        """The tree of the events so far: its size is the last position covered by an
+        event or skip line."""
         self.heads: dict[str, tuple[int, str, int]] = {}
         """Per stream: (version, hash, line) of its latest event (or snapshot)."""
         self.tables: dict[str, _Table] = {}
@@ -328,7 +327,7 @@ class _Check:
                 number + 1,
                 "the file ends without its closing record (truncated?): "
                 + (
-                    f"its last position is {self.size}, the header's is {self.header.last}"
+                    f"its last position is {self.tree.size}, the header's is {self.header.last}"
                     if self.header is not None
                     else "it has no header either"
                 ),
@@ -337,7 +336,7 @@ class _Check:
     def _progress(self) -> None:
         header = self.header
         if self.progress is not None and header is not None:
-            self.progress(self.size - header.first + 1, header.last - header.first + 1)
+            self.progress(self.tree.size - header.first + 1, header.last - header.first + 1)
 
     def _parse(self, number: int, raw: bytes, cut: bytes) -> dict[str, Any]:
         try:
@@ -436,8 +435,7 @@ class _Check:
             if digest is None:
                 raise Disagreement(number, f"tree_start hash {text!r} is not 64 hex digits")
             frontier.append(digest)
-        self.stack = list(frontier)
-        self.size = size
+        self.tree = merkle.Frontier(size, frontier)
         return Header(number, first, last, verifier, origin, scope, rule_sets, tuple(frontier))
 
     def _snapshot(self, number: int, s: dict[str, Any]) -> Snapshot:
@@ -574,7 +572,7 @@ class _Check:
     def _event(self, number: int, row: Recorded, document: bytes, leaf_hex: str) -> EventLine:
         """Everything about one event line but its parsing: the hot path of a check."""
         position = row.position
-        size = self.size
+        size = self.tree.size
         if position != size + 1:
             raise self._out_of_place(number, position)
         if position > self.header.last:  # type: ignore[union-attr]
@@ -636,16 +634,7 @@ class _Check:
         types = self.types
         types[type_] = types.get(type_, 0) + 1
         self.events += 1
-        # The tree: the leaf, then each subtree it completes (as many as its number,
-        # position - 1, has trailing 1 bits).
-        stack = self.stack
-        made = leaf
-        n = size
-        while n & 1:
-            made = sha256(b"\x01" + stack.pop() + made).digest()
-            n >>= 1
-        stack.append(made)
-        self.size = position
+        self.tree.append(leaf)
         return EventLine(number, row, leaf, event)
 
     def _first_of(self, number: int, stream: str, version: int, prev: str) -> None:
@@ -727,7 +716,7 @@ class _Check:
             _add(money, account, index, t.amount)
 
     def _out_of_place(self, number: int, position: Any) -> Disagreement:
-        size = self.size
+        size = self.tree.size
         if position == size:
             return Disagreement(number, f"position {position} again: a line was repeated (added)")
         if position > size + 1:
@@ -757,42 +746,26 @@ class _Check:
             raise Disagreement(
                 number, "the skip line's from, to and hashes are not what they must be"
             )
-        if start != self.size + 1:
+        if start != self.tree.size + 1:
             raise self._out_of_place(number, start)
         if end < start or end > header.last:
             raise Disagreement(
                 number, f"the skip line covers {start}..{end}, not a range within the file's"
             )
-        # The subtrees that cover it, each as large as the size so far allows.
-        widths = []
-        size = self.size
-        while size < end:
-            width = size & -size if size else 1 << (end.bit_length() - 1)
-            while size + width > end:
-                width >>= 1
-            widths.append(width)
-            size += width
-        if len(hashes) != len(widths):
+        subtrees = merkle.cover(start - 1, end)
+        if len(hashes) != len(subtrees):
             raise Disagreement(
                 number,
-                f"positions {start}..{end} are {len(widths)} complete subtrees, the skip line "
+                f"positions {start}..{end} are {len(subtrees)} complete subtrees, the skip line "
                 f"gives {len(hashes)} hashes",
             )
-        stack = self.stack
-        size = self.size
         digests = []
-        for text, width in zip(hashes, widths, strict=True):
+        for text, (level, _) in zip(hashes, subtrees, strict=True):
             made = _hex_hash(text)
             if made is None:
                 raise Disagreement(number, f"skipped hash {text!r} is not 64 hex digits")
             digests.append(made)
-            n = size >> (width.bit_length() - 1)
-            while n & 1:
-                made = merkle.node_hash(stack.pop(), made)
-                n >>= 1
-            stack.append(made)
-            size += width
-        self.size = end
+            self.tree.append_subtree(level, made)
         self.skipped += end - start + 1
         return SkipLine(number, start, end, tuple(digests))
 
@@ -820,17 +793,18 @@ class _Check:
             raise Disagreement(
                 number, "the checkpoint line's size and issued_at are not what they must be"
             )
-        if size != self.size:
+        if size != self.tree.size:
             gap = (
                 f"position {size} is missing (a line was deleted?)"
-                if size == self.size + 1
-                else f"positions {self.size + 1}..{size} are missing (lines deleted?)"
-                if size > self.size
+                if size == self.tree.size + 1
+                else f"positions {self.tree.size + 1}..{size} are missing (lines deleted?)"
+                if size > self.tree.size
                 else "it must follow the event at its size"
             )
             raise Disagreement(
                 number,
-                f"a checkpoint of size {size} where the file is at position {self.size}: {gap}",
+                f"a checkpoint of size {size} where the file is at position {self.tree.size}: "
+                f"{gap}",
             )
         if size == self.checkpoint_seen_at:
             raise Disagreement(number, f"a second checkpoint of size {size}")
@@ -839,7 +813,7 @@ class _Check:
             raise Disagreement(
                 number, f"the checkpoint line says size {size}, its signed note {checkpoint.size}"
             )
-        root = root_of(self.stack)
+        root = self.tree.root()
         if checkpoint.root != root:
             raise Disagreement(
                 number,
@@ -882,11 +856,11 @@ class _Check:
         header = self.header
         assert header is not None
         where = f"closing record (line {number})"
-        if self.size != header.last:
+        if self.tree.size != header.last:
             raise Disagreement(
                 number,
-                f"the {where} comes at position {self.size}, but the header says the file "
-                f"covers up to {header.last}: positions {self.size + 1}..{header.last} are "
+                f"the {where} comes at position {self.tree.size}, but the header says the file "
+                f"covers up to {header.last}: positions {self.tree.size + 1}..{header.last} are "
                 "missing (lines deleted at the end?)",
             )
         self._scope_holds(number, header)
@@ -895,7 +869,7 @@ class _Check:
             raise Disagreement(
                 number, f"the {where} is of size {size!r}, the header's last is {header.last}"
             )
-        root = root_of(self.stack)
+        root = self.tree.root()
         if root_hex != root.hex():
             raise Disagreement(
                 number,

@@ -30,9 +30,9 @@ Only a whole log restores a log: an export that starts after the first event, or
 skips positions (a table's or a player's), is refused as partial.
 
 A store keeps the tree's right edge in memory only once it has written
-(EventStore.frontier, keyed by the tree's size), and a restore fills only a database
-with no events: so no store's cache can be stale after one. A store on the restored
-database reads the edge on its first write, or takes `Restored.frontier`.
+(EventStore.frontier, of the size it was committed at), and a restore fills only a
+database with no events: so no store's cache can be stale after one. A store on the
+restored database reads the edge on its first write, or takes `Restored.frontier`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import sqlalchemy as sa
 from engine.events import Event
 from ledger.books import projections, tableviews
 from ledger.exports import offline
-from ledger.store import db, logcheck, snapshots, tlog
+from ledger.store import db, merkle, snapshots, tlog
 from ledger.store.eventstore import APPEND_LOCK, Recorded
 from ledger.store.keys import Verifier
 from ledger.store.schema import (
@@ -98,7 +98,7 @@ class Restored:
     """The newest checkpoint restored (a signed note)."""
     key: str = ""
     """The public key that signed the checkpoints (the header's)."""
-    frontier: tlog.Frontier = field(default_factory=dict)
+    frontier: merkle.Frontier = field(default_factory=merkle.Frontier)
     """The tree's right edge at `size`: EventStore.frontier may start from it."""
 
 
@@ -195,7 +195,7 @@ class _Writer:
 
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
-        self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
+        self.growth = tlog.Growth(merkle.Frontier())
         self.rows: list[_Row] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
@@ -302,7 +302,7 @@ class _Writer:
         rows, self.rows = self.rows, []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
-        made = self.growth.hashes.made
+        made = self.growth.made
         if self.conn.dialect.name == "postgresql":  # COPY: arrays of bytea cost more
             db.insert_tuples(self.conn, "tree_hashes", ("idx", "hash"), sorted(made.items()))
         else:
@@ -324,7 +324,7 @@ class _Writer:
             take = size - self.growth.size
             self.growth.add(rows[start : start + take])
             start += take
-            root = logcheck.root_of(self._frontier_hashes()).hex()
+            root = self.growth.root().hex()
             if given is not None and given != root:
                 raise tlog.LogError(
                     f"the checkpoint of {size} events does not sign the tree restored"
@@ -332,10 +332,6 @@ class _Writer:
             self.ready.append((size, root, issued_at, note))
         self.notes = [n for n in self.notes if n[0] > self.growth.size]
         self.growth.add(rows[start:])
-
-    def _frontier_hashes(self) -> list[bytes]:
-        size, frontier = self.growth.size, self.growth.hashes.frontier
-        return [frontier[k][1] for k in reversed(range(size.bit_length())) if size >> k & 1]
 
     def _write_checkpoints(self) -> None:
         """The checkpoints whose events are all written, in one statement."""
@@ -365,5 +361,5 @@ class _Writer:
             .where(~accounts.c.account.startswith("escrow:"))
         ).scalar_one()
         self.out.tables = len(states)
-        self.out.frontier = dict(self.growth.hashes.frontier)
+        self.out.frontier = self.growth.frontier.copy()
         return self.out

@@ -24,10 +24,9 @@ import sqlalchemy as sa
 
 from engine.errors import HazardError
 from engine.events import Event
-from ledger.store import codec, db, writers
+from ledger.store import codec, db, merkle, writers
 from ledger.store.keys import Signer
 from ledger.store.schema import events as events_table
-from ledger.store.tlog import Frontier
 
 GENESIS = "0" * 64
 STREAM_VERSION = "SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1"
@@ -331,9 +330,9 @@ class EventStore:
         appends is refused (NoSigningKey) and the store only reads."""
         self.key_path = key_path
         """Where the key was looked for, to say so when there is none."""
-        self.frontier: tuple[int, Frontier] | None = None
-        """The tree's right edge at a committed size (ledger.store.tlog), so that the
-        next append need not read it."""
+        self.frontier: merkle.Frontier | None = None
+        """The tree's right edge at the size last committed (ledger.store.tlog), so
+        that the next append need not read it."""
         self.postgres = engine.dialect.name == "postgresql"
         # The statements run on the driver's cursor, in its parameter style.
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"

@@ -16,7 +16,7 @@ time, and of the tree only its frontier is kept (at most 64 hashes), from which 
 root at each checkpoint's size is computed as the pass reaches it. The stream heads
 (one per stream) are the only other state.
 
-A pass can start part-way (`Resume`): from a frontier verified earlier (an
+A pass can start part-way (`resume`): from a frontier verified earlier (an
 incremental run) or read from the stored tree (a bounded page of /audit/verify).
 Events before the start are then not re-read: the caller says so.
 """
@@ -33,7 +33,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from engine import serverdice
-from ledger.store import db, merkle
+from ledger.store import db, merkle, tlog
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS
 from ledger.store.keys import Verifier
@@ -58,15 +58,6 @@ class Finding:
     def __str__(self) -> str:
         label = f" ({self.event})" if self.event else ""
         return f"position {self.position}{label}: {self.what}"
-
-
-@dataclass
-class Resume:
-    """Where a pass starts when it does not start at position 1: the tree of `size`
-    events with this frontier (hashes of its complete subtrees, largest first)."""
-
-    size: int
-    frontier: list[bytes]
 
 
 @dataclass
@@ -127,43 +118,6 @@ class Report:
             return None
         self.findings.append(Finding(position, what, event))
         return len(self.findings) - 1
-
-
-def root_of(frontier: Iterable[bytes]) -> bytes:
-    """The root of a tree from its frontier, largest subtree first (RFC 9162's split
-    puts every complete left part above the rest, so it folds from the right)."""
-    hashes = list(frontier)
-    if not hashes:
-        return merkle.EMPTY_ROOT
-    root = hashes[-1]
-    for left in reversed(hashes[:-1]):
-        root = merkle.node_hash(left, root)
-    return root
-
-
-def stored_frontier(conn: sa.Connection, size: int) -> list[bytes]:
-    """The frontier of the stored tree of `size` events, largest subtree first (raises
-    merkle.BadRead if a hash is missing)."""
-    indexes = []
-    for level in reversed(range(size.bit_length())):
-        if size >> level & 1:
-            indexes.append(merkle.stored_hash_index(level, (size >> level) - 1))
-    found = _hashes_in(conn, indexes)
-    if len(found) != len(indexes):
-        raise merkle.BadRead(f"the stored tree of {size} events is missing hashes")
-    return [found[i] for i in indexes]
-
-
-def _hashes_in(conn: sa.Connection, indexes: list[int]) -> dict[int, bytes]:
-    if not indexes:
-        return {}
-    mark = _mark(conn)
-    rows = db.fetch(
-        conn,
-        f"SELECT idx, hash FROM tree_hashes WHERE idx IN ({', '.join([mark] * len(indexes))})",
-        tuple(indexes),
-    )
-    return {int(i): bytes(h) for i, h in rows}
 
 
 snapshot = db.snapshot
@@ -241,15 +195,11 @@ def _check_turn(
             )
 
 
-def _trailing_ones(n: int) -> int:
-    return ((n + 1) & -(n + 1)).bit_length() - 1
-
-
 def check_log(
     conn: sa.Connection,
     verifier: Verifier | None,
     *,
-    resume: Resume | None = None,
+    resume: merkle.Frontier | None = None,
     limit: int | None = None,
     watch: Iterable[int] = (),
     progress: Progress | None = None,
@@ -259,7 +209,8 @@ def check_log(
     """Check the log in `conn` (one read transaction, so that it is one state of it).
 
     `verifier` is the trusted key (None: none, and every checkpoint is reported as
-    not signed by it). From `resume` if given, else from position 1; at most `limit`
+    not signed by it). From `resume`, the frontier of the tree of the events before,
+    if given, else from position 1; at most `limit`
     events if given. `watch`: sizes at which to keep the recomputed root in
     `Report.roots` (a receipt's size)."""
     start = resume.size if resume else 0
@@ -267,7 +218,7 @@ def check_log(
     report = Report(start=start, size=start, limit_findings=limit_findings)
     if watched:
         report.bound = max(watched)
-    stack = list(resume.frontier) if resume else []
+    tree = resume.copy() if resume else merkle.Frontier()
     mark = _mark(conn)
     total = _count_after(conn, start)
     if limit is not None:
@@ -276,7 +227,7 @@ def check_log(
     broken: set[str] = set()
     turns: dict[str, _Turn] = {}
     sha256 = hashlib.sha256
-    push, pop = stack.append, stack.pop
+    leaf_hash, append = merkle.leaf_hash, tree.append
     quoted: dict[Any, str] = {None: "null"}
 
     def quote(text: Any) -> str:
@@ -365,24 +316,16 @@ def check_log(
                     broken.add(stream)
                     report.add(position, problem, f"{stream} v{version}")
                 heads[stream] = (version, digest)
-            # The tree: the record's leaf, then each subtree it completes (as many as
-            # its number has trailing 1 bits), in the order they are stored.
-            made = sha256(b"\x00" + data).digest()
-            differs = have[at_hash] != made
-            leaf_differs = differs
-            at_hash += 1
-            number = size
-            while number & 1:
-                made = sha256(b"\x01" + pop() + made).digest()
-                differs = differs or have[at_hash] != made
-                at_hash += 1
-                number >>= 1
-            push(made)
-            if differs and tree_differs is None:
+            # The tree: the record's leaf, then each subtree it completes, in the order
+            # they are stored.
+            first = at_hash
+            made = append(leaf_hash(data))
+            at_hash += len(made)
+            leaf_differs = have[first] != made[0]
+            if (leaf_differs or have[first:at_hash] != made) and tree_differs is None:
                 tree_differs = size + 1
                 if leaf_differs and report.first_leaf_differs is None:
                     report.first_leaf_differs = size + 1
-                first = at_hash - 1 - _trailing_ones(size)
                 if not have[first]:
                     what = "the tree has no stored hash for this event"
                 elif leaf_differs:
@@ -396,17 +339,17 @@ def check_log(
                 report.first_leaf_differs = size + 1
             size += 1
             if size in watched:
-                report.roots[size] = root_of(stack)
+                report.roots[size] = tree.root()
             if size in check_at:
                 root_hex, note = check_at.pop(size)
-                _check_checkpoint(report, verifiers, size, root_hex, note, root_of(stack))
+                _check_checkpoint(report, verifiers, size, root_hex, note, tree.root())
         done += len(rows)
         report.size = size
         if progress is not None:
             progress(done, total)
     report.size = size
-    report.frontier = list(stack)
-    report.root = root_of(stack)
+    report.frontier = list(tree.hashes)
+    report.root = tree.root()
     more = db.fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
     report.complete = not more
     if report.complete:
@@ -637,7 +580,7 @@ class State:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a verify state ({exc})") from None
-        if state.size < 0 or root_of(state.frontier) != state.root:
+        if state.size < 0 or merkle.Frontier(state.size, state.frontier).root() != state.root:
             raise ValueError("not a verify state (its frontier does not give its root)")
         if len(state.frontier) != state.size.bit_count():
             raise ValueError("not a verify state (its frontier is not of its size)")
@@ -648,6 +591,6 @@ def still_stored(conn: sa.Connection, state: State) -> bool:
     """Whether the stored tree of `state.size` events still has the root verified then:
     what lets an incremental run trust the events before it without reading them."""
     try:
-        return stored_frontier(conn, state.size) == list(state.frontier)
+        return tlog.load_frontier(conn, state.size).hashes == list(state.frontier)
     except merkle.MerkleError:
         return False

@@ -335,7 +335,7 @@ def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
             found += page.findings
             if page.complete:
                 break
-            resume = logcheck.Resume(page.size, logcheck.stored_frontier(conn, page.size))
+            resume = tlog.load_frontier(conn, page.size)
     assert page.size == log.size
     assert [f.position for f in found] == [where] * len(found) and found
 

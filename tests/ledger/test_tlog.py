@@ -200,22 +200,22 @@ def test_a_growth_from_the_frontier_stores_the_hashes_merkle_defines() -> None:
         return [expected[i] for i in indexes]
 
     stored: dict[int, bytes] = {}
-    frontier: tlog.Frontier = {}
+    frontier = merkle.Frontier()
     size = 0
     for width in [1, 1, 2, 3, 1, 7, 16, 1, 5, 32, 64, 2, 100]:
-        growth = tlog.Growth(size, size, tlog.HashReader(None, frontier))  # type: ignore[arg-type]
+        growth = tlog.grow(None, size, frontier)  # type: ignore[arg-type]  # reads nothing
         rows = [_Row(p) for p in range(size + 1, size + width + 1)]
         growth.add(rows)
         for row in rows:
             expected.extend(merkle.stored_hashes(row.position - 1, row.hashed(), read))
-        stored.update(growth.hashes.made)
-        size, frontier = growth.size, growth.hashes.frontier
+        stored.update(growth.made)
+        size, frontier = growth.size, growth.frontier
         assert growth.root() == merkle.tree_hash(size, read)
         assert [stored[i] for i in range(len(expected))] == expected
 
 
 def test_a_growth_refuses_a_frontier_that_is_not_its_trees() -> None:
-    growth = tlog.Growth(3, 3, tlog.HashReader(None, {0: (1, bytes(32))}))  # type: ignore[arg-type]
+    growth = tlog.Growth(merkle.Frontier(3, [bytes(32)]))
     with pytest.raises(tlog.LogError, match="no left half"):
         growth.add([_Row(4)])
 
