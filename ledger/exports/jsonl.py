@@ -15,14 +15,13 @@ and memory stays bounded whatever the size of the log: of the tree only its fron
 kept (at most 64 hashes), and of the events one page.
 
 Each event line is written by hand around the stored payload text, which the store
-keeps canonical already (codec.hash_input does the same for the hashed bytes), because
+keeps canonical already (codec.frame does the same for the hashed bytes), because
 parsing and re-encoding every payload cost more than everything else together. The
 file holds nothing of the moment it was made: the same log exports to the same bytes.
 """
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -605,16 +604,11 @@ class _Body:
     ) -> Iterator[bytes]:
         """The page's lines into `out` (with the skips before its events), yielding a
         chunk each time `out` fills: the hot loop of an export."""
-        sha256 = hashlib.sha256
         append = self.tree.append
         types = self.types
         quote = encode_basestring
-        quoted: dict[Any, str] = {None: "null"}  # per page: recorded_at changes each write
-
-        def q(text: Any) -> str:
-            value = quoted[text] = quote(text)
-            return value
-
+        quoted = codec.Quoted()  # per page: recorded_at changes each write
+        frame, leaf_hash = codec.frame, merkle.leaf_hash
         lines = out.parts
         add = lines.append
         tree = self.tree
@@ -622,26 +616,17 @@ class _Body:
             position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
             if position != tree.size + 1:
                 self._skip(position - 1, skips, out)
-            qa = quoted.get(actor) or q(actor)
-            qk = quoted.get(key) or q(key)
-            qt = quoted.get(at) or q(at)
-            qs = quoted.get(stream) or q(stream)
-            qy = quoted.get(type_) or q(type_)
-            # The event's document, as codec.hash_input frames it (a test holds them
-            # equal): what its leaf and chain hash cover.
-            made = sha256(
-                b"\x00"
-                + (
-                    f'{{"actor":{qa},"idempotency_key":{qk},"payload":{payload},'
-                    f'"position":{position:d},"recorded_at":{qt},"schema_version":{schema:d},'
-                    f'"stream":{qs},"type":{qy},"version":{version:d}}}'
-                ).encode()
-            ).digest()
+            # What the event's leaf and chain hash cover; its texts, quoted once a page,
+            # are the line's too.
+            made = leaf_hash(
+                frame(quoted, position, stream, version, type_, schema, payload, actor, key, at)
+            )
             line = (
-                f'{{"actor":{qa},"hash":{quote(digest)},"idempotency_key":{qk},'
-                f'"leaf":"{made.hex()}","payload":{payload},"position":{position:d},'
-                f'"prev_hash":{quote(prev)},"record":"event","recorded_at":{qt},'
-                f'"schema_version":{schema:d},"stream":{qs},"type":{qy},"version":{version:d}}}\n'
+                f'{{"actor":{quoted[actor]},"hash":{quote(digest)},'
+                f'"idempotency_key":{quoted[key]},"leaf":"{made.hex()}","payload":{payload},'
+                f'"position":{position:d},"prev_hash":{quote(prev)},"record":"event",'
+                f'"recorded_at":{quoted[at]},"schema_version":{schema:d},'
+                f'"stream":{quoted[stream]},"type":{quoted[type_]},"version":{version:d}}}\n'
             )
             add(line)
             out.size += len(line)

@@ -123,10 +123,9 @@ class Recorded(NamedTuple):
         }
 
     def hashed(self) -> bytes:
-        """The bytes the hash covers: `document()` in canonical form, built around the
-        stored payload text rather than by parsing and re-encoding it."""
-        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
-        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
+        """The bytes the hash covers (codec.frame): `document()` in canonical form,
+        built around the stored payload text rather than by parsing and re-encoding it."""
+        return codec.frame(codec.Quoted(), *self[:9])
 
     def event(self) -> Event:
         return decode_row(self)
@@ -473,8 +472,8 @@ class EventStore:
                 raise ConcurrencyError(stream, expected_version, version)
             recorded_at = self.clock()
             rows: list[Recorded] = []
-            framed = codec.hash_input(stream, actor, idempotency_key, recorded_at)
-            chain_hash = codec.chain_hash
+            quoted = codec.Quoted()  # the texts the write's events share, quoted once
+            frame, chain_hash = codec.frame, codec.chain_hash
             for event in new_events:
                 position += 1
                 version += 1
@@ -484,7 +483,11 @@ class EventStore:
                         f"but it would be version {version} of {stream!r}"
                     )
                 name, schema, text = codec.payload_text(event)
-                digest = chain_hash(prev, framed(position, version, name, schema, text))
+                digest = chain_hash(
+                    prev,
+                    frame(quoted, position, stream, version, name, schema, text, actor,
+                          idempotency_key, recorded_at),
+                )  # fmt: skip
                 rows.append(
                     Recorded(position, stream, version, name, schema, text, actor,
                              idempotency_key, recorded_at, prev, digest)

@@ -27,13 +27,12 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring  # what the encoder uses (ensure_ascii off)
 from typing import Any
 
 import sqlalchemy as sa
 
 from engine import serverdice
-from ledger.store import db, merkle, tlog
+from ledger.store import codec, db, merkle, tlog
 from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.eventstore import GENESIS
 from ledger.store.keys import Verifier
@@ -228,15 +227,8 @@ def check_log(
     turns: dict[str, _Turn] = {}
     sha256 = hashlib.sha256
     leaf_hash, append = merkle.leaf_hash, tree.append
-    quoted: dict[Any, str] = {None: "null"}
-
-    def quote(text: Any) -> str:
-        # JSON text as the canonical encoder writes it (ensure_ascii off).
-        if len(quoted) > 100_000:  # bounded: recorded_at differs from write to write
-            quoted.clear()
-            quoted[None] = "null"
-        value = quoted[text] = encode_basestring(text)
-        return value
+    quoted = codec.Quoted()
+    frame = codec.frame
 
     size = start
     tree_differs: int | None = None
@@ -288,17 +280,10 @@ def check_log(
             next_position = position + 1
             if type_ in _SEEDED:
                 _check_turn(report, turns, position, stream, version, type_, payload)
-            # The record hashed, as codec.hash_input frames it (a test holds them
-            # equal), each text quoted once per batch rather than once per event.
             try:
-                data = (
-                    f'{{"actor":{quoted.get(actor) or quote(actor)},"idempotency_key":'
-                    f"{quoted.get(key) or quote(key)},"
-                    f'"payload":{payload},"position":{position:d},"recorded_at":'
-                    f'{quoted.get(at) or quote(at)},"schema_version":{schema:d},"stream":'
-                    f'{quoted.get(stream) or quote(stream)},"type":'
-                    f'{quoted.get(type_) or quote(type_)},"version":{version:d}}}'
-                ).encode()
+                data = frame(
+                    quoted, position, stream, version, type_, schema, payload, actor, key, at
+                )
             except (TypeError, ValueError):
                 report.add(position, "its columns are not of the types an event's are")
                 data = repr(row).encode()

@@ -95,11 +95,11 @@ class Growth:
 
     def add(self, rows: Sequence[Any]) -> None:
         """Append the leaves of `rows`, the events just appended at the tree's end:
-        straight from the frontier, with no read, and each leaf's bytes built by one
-        frame for the rows a write shares (as the store's append builds them)."""
+        straight from the frontier, with no read, and the texts the rows share quoted
+        once (as the store's append quotes them)."""
         frontier, made = self.frontier, self.made
-        frames: dict[tuple[Any, ...], codec.HashInput] = {}
-        leaf_hash = merkle.leaf_hash
+        quoted = codec.Quoted()
+        frame, leaf_hash = codec.frame, merkle.leaf_hash
         for row in rows:
             n = frontier.size
             if row.position != n + 1:
@@ -107,13 +107,11 @@ class Growth:
                     f"event at position {row.position} is not the next record of the tree "
                     f"of {n} events"
                 )
-            shared = (row.stream, row.actor, row.idempotency_key, row.recorded_at)
-            frame = frames.get(shared)
-            if frame is None:
-                frame = frames[shared] = codec.hash_input(*shared)
             leaf = leaf_hash(
-                frame(row.position, row.version, row.type, row.schema_version, row.payload)
-            )
+                frame(quoted, row.position, row.stream, row.version, row.type,
+                      row.schema_version, row.payload, row.actor, row.idempotency_key,
+                      row.recorded_at)
+            )  # fmt: skip
             try:
                 stored = frontier.append(leaf)
             except merkle.BadIndex as exc:

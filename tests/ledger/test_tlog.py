@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from ledger.books.accounts import account_stream
-from ledger.store import merkle, tlog
+from ledger.store import codec, merkle, tlog
 from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore, NoSigningKey
 from ledger.store.schema import checkpoints, tree_hashes
@@ -187,8 +187,10 @@ class _Row:
     def hashed(self) -> bytes:
         from ledger.store import codec
 
-        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
-        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
+        return codec.frame(
+            codec.Quoted(), self.position, self.stream, self.version, self.type,
+            self.schema_version, self.payload, self.actor, self.idempotency_key, self.recorded_at,
+        )  # fmt: skip
 
 
 def test_a_growth_from_the_frontier_stores_the_hashes_merkle_defines() -> None:
@@ -218,6 +220,33 @@ def test_a_growth_refuses_a_frontier_that_is_not_its_trees() -> None:
     growth = tlog.Growth(merkle.Frontier(3, [bytes(32)]))
     with pytest.raises(tlog.LogError, match="no left half"):
         growth.add([_Row(4)])
+
+
+def test_the_one_frame_gives_every_stored_hash_of_every_stored_event(store: EventStore) -> None:
+    """codec.frame, with one Quoted shared across the log as a pass shares it, over the
+    columns as the database hands them back: each event's stored chain hash and its
+    stored leaf in the tree. Texts that JSON escapes or that are not ASCII included."""
+    _deposit(store, [5, 6])
+    key = 'k\\"ë\u2014\x01'
+    uow = UnitOfWork(store, key, {"amounts": [7]})
+    with uow:
+        version = store.stream_version(uow.conn, SETTER)
+        deposit = Deposited(version=version + 1, account=hz.SETTER, amount=7)
+        uow.record(SETTER, version, [deposit], 'Zoë "the" setter\\\n', key)
+        uow.commit({"ok": True})
+    _deposit(store, [1, 2, 3])
+    quoted = codec.Quoted()
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT position, stream, version, type, schema_version, payload, actor,"
+            " idempotency_key, recorded_at, prev_hash, hash FROM events ORDER BY position"
+        ).all()
+        leaves = tlog.read_hashes(conn, [merkle.stored_hash_index(0, row[0] - 1) for row in rows])
+    assert len(rows) == 6 and any(row[7] is not None for row in rows)
+    for row in rows:
+        framed = codec.frame(quoted, *row[:9])
+        assert codec.chain_hash(row[9], framed) == row[10]
+        assert merkle.leaf_hash(framed) == leaves[merkle.stored_hash_index(0, row[0] - 1)]
 
 
 def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: EventStore) -> None:
