@@ -16,7 +16,7 @@ are medians. Reported, never asserted:
   tree alone    every event read (raw cursor), its leaf hashed and folded into the
                 tree's right edge, the root compared with the newest checkpoint's
                 (goal: 300,000 events a second)
-  log check     ledger.store.logcheck.check_log, as `hazard verify` runs it: gaps,
+  log check     ledger.store.log.check.check_log, as `hazard verify` runs it: gaps,
                 chains, leaves and every stored hash, every checkpoint's signature
   deep          ledger.books.deep.differences, as `hazard verify --deep` adds it
 """
@@ -47,7 +47,7 @@ def build(path: Path, events: int) -> None:
     from ledger.books.accounts import account_stream
     from ledger.store import db
     from ledger.store.eventstore import EventStore
-    from ledger.store.keys import create_key, load_signer
+    from ledger.store.log.keys import create_key, load_signer
     from ledger.store.vocabulary import Deposited, Withdrawn
     from ledger.unit_of_work import UnitOfWork
 
@@ -92,9 +92,10 @@ def build(path: Path, events: int) -> None:
 
 def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     """One measurement, in this (child) process."""
-    from ledger.store import db, logcheck, merkle, tlog
+    from ledger.store import db
     from ledger.store.eventstore import EventStore, Recorded
-    from ledger.store.keys import load_signer
+    from ledger.store.log import check, merkle, tree
+    from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(url)
     verifier = load_signer(key).verifier
@@ -107,13 +108,13 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
             while rows := cursor.fetchmany(10_000):
                 for row in rows:
                     frontier.append(merkle.leaf_hash(Recorded(*row).hashed()))
-            stored = merkle.tree_hash(frontier.size, tlog.reader(conn))
+            stored = merkle.tree_hash(frontier.size, tree.reader(conn))
         assert frontier.root() == stored, "the tree the events give is not the stored one"
         events = frontier.size
     elif phase == "log":
         with engine.connect() as conn, conn.begin():
-            logcheck.snapshot(conn)
-            report = logcheck.check_log(conn, verifier)
+            check.snapshot(conn)
+            report = check.check_log(conn, verifier)
         assert report.ok, report.findings[:3]
         events = report.events
     else:

@@ -18,9 +18,10 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from ledger.books.book import Book
-from ledger.store import db, keys
-from ledger.store.checkpoint import NoteError, open_checkpoint
+from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.store.log import keys
+from ledger.store.log.checkpoint import NoteError, open_checkpoint
 from ledger.store.schema import checkpoints
 
 KEY_ENV = "HAZARD_KEY"

@@ -195,7 +195,7 @@ def _book(database_url: str | None = None) -> Book:
     is a clear error, not a crash, and an SQLite file is never made here."""
     from ledger.bootstrap import open_book
     from ledger.store.db import NoDatabase, SchemaBehind
-    from ledger.store.keys import BadKey
+    from ledger.store.log.keys import BadKey
 
     try:
         with _opening():
@@ -274,8 +274,9 @@ def verify(
         return
     from pathlib import Path
 
-    from ledger.store import logcheck, merkle
-    from ledger.store.checkpoint import NoteError, open_checkpoint
+    from ledger.store.log import check as logcheck
+    from ledger.store.log import merkle
+    from ledger.store.log.checkpoint import NoteError, open_checkpoint
 
     verifier, source = _trusted_key(vkey)
     receipt = None
@@ -447,7 +448,7 @@ def _trusted_key(
     from pathlib import Path
 
     from ledger.bootstrap import KEY_ENV, key_path, load_key
-    from ledger.store.keys import BadKey, Verifier
+    from ledger.store.log.keys import BadKey, Verifier
 
     if vkey is not None:
         source = "--key"
@@ -494,7 +495,7 @@ def key_create(name: str | None, path: str | None) -> None:
     """Make the signing key (a file of mode 0600, never overwritten) and print its
     public key, the one line an auditor needs to check what the log signs."""
     from ledger.bootstrap import DEFAULT_ORIGIN, key_path
-    from ledger.store.keys import BadKey, create_key
+    from ledger.store.log.keys import BadKey, create_key
 
     where = path or str(key_path())
     try:
@@ -512,7 +513,7 @@ def key_show(path: str | None) -> None:
     from pathlib import Path
 
     from ledger.bootstrap import key_path, load_key
-    from ledger.store.keys import BadKey
+    from ledger.store.log.keys import BadKey
 
     where = Path(path) if path else key_path()
     try:
@@ -576,7 +577,7 @@ def fairness(
     from ledger.audit import fairness as report
     from ledger.exports.scope import ScopeError, moment
     from ledger.service import NotFound
-    from ledger.store import logcheck
+    from ledger.store.log import check as logcheck
 
     try:
         start = moment(since, "since") if since is not None else None
@@ -667,7 +668,7 @@ def _says_signing_key(public: str) -> None:
     """Warn when the signing key here is not the one that signed the restored log: the
     service would refuse to write with it (ledger.bootstrap.ensure_key)."""
     from ledger.bootstrap import KEY_ENV, key_path, load_key
-    from ledger.store.keys import BadKey
+    from ledger.store.log.keys import BadKey
 
     path = key_path()
     try:
@@ -943,7 +944,7 @@ def serve(host: str, port: int, workers: int, threads: int, io_timeout: float) -
 
     from ledger.api.server import serve as run
     from ledger.store.db import BadSetting, SchemaBehind
-    from ledger.store.keys import BadKey
+    from ledger.store.log.keys import BadKey
 
     try:
         run(host, port, workers, threads, io_timeout)

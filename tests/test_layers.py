@@ -27,7 +27,7 @@ LAYERS = (
             "ledger.bootstrap",
             "ledger.rulesource",
             "ledger.simulate",
-            "ledger.logs",
+            "ledger.jsonlogging",
             "ledger.exports",  # reads the store and the books; the CLI and API serve it
             "ledger.audit",
         ),

@@ -4,7 +4,7 @@ Each stream (a table, an account) is its own hash chain: an event's hash covers 
 columns and the hash of the stream's event before it. /events gives every column the
 hash covers, so an auditor can re-check the chains offline; /audit/verify re-checks
 them here, as `hazard verify` does; /audit/head is the newest event, whose hash the
-setter can publish. What they read is ledger.store.eventlog's.
+setter can publish. What they read is ledger.store.log.chains'.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from ledger.api.schemas import ProblemSchema
 from ledger.api.tokens import Role
 from ledger.books import deep as read_models
 from ledger.books import queries
-from ledger.store import eventlog, logcheck, merkle, tlog
+from ledger.store.log import chains, merkle, tree
+from ledger.store.log.check import check_log, snapshot
 
 blp = Blueprint("audit", __name__, description="The event log and its hash chains")
 
@@ -66,7 +67,7 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
     verify page runs it too, page after page, to show its progress)."""
     store = club().store
     # Counted before the check: what the log held when it began.
-    before = eventlog.head(store.engine)
+    before = chains.head(store.engine)
     verifier = store.signer.verifier if store.signer is not None else None
     if after > before["position"]:  # a caller's mistake, not a finding about the log
         abort(
@@ -81,18 +82,16 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
             f"more than a request may replay ({rs.DEEP_MAX}): run `hazard verify --deep`",
         )
     with store.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
+        snapshot(conn)
         resume = None
         if after:
             # The tree before `after` from its stored hashes, which the pages before
             # checked against the events.
             try:
-                resume = tlog.load_frontier(conn, after)
+                resume = tree.load_frontier(conn, after)
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
-        report = logcheck.check_log(
-            conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS
-        )
+        report = check_log(conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS)
     differences = None
     if deep:
         differences = [d.view() for d in read_models.differences(store)]
@@ -140,4 +139,4 @@ def chain_head() -> dict[str, Any]:
     """The head of the log: the newest event (stream, position, hash), how many events
     and streams there are, and one digest of every stream's head to print or publish."""
     require(*AUDIT)
-    return eventlog.head(club().store.engine)
+    return chains.head(club().store.engine)

@@ -179,7 +179,7 @@ def generate() -> str:
     from ledger.books.book import Book
     from ledger.store import db
     from ledger.store.eventstore import EventStore
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     engine = db.make_engine("sqlite://")
     try:

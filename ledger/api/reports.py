@@ -19,7 +19,7 @@ from ledger.api.readschemas import StoredTime
 from ledger.api.schemas import NAME, ProblemSchema
 from ledger.api.tokens import Role
 from ledger.audit import fairness
-from ledger.store import logcheck
+from ledger.store.log import check
 
 blp = Blueprint("reports", __name__, description="Reports for the club: dice fairness")
 
@@ -215,5 +215,5 @@ def dice(query: dict[str, Any]) -> dict[str, Any]:
         until=query.get("until"),
     )
     with club().store.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)  # the throws and the rounds as of one moment
+        check.snapshot(conn)  # the throws and the rounds as of one moment
         return fairness.report(conn, scope, query["alpha"])

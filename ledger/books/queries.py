@@ -3,7 +3,7 @@ player's statement, the event log.
 
 The REST API's views call these (ledger.api.reads, ledger.api.audit), as a console
 will; the SQL is the read models' own: ledger.books.tableviews for settlements and rounds,
-ledger.books.projections for statements, ledger.store.eventlog for the log.
+ledger.books.projections for statements, ledger.store.log.chains for the log.
 
     with queries.reading(store) as read:
         if read.has_stream(stream):
@@ -23,8 +23,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger.books import projections, tableviews
-from ledger.store import eventlog
 from ledger.store.eventstore import EventStore
+from ledger.store.log import chains
 
 Read = Callable[[int, int], list[dict[str, Any]]]
 """A listing's query: `read(after, n)` is at least `n` items after key `after`, if
@@ -139,7 +139,7 @@ class Reader:
     def events(self, stream: str | None, after: int, limit: int) -> dict[str, Any]:
         """A page of the event log, of one stream or of all, in position order."""
         return page(
-            lambda after, limit: eventlog.events(self.conn, stream, after, limit),
+            lambda after, limit: chains.events(self.conn, stream, after, limit),
             after,
             limit,
             "position",

@@ -35,8 +35,8 @@ from ledger.api.tokens import Holder, Role, holder
 from ledger.books import disputeviews
 from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
 from ledger.service import NotFound, StaleVersion
-from ledger.store import proofs
 from ledger.store.eventstore import Refused
+from ledger.store.log import proofs
 from ledger.store.schema import accounts, events
 
 blp = Blueprint(

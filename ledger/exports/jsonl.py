@@ -35,9 +35,10 @@ import engine as hz
 from ledger.books.accounts import CASH, TABLE_PREFIX, account_stream, player_account, transfers_of
 from ledger.exports.scope import NotFound, Scope
 from ledger.exports.verdict import figures_view
-from ledger.store import codec, db, merkle, snapshots, tlog
+from ledger.store import codec, db, snapshots
 from ledger.store.eventstore import decode_rows
-from ledger.store.keys import Verifier
+from ledger.store.log import merkle, tree
+from ledger.store.log.keys import Verifier
 
 MEDIA_TYPE = "application/jsonl"
 FORMAT = "hazard-export"
@@ -144,7 +145,7 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
     size, root, issued_at, note = newest[0]
     checkpoint = (int(size), str(root), str(issued_at), str(note))
     key = key if key is not None else _default_key()
-    from ledger.store.checkpoint import NoteError, open_checkpoint
+    from ledger.store.log.checkpoint import NoteError, open_checkpoint
 
     try:
         open_checkpoint(checkpoint[3], [key])
@@ -330,7 +331,7 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
     # own, and none is open while the generator yields (the client may take its time).
     first, last = plan.first, plan.last
     with db.short_read(engine) as conn:
-        start = tlog.load_frontier(conn, first - 1)
+        start = tree.load_frontier(conn, first - 1)
         states = _snapshots(conn, plan)
         opened = _opened_rules(conn, [s for s, v in plan.tables.items() if v == 1])
     rule_sets: dict[str, Any] = {}
@@ -372,7 +373,7 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
     proof = []
     if 0 < last < size:
         with db.short_read(engine) as conn:
-            proof = merkle.prove_tree(size, last, tlog.reader(conn))
+            proof = merkle.prove_tree(size, last, tree.reader(conn))
     out.add(
         _line(
             {
@@ -381,7 +382,7 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
                 "events": body.events,
                 "money": body.money_view(),
                 "record": "closing",
-                "root": body.tree.root().hex(),
+                "root": body.frontier.root().hex(),
                 "size": last,
                 "skipped": body.skipped,
                 "types": dict(sorted(body.types.items())),
@@ -472,7 +473,7 @@ class _Body:
     def __init__(self, engine: sa.Engine, plan: _Plan, start: merkle.Frontier) -> None:
         self.engine = engine
         self.plan = plan
-        self.tree = start
+        self.frontier = start
         """The tree of the events up to the last line written (the size so far)."""
         self.events = 0
         self.skipped = 0
@@ -489,7 +490,7 @@ class _Body:
         plan = self.plan
         contiguous = plan.windows is None
         for page in self._pages():
-            done = self.tree.size
+            done = self.frontier.size
             checks: dict[int, tuple[str, str]] = {}
             with db.short_read(self.engine) as conn:
                 skips = self._skips(conn, page)
@@ -507,7 +508,7 @@ class _Body:
             if not contiguous:
                 self._count_money(page)
             if progress is not None:
-                progress(self.tree.size - done)
+                progress(self.frontier.size - done)
         if contiguous:
             with db.short_read(self.engine) as conn:
                 self.money = _money_between(conn, plan.first, plan.last)
@@ -569,7 +570,7 @@ class _Body:
     def _skips(self, conn: sa.Connection, page: list[Any]) -> dict[int, bytes]:
         """The stored hashes of every subtree the page's gaps need, in a few queries."""
         wanted: list[int] = []
-        before = self.tree.size
+        before = self.frontier.size
         for row in page:
             if row[0] > before + 1:
                 wanted.extend(
@@ -578,19 +579,19 @@ class _Body:
             before = row[0]
         found: dict[int, bytes] = {}
         for part in _chunks_of(wanted):
-            found.update(tlog.read_hashes(conn, part))
+            found.update(tree.read_hashes(conn, part))
         if len(found) != len(set(wanted)):
             raise merkle.BadRead("the stored tree is missing hashes of positions the export skips")
         return found
 
     def _skip(self, to: int, found: dict[int, bytes], out: _Out) -> None:
-        tree = self.tree
-        start = tree.size
+        frontier = self.frontier
+        start = frontier.size
         hashes = []
         for level, number in merkle.cover(start, to):
             digest = found[merkle.stored_hash_index(level, number)]
             hashes.append(digest.hex())
-            tree.append_subtree(level, digest)
+            frontier.append_subtree(level, digest)
         listed = ",".join('"' + h + '"' for h in hashes)
         out.add(f'{{"from":{start + 1},"hashes":[{listed}],"record":"skip","to":{to}}}\n')
         self.skipped += to - start
@@ -604,17 +605,17 @@ class _Body:
     ) -> Iterator[bytes]:
         """The page's lines into `out` (with the skips before its events), yielding a
         chunk each time `out` fills: the hot loop of an export."""
-        append = self.tree.append
+        append = self.frontier.append
         types = self.types
         quote = encode_basestring
         quoted = codec.Quoted()  # per page: recorded_at changes each write
         frame, leaf_hash = codec.frame, merkle.leaf_hash
         lines = out.parts
         add = lines.append
-        tree = self.tree
+        frontier = self.frontier
         for row in page:
             position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
-            if position != tree.size + 1:
+            if position != frontier.size + 1:
                 self._skip(position - 1, skips, out)
             # What the event's leaf and chain hash cover; its texts, quoted once a page,
             # are the line's too.

@@ -77,10 +77,11 @@ from ledger.exports.verdict import (
     Verified,
     figures_view,
 )
-from ledger.store import codec, merkle, snapshots
-from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store import codec, snapshots
 from ledger.store.eventstore import GENESIS, CorruptEvent, Recorded, RowDecoder
-from ledger.store.keys import BadKey, Verifier
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store.log.keys import BadKey, Verifier
 
 __all__ = [
     "FIGURES",
@@ -219,7 +220,7 @@ class _Check:
         self.closing: Closing | None = None
         self.body = False
         """Whether the body has begun (no more snapshots)."""
-        self.tree = merkle.Frontier()
+        self.frontier = merkle.Frontier()
         """The tree of the events so far: its size is the last position covered by an
         event or skip line."""
         self.heads: dict[str, tuple[int, str, int]] = {}
@@ -327,7 +328,7 @@ class _Check:
                 number + 1,
                 "the file ends without its closing record (truncated?): "
                 + (
-                    f"its last position is {self.tree.size}, the header's is {self.header.last}"
+                    f"its last position is {self.frontier.size}, the header's is {self.header.last}"
                     if self.header is not None
                     else "it has no header either"
                 ),
@@ -336,7 +337,7 @@ class _Check:
     def _progress(self) -> None:
         header = self.header
         if self.progress is not None and header is not None:
-            self.progress(self.tree.size - header.first + 1, header.last - header.first + 1)
+            self.progress(self.frontier.size - header.first + 1, header.last - header.first + 1)
 
     def _parse(self, number: int, raw: bytes, cut: bytes) -> dict[str, Any]:
         try:
@@ -435,7 +436,7 @@ class _Check:
             if digest is None:
                 raise Disagreement(number, f"tree_start hash {text!r} is not 64 hex digits")
             frontier.append(digest)
-        self.tree = merkle.Frontier(size, frontier)
+        self.frontier = merkle.Frontier(size, frontier)
         return Header(number, first, last, verifier, origin, scope, rule_sets, tuple(frontier))
 
     def _snapshot(self, number: int, s: dict[str, Any]) -> Snapshot:
@@ -572,7 +573,7 @@ class _Check:
     def _event(self, number: int, row: Recorded, document: bytes, leaf_hex: str) -> EventLine:
         """Everything about one event line but its parsing: the hot path of a check."""
         position = row.position
-        size = self.tree.size
+        size = self.frontier.size
         if position != size + 1:
             raise self._out_of_place(number, position)
         if position > self.header.last:  # type: ignore[union-attr]
@@ -634,7 +635,7 @@ class _Check:
         types = self.types
         types[type_] = types.get(type_, 0) + 1
         self.events += 1
-        self.tree.append(leaf)
+        self.frontier.append(leaf)
         return EventLine(number, row, leaf, event)
 
     def _first_of(self, number: int, stream: str, version: int, prev: str) -> None:
@@ -716,7 +717,7 @@ class _Check:
             _add(money, account, index, t.amount)
 
     def _out_of_place(self, number: int, position: Any) -> Disagreement:
-        size = self.tree.size
+        size = self.frontier.size
         if position == size:
             return Disagreement(number, f"position {position} again: a line was repeated (added)")
         if position > size + 1:
@@ -746,7 +747,7 @@ class _Check:
             raise Disagreement(
                 number, "the skip line's from, to and hashes are not what they must be"
             )
-        if start != self.tree.size + 1:
+        if start != self.frontier.size + 1:
             raise self._out_of_place(number, start)
         if end < start or end > header.last:
             raise Disagreement(
@@ -765,7 +766,7 @@ class _Check:
             if made is None:
                 raise Disagreement(number, f"skipped hash {text!r} is not 64 hex digits")
             digests.append(made)
-            self.tree.append_subtree(level, made)
+            self.frontier.append_subtree(level, made)
         self.skipped += end - start + 1
         return SkipLine(number, start, end, tuple(digests))
 
@@ -793,17 +794,17 @@ class _Check:
             raise Disagreement(
                 number, "the checkpoint line's size and issued_at are not what they must be"
             )
-        if size != self.tree.size:
+        if size != self.frontier.size:
             gap = (
                 f"position {size} is missing (a line was deleted?)"
-                if size == self.tree.size + 1
-                else f"positions {self.tree.size + 1}..{size} are missing (lines deleted?)"
-                if size > self.tree.size
+                if size == self.frontier.size + 1
+                else f"positions {self.frontier.size + 1}..{size} are missing (lines deleted?)"
+                if size > self.frontier.size
                 else "it must follow the event at its size"
             )
             raise Disagreement(
                 number,
-                f"a checkpoint of size {size} where the file is at position {self.tree.size}: "
+                f"a checkpoint of size {size} where the file is at position {self.frontier.size}: "
                 f"{gap}",
             )
         if size == self.checkpoint_seen_at:
@@ -813,7 +814,7 @@ class _Check:
             raise Disagreement(
                 number, f"the checkpoint line says size {size}, its signed note {checkpoint.size}"
             )
-        root = self.tree.root()
+        root = self.frontier.root()
         if checkpoint.root != root:
             raise Disagreement(
                 number,
@@ -856,12 +857,12 @@ class _Check:
         header = self.header
         assert header is not None
         where = f"closing record (line {number})"
-        if self.tree.size != header.last:
+        if self.frontier.size != header.last:
             raise Disagreement(
                 number,
-                f"the {where} comes at position {self.tree.size}, but the header says the file "
-                f"covers up to {header.last}: positions {self.tree.size + 1}..{header.last} are "
-                "missing (lines deleted at the end?)",
+                f"the {where} comes at position {self.frontier.size}, but the header says the "
+                f"file covers up to {header.last}: positions {self.frontier.size + 1}.."
+                f"{header.last} are missing (lines deleted at the end?)",
             )
         self._scope_holds(number, header)
         size, root_hex, cp = c.get("size"), c.get("root"), c.get("checkpoint")
@@ -869,7 +870,7 @@ class _Check:
             raise Disagreement(
                 number, f"the {where} is of size {size!r}, the header's last is {header.last}"
             )
-        root = self.tree.root()
+        root = self.frontier.root()
         if root_hex != root.hex():
             raise Disagreement(
                 number,

@@ -13,7 +13,7 @@ the line).
 
 What is written is what the service itself would have written, by the same code:
 the events exactly as in the file (positions, versions, payload text, recorded_at,
-both hashes), the Merkle tree's stored hashes (`tlog.Growth`, as every append grows
+both hashes), the Merkle tree's stored hashes (`tree.Growth`, as every append grows
 it), every checkpoint the file carries (the signed notes as they were handed out),
 and every read model through `projections.replay`, which `hazard projections
 rebuild` runs: accounts and balances, postings, settlements and their parties,
@@ -48,9 +48,10 @@ import sqlalchemy as sa
 from engine.events import Event
 from ledger.books import projections, tableviews
 from ledger.exports import offline
-from ledger.store import db, merkle, snapshots, tlog
+from ledger.store import db, snapshots
 from ledger.store.eventstore import APPEND_LOCK, Recorded
-from ledger.store.keys import Verifier
+from ledger.store.log import merkle, tree
+from ledger.store.log.keys import Verifier
 from ledger.store.schema import (
     accounts,
     checkpoints,
@@ -195,7 +196,7 @@ class _Writer:
 
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
-        self.growth = tlog.Growth(merkle.Frontier())
+        self.growth = tree.Growth(merkle.Frontier())
         self.rows: list[_Row] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
@@ -326,7 +327,7 @@ class _Writer:
             start += take
             root = self.growth.root().hex()
             if given is not None and given != root:
-                raise tlog.LogError(
+                raise tree.LogError(
                     f"the checkpoint of {size} events does not sign the tree restored"
                 )
             self.ready.append((size, root, issued_at, note))

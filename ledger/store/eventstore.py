@@ -24,8 +24,9 @@ import sqlalchemy as sa
 
 from engine.errors import HazardError
 from engine.events import Event
-from ledger.store import codec, db, merkle, writers
-from ledger.store.keys import Signer
+from ledger.store import codec, db, writers
+from ledger.store.log import merkle
+from ledger.store.log.keys import Signer
 from ledger.store.schema import events as events_table
 
 GENESIS = "0" * 64
@@ -325,12 +326,12 @@ class EventStore:
         self.engine = engine
         self.clock = clock
         self.signer = signer
-        """Signs each write's checkpoint (ledger.store.tlog); without one, a write that
+        """Signs each write's checkpoint (ledger.store.log.tree); without one, a write that
         appends is refused (NoSigningKey) and the store only reads."""
         self.key_path = key_path
         """Where the key was looked for, to say so when there is none."""
         self.frontier: merkle.Frontier | None = None
-        """The tree's right edge at the size last committed (ledger.store.tlog), so
+        """The tree's right edge at the size last committed (ledger.store.log.tree), so
         that the next append need not read it."""
         self.postgres = engine.dialect.name == "postgresql"
         # The statements run on the driver's cursor, in its parameter style.

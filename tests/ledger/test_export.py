@@ -22,9 +22,10 @@ from ledger.books.book import Book
 from ledger.exports import jsonl
 from ledger.exports.scope import NotFound, Scope, ScopeError, scope_of
 from ledger.service import Club
-from ledger.store import codec, merkle, snapshots
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store import codec, snapshots
 from ledger.store.eventstore import GENESIS, EventStore, Recorded
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.vocabulary import Deposited
 from tests.engine.tablekit import NICK_FIRST, next_total
 from tests.signing import SIGNER, VERIFIER
@@ -423,7 +424,7 @@ def test_times_are_held_as_recorded_at_is_written() -> None:
 
 
 def test_a_key_that_did_not_sign_the_log_is_refused(store: EventStore) -> None:
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     with pytest.raises(ValueError, match="did not sign"):
         jsonl.prepare(

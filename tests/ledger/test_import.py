@@ -24,8 +24,9 @@ from ledger.cli import main
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
 from ledger.service import Club
-from ledger.store import db, logcheck
+from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.store.log import check
 from ledger.store.schema import (
     accounts,
     checkpoints,
@@ -144,8 +145,8 @@ def test_the_restored_log_verifies_and_takes_the_next_write_under_the_same_key(
     waiting.close()
 
     with target.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, SIGNER.verifier)
+        check.snapshot(conn)
+        report = check.check_log(conn, SIGNER.verifier)
     assert report.ok, report.findings
     assert report.size == old[-1][0] + 1
     assert report.checkpoints == len(old) + 1
@@ -223,8 +224,8 @@ def test_a_range_from_the_first_event_restores_the_log_up_to_its_end(
         pytest.skip("the range does not start at the first event")
     restored = restore.restore(target, lines(data))
     with target.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, SIGNER.verifier)
+        check.snapshot(conn)
+        report = check.check_log(conn, SIGNER.verifier)
     assert report.ok, report.findings
     assert restored.events == report.size
 
@@ -277,7 +278,7 @@ def test_hazard_import_names_the_line_of_a_bad_file_and_writes_nothing(
 def test_hazard_import_refuses_a_file_signed_by_another_key(
     played: EventStore, target_url: str, tmp_path: Path
 ) -> None:
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     other = Signer.generate("hazard.local/ledger")
     path = tmp_path / "all.jsonl"
@@ -326,7 +327,7 @@ def test_hazard_import_where_there_is_no_key_says_so(
 def test_hazard_import_where_another_key_is_names_it(
     played: EventStore, target_url: str, tmp_path: Path
 ) -> None:
-    from ledger.store.keys import create_key
+    from ledger.store.log.keys import create_key
 
     path = tmp_path / "all.jsonl"
     path.write_bytes(export(played.engine))
@@ -345,7 +346,7 @@ def test_hazard_import_with_another_key_names_the_files_header(
     """Regression: `--key` with a file whose header names another key blamed the
     checkpoints ("the checkpoints are signed by ..."), which were never read: it is the
     header that names the other key."""
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     other = Signer.generate("hazard.local/ledger").verifier.text()
     path = tmp_path / "all.jsonl"

@@ -17,7 +17,7 @@ from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import BadKey, Signer, Verifier
+from ledger.store.log.keys import BadKey, Signer, Verifier
 from tests.signing import SIGNER
 
 

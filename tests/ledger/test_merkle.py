@@ -1,4 +1,4 @@
-"""ledger.store.merkle against RFC 9162 itself.
+"""ledger.store.log.merkle against RFC 9162 itself.
 
 The `rfc_*` functions below are written from the RFC's text alone (section 2.1: MTH,
 PATH and SUBPROOF, and the verification algorithms of 2.1.3.2 and 2.1.4.2), with
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.store import merkle
+from ledger.store.log import merkle
 
 SMALL = 130  # every size and every index up to here
 ALTERED = 64  # every proof altered up to here; beyond, a few indexes per size

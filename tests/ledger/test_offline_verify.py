@@ -23,10 +23,11 @@ from ledger.cli import main
 from ledger.exports import offline
 from ledger.exports.scope import Scope, scope_of
 from ledger.service import Club
-from ledger.store import codec, db, merkle
-from ledger.store.checkpoint import Checkpoint, parse_note, sign_checkpoint
+from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.keys import Signer
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import Checkpoint, parse_note, sign_checkpoint
+from ledger.store.log.keys import Signer
 from tests.ledger.test_export import at, export, money, play, ticking
 from tests.signing import ORIGIN, SIGNER, VERIFIER
 

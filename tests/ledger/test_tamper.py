@@ -19,10 +19,11 @@ import engine as hz
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
-from ledger.store import codec, logcheck, merkle, tlog
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store import codec
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.keys import Signer
+from ledger.store.log import check, merkle, tree
+from ledger.store.log.checkpoint import open_checkpoint
+from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited, Withdrawn
 from tests.signing import ORIGIN, VERIFIER
 
@@ -238,9 +239,9 @@ def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int,
     issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
     conn.execute(sa.text("DELETE FROM checkpoints"))
     conn.execute(sa.text("DELETE FROM tree_hashes"))
-    assert tlog.build(conn) >= log.size
+    assert tree.build(conn) >= log.size
     for size, issued_at in issued:
-        tlog.issue(conn, OTHER, size, merkle.tree_hash(size, tlog.reader(conn)), issued_at)
+        tree.issue(conn, OTHER, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
     return (1, log.size)
 
 
@@ -271,10 +272,10 @@ def _receipt_file(log: Log) -> str:
     return str(path)
 
 
-def _check(log: Log) -> logcheck.Report:
+def _check(log: Log) -> check.Report:
     with log.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        return logcheck.check_log(conn, VERIFIER, watch=[log.size], batch=7)
+        check.snapshot(conn)
+        return check.check_log(conn, VERIFIER, watch=[log.size], batch=7)
 
 
 def test_the_played_log_verifies(log: Log) -> None:
@@ -284,7 +285,7 @@ def test_the_played_log_verifies(log: Log) -> None:
     receipt = open_checkpoint(log.receipt, [VERIFIER])
     assert report.root == receipt.root
     assert report.checkpoints > 40
-    assert logcheck.against(receipt, report).agrees
+    assert check.against(receipt, report).agrees
 
 
 @pytest.mark.parametrize("tamper", TAMPERINGS, ids=lambda f: f.__name__)
@@ -295,7 +296,7 @@ def test_a_tampering_is_found_and_named(
         where = tamper(log, conn)
     report = _check(log)
     assert report.findings, "not detected"
-    parting = logcheck.against(open_checkpoint(log.receipt, [VERIFIER]), report)
+    parting = check.against(open_checkpoint(log.receipt, [VERIFIER]), report)
     cli = _verify(log, "--checkpoint", _receipt_file(log))
     assert cli.exit_code == 1, cli.output
     if isinstance(where, tuple):
@@ -327,15 +328,15 @@ def test_a_tampering_is_found_and_named(
 def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
     with _unguarded(log) as conn:
         where = actor_changed(log, conn)
-    found: list[logcheck.Finding] = []
+    found: list[check.Finding] = []
     resume = None
     with log.engine.connect() as conn, conn.begin():
         while True:
-            page = logcheck.check_log(conn, VERIFIER, resume=resume, limit=9)
+            page = check.check_log(conn, VERIFIER, resume=resume, limit=9)
             found += page.findings
             if page.complete:
                 break
-            resume = tlog.load_frontier(conn, page.size)
+            resume = tree.load_frontier(conn, page.size)
     assert page.size == log.size
     assert [f.position for f in found] == [where] * len(found) and found
 
@@ -429,7 +430,7 @@ def test_events_cut_but_their_tree_and_checkpoints_kept_are_named(log: Log) -> N
 def test_the_pass_reports_its_progress_a_batch_at_a_time(log: Log) -> None:
     seen: list[tuple[int, int]] = []
     with log.engine.connect() as conn, conn.begin():
-        logcheck.check_log(conn, VERIFIER, batch=20, progress=lambda d, t: seen.append((d, t)))
+        check.check_log(conn, VERIFIER, batch=20, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(d, log.size) for d in [*range(20, log.size, 20), log.size]]
 
 
@@ -444,8 +445,8 @@ def test_a_pass_reads_one_state_of_the_log_while_writes_go_on(log: Log, store: E
             club.account_command("ann", Deposited, done, "setter")
 
     with log.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, VERIFIER, batch=10, progress=write)
+        check.snapshot(conn)
+        report = check.check_log(conn, VERIFIER, batch=10, progress=write)
     assert report.findings == []
     assert report.size == log.size
 

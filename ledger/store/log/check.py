@@ -32,10 +32,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from engine import serverdice
-from ledger.store import codec, db, merkle, tlog
-from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.keys import Verifier
+from ledger.store.log import merkle, tree
+from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store.log.keys import Verifier
 
 BATCH = 20_000
 """Events read per query: large enough that a query's cost is spread thin, small
@@ -217,7 +218,7 @@ def check_log(
     report = Report(start=start, size=start, limit_findings=limit_findings)
     if watched:
         report.bound = max(watched)
-    tree = resume.copy() if resume else merkle.Frontier()
+    frontier = resume.copy() if resume else merkle.Frontier()
     mark = _mark(conn)
     total = _count_after(conn, start)
     if limit is not None:
@@ -226,7 +227,7 @@ def check_log(
     broken: set[str] = set()
     turns: dict[str, _Turn] = {}
     sha256 = hashlib.sha256
-    leaf_hash, append = merkle.leaf_hash, tree.append
+    leaf_hash, append = merkle.leaf_hash, frontier.append
     quoted = codec.Quoted()
     frame = codec.frame
 
@@ -324,17 +325,17 @@ def check_log(
                 report.first_leaf_differs = size + 1
             size += 1
             if size in watched:
-                report.roots[size] = tree.root()
+                report.roots[size] = frontier.root()
             if size in check_at:
                 root_hex, note = check_at.pop(size)
-                _check_checkpoint(report, verifiers, size, root_hex, note, tree.root())
+                _check_checkpoint(report, verifiers, size, root_hex, note, frontier.root())
         done += len(rows)
         report.size = size
         if progress is not None:
             progress(done, total)
     report.size = size
-    report.frontier = list(tree.hashes)
-    report.root = tree.root()
+    report.frontier = list(frontier.hashes)
+    report.root = frontier.root()
     more = db.fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
     report.complete = not more
     if report.complete:
@@ -576,6 +577,6 @@ def still_stored(conn: sa.Connection, state: State) -> bool:
     """Whether the stored tree of `state.size` events still has the root verified then:
     what lets an incremental run trust the events before it without reading them."""
     try:
-        return tlog.load_frontier(conn, state.size).hashes == list(state.frontier)
+        return tree.load_frontier(conn, state.size).hashes == list(state.frontier)
     except merkle.MerkleError:
         return False

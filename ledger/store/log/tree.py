@@ -1,7 +1,7 @@
 """The tamper-evident log in the database: the Merkle tree over every event, and the
 signed checkpoints of it that every write hands out as its receipt.
 
-Record n of the tree (ledger.store.merkle, RFC 9162) is the event at position n + 1;
+Record n of the tree (ledger.store.log.merkle, RFC 9162) is the event at position n + 1;
 its bytes are `Recorded.hashed()`, the canonical document of everything stored about
 the event (position, stream, version, type, schema version, payload, actor,
 idempotency key, recorded_at). Each stored hash is a row of `tree_hashes`, and each
@@ -25,9 +25,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import codec, merkle
-from ledger.store.checkpoint import MAX_SIZE, time_line
-from ledger.store.keys import Signer, check_name
+from ledger.store import codec
+from ledger.store.eventstore import Recorded
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import MAX_SIZE, time_line
+from ledger.store.log.keys import Signer, check_name
 
 SIGNATURE_PREFIX = "\u2014 "
 """A signed note's signature line starts with an em dash and a space (C2SP signed-note)."""
@@ -234,8 +236,6 @@ def build(conn: sa.Connection, batch: int = 5000) -> int:
     """Store the tree of every event already in the log, on a database that has none
     yet (migration 0004); returns its size. Reads and writes a batch at a time, and
     keeps only the frontier in memory."""
-    from ledger.store.eventstore import Recorded  # the store imports this module
-
     growth = Growth(merkle.Frontier())
     events = sa.table("events", *(sa.column(name) for name in Recorded._fields))
     while True:
