@@ -23,7 +23,6 @@ Events before the start are then not re-read: the caller says so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -210,138 +209,182 @@ def check_log(
 
     `verifier` is the trusted key (None: none, and every checkpoint is reported as
     not signed by it). From `resume`, the frontier of the tree of the events before,
-    if given, else from position 1; at most `limit`
-    events if given. `watch`: sizes at which to keep the recomputed root in
-    `Report.roots` (a receipt's size)."""
-    start = resume.size if resume else 0
-    watched = set(watch)
-    report = Report(start=start, size=start, limit_findings=limit_findings)
-    if watched:
-        report.bound = max(watched)
-    frontier = resume.copy() if resume else merkle.Frontier()
-    mark = _mark(conn)
-    total = _count_after(conn, start)
+    if given, else from position 1; at most `limit` events if given. `watch`: sizes
+    at which to keep the recomputed root in `Report.roots` (a receipt's size)."""
+    check = _Pass(conn, verifier, resume, set(watch), limit_findings)
+    total = _count_after(conn, check.report.start)
     if limit is not None:
         total = min(total, limit)
-    heads: dict[str, tuple[int, str]] = {}
-    broken: set[str] = set()
-    turns: dict[str, _Turn] = {}
-    sha256 = hashlib.sha256
-    leaf_hash, append = merkle.leaf_hash, frontier.append
-    quoted = codec.Quoted()
-    frame = codec.frame
-
-    size = start
-    tree_differs: int | None = None
-    verifiers = [verifier] if verifier is not None else []
-    event_sql = (
-        "SELECT position, stream, version, type, schema_version, payload, actor,"
-        " idempotency_key, recorded_at, prev_hash, hash FROM events"
-        f" WHERE position > {mark} ORDER BY position LIMIT {mark}"
-    )
-    hash_sql = (
-        f"SELECT idx, hash FROM tree_hashes WHERE idx >= {mark} AND idx < {mark} ORDER BY idx"
-    )
-    checkpoint_sql = (
-        "SELECT size, root, note FROM checkpoints"
-        f" WHERE size > {mark} AND size <= {mark} ORDER BY size"
-    )
-    after = start
-    next_position = start + 1
     done = 0
     while limit is None or done < limit:
-        want = batch if limit is None else min(batch, limit - done)
-        rows = db.fetch(conn, event_sql, (after, want))
+        rows = check.read(batch if limit is None else min(batch, limit - done))
         if not rows:
             break
-        after = rows[-1][0]
-        first_record = size
-        last_record = size + len(rows)
-        stored = db.fetch(
-            conn,
-            hash_sql,
-            (merkle.stored_hash_count(first_record), merkle.stored_hash_count(last_record)),
+        check.batch(rows)
+        done += len(rows)
+        if progress is not None:
+            progress(done, total)
+    return check.finish()
+
+
+class _Pass:
+    """One pass in position order: the report it fills, the tree recomputed so far
+    (its frontier), each stream's head and each server-dice table's turn."""
+
+    def __init__(
+        self,
+        conn: sa.Connection,
+        verifier: Verifier | None,
+        resume: merkle.Frontier | None,
+        watched: set[int],
+        limit_findings: int,
+    ) -> None:
+        self.conn, self.mark = conn, _mark(conn)
+        self.frontier = resume.copy() if resume else merkle.Frontier()
+        start = self.frontier.size
+        self.report = Report(start=start, size=start, limit_findings=limit_findings)
+        self.watched = watched
+        if watched:
+            self.report.bound = max(watched)
+        self.verifiers = [verifier] if verifier is not None else []
+        self.after = start
+        """The last position read."""
+        self.next_position = start + 1
+        self.heads: dict[str, tuple[int, str]] = {}
+        self.broken: set[str] = set()
+        """Streams whose chain broke: named once, then no longer followed."""
+        self.turns: dict[str, _Turn] = {}
+        self.quoted = codec.Quoted()
+        self.tree_differs = False
+
+    def read(self, want: int) -> list[Any]:
+        """The next `want` events in position order, every column as stored."""
+        rows = db.fetch(
+            self.conn,
+            "SELECT position, stream, version, type, schema_version, payload, actor,"
+            " idempotency_key, recorded_at, prev_hash, hash FROM events"
+            f" WHERE position > {self.mark} ORDER BY position LIMIT {self.mark}",
+            (self.after, want),
         )
-        base = merkle.stored_hash_count(first_record)
-        expected = merkle.stored_hash_count(last_record) - base
-        if len(stored) == expected and (not stored or stored[0][0] == base):
-            have = [bytes(h) for _, h in stored]
-        else:  # some missing: an empty hash where one is, so that none is equal
-            by_index = {int(i): bytes(h) for i, h in stored}
-            have = [by_index.get(i, b"") for i in range(base, base + expected)]
-        checks = db.fetch(conn, checkpoint_sql, (first_record, last_record))
-        check_at = {int(s): (r, n) for s, r, n in checks}
+        if rows:
+            self.after = rows[-1][0]
+        return rows
+
+    def batch(self, rows: list[Any]) -> None:
+        """Check a batch of events, with the stored hashes and checkpoints of the
+        trees they make, each read in one query."""
+        report, frontier = self.report, self.frontier
+        first = frontier.size
+        have = self._stored_hashes(first, first + len(rows))
+        check_at = {
+            int(size): (root, note)
+            for size, root, note in db.fetch(
+                self.conn,
+                "SELECT size, root, note FROM checkpoints"
+                f" WHERE size > {self.mark} AND size <= {self.mark} ORDER BY size",
+                (first, first + len(rows)),
+            )
+        }
+        _unknown_heads(self.conn, rows, self.heads, report.start)
         at_hash = 0
-        _unknown_heads(conn, rows, heads, start)
         for row in rows:
-            position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
-            if position != next_position:
-                # Named once; the tree goes on counting the events as they are.
-                report.add(next_position, f"missing: the next event stored is at {position}")
-            next_position = position + 1
-            if type_ in _SEEDED:
-                _check_turn(report, turns, position, stream, version, type_, payload)
-            try:
-                data = frame(
-                    quoted, position, stream, version, type_, schema, payload, actor, key, at
-                )
-            except (TypeError, ValueError):
-                report.add(position, "its columns are not of the types an event's are")
-                data = repr(row).encode()
-            # The chain, as EventStore.verify checks it.
-            if stream not in broken:
-                head_version, head_hash = heads.get(stream, (0, GENESIS))
-                problem = None
-                if version != head_version + 1:
-                    problem = f"version {version} follows {head_version}"
-                elif prev != head_hash:
-                    problem = "its previous hash is not the hash of the event before it"
-                elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
-                    problem = "its hash does not match its contents"
-                if problem is not None:
-                    broken.add(stream)
-                    report.add(position, problem, f"{stream} v{version}")
-                heads[stream] = (version, digest)
-            # The tree: the record's leaf, then each subtree it completes, in the order
-            # they are stored.
-            first = at_hash
-            made = append(leaf_hash(data))
-            at_hash += len(made)
-            leaf_differs = have[first] != made[0]
-            if (leaf_differs or have[first:at_hash] != made) and tree_differs is None:
-                tree_differs = size + 1
-                if leaf_differs and report.first_leaf_differs is None:
-                    report.first_leaf_differs = size + 1
-                if not have[first]:
-                    what = "the tree has no stored hash for this event"
-                elif leaf_differs:
-                    what = "its leaf is not the tree's stored leaf hash"
-                else:
-                    what = "a stored hash of a subtree it completes is not the tree's"
-                report.tree_at = report.add(
-                    size + 1, what + " (the first stored hash that differs)"
-                )
-            elif leaf_differs and report.first_leaf_differs is None:
-                report.first_leaf_differs = size + 1
-            size += 1
-            if size in watched:
+            at_hash = self._tree(self._event(row), have, at_hash)
+            size = frontier.size
+            if size in self.watched:
                 report.roots[size] = frontier.root()
             if size in check_at:
                 root_hex, note = check_at.pop(size)
-                _check_checkpoint(report, verifiers, size, root_hex, note, frontier.root())
-        done += len(rows)
-        report.size = size
-        if progress is not None:
-            progress(done, total)
-    report.size = size
-    report.frontier = list(frontier.hashes)
-    report.root = frontier.root()
-    more = db.fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
-    report.complete = not more
-    if report.complete:
-        _check_beyond(conn, report, verifiers, mark)
-    _finish(report)
-    return report
+                _check_checkpoint(report, self.verifiers, size, root_hex, note, frontier.root())
+        report.size = frontier.size
+
+    def _stored_hashes(self, first: int, last: int) -> list[bytes]:
+        """The stored hashes the records first..last-1 make, in order; an empty hash
+        where one is missing, so that none is equal."""
+        base, end = merkle.stored_hash_count(first), merkle.stored_hash_count(last)
+        stored = db.fetch(
+            self.conn,
+            f"SELECT idx, hash FROM tree_hashes WHERE idx >= {self.mark} AND idx < {self.mark}"
+            " ORDER BY idx",
+            (base, end),
+        )
+        if len(stored) == end - base and (not stored or stored[0][0] == base):
+            return [bytes(h) for _, h in stored]
+        by_index = {int(i): bytes(h) for i, h in stored}
+        return [by_index.get(i, b"") for i in range(base, end)]
+
+    def _event(self, row: Any) -> bytes:
+        """The event's place, its turn's seed, and its chain; its frame, which the
+        tree's leaf covers."""
+        report = self.report
+        position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
+        if position != self.next_position:
+            # Named once; the tree goes on counting the events as they are.
+            report.add(self.next_position, f"missing: the next event stored is at {position}")
+        self.next_position = position + 1
+        if type_ in _SEEDED:
+            _check_turn(report, self.turns, position, stream, version, type_, payload)
+        try:
+            data = codec.frame(
+                self.quoted, position, stream, version, type_, schema, payload, actor, key, at
+            )
+        except (TypeError, ValueError):
+            report.add(position, "its columns are not of the types an event's are")
+            data = repr(row).encode()
+        # The chain, as EventStore.verify checks it.
+        if stream not in self.broken:
+            head_version, head_hash = self.heads.get(stream, (0, GENESIS))
+            problem = None
+            if version != head_version + 1:
+                problem = f"version {version} follows {head_version}"
+            elif prev != head_hash:
+                problem = "its previous hash is not the hash of the event before it"
+            elif codec.chain_hash(prev, data) != digest:
+                problem = "its hash does not match its contents"
+            if problem is not None:
+                self.broken.add(stream)
+                report.add(position, problem, f"{stream} v{version}")
+            self.heads[stream] = (version, digest)
+        return data
+
+    def _tree(self, data: bytes, have: list[bytes], at: int) -> int:
+        """Append the record to the tree: its leaf, then each subtree it completes,
+        held to the stored hashes from `at` on, in the order they are stored. Where
+        the next record's hashes start."""
+        report = self.report
+        number = self.frontier.size + 1  # its position, were no event missing
+        made = self.frontier.append(merkle.leaf_hash(data))
+        stored = have[at : at + len(made)]
+        leaf_differs = stored[0] != made[0]
+        if leaf_differs and report.first_leaf_differs is None:
+            report.first_leaf_differs = number
+        if not self.tree_differs and stored != made:
+            self.tree_differs = True
+            if not stored[0]:
+                what = "the tree has no stored hash for this event"
+            elif leaf_differs:
+                what = "its leaf is not the tree's stored leaf hash"
+            else:
+                what = "a stored hash of a subtree it completes is not the tree's"
+            report.tree_at = report.add(number, what + " (the first stored hash that differs)")
+        return at + len(made)
+
+    def finish(self) -> Report:
+        """What the pass found, with what lies beyond the last event if it read to
+        the end."""
+        report, frontier = self.report, self.frontier
+        report.size = frontier.size
+        report.frontier = list(frontier.hashes)
+        report.root = frontier.root()
+        more = db.fetch(
+            self.conn,
+            f"SELECT position FROM events WHERE position > {self.mark} LIMIT 1",
+            (self.after,),
+        )
+        report.complete = not more
+        if report.complete:
+            _check_beyond(self.conn, report, self.verifiers, self.mark)
+        _finish(report)
+        return report
 
 
 def _count_after(conn: sa.Connection, start: int) -> int:
