@@ -21,6 +21,8 @@ import engine as hz
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.exports import offline
+from ledger.exports.offline.events import NOT_HASHED
+from ledger.exports.offline.money import MOVES_MONEY
 from ledger.exports.scope import Scope, scope_of
 from ledger.service import Club
 from ledger.store import codec, db
@@ -181,7 +183,7 @@ def line_of(recs: Records, **where: Any) -> int:
 
 
 def document(r: dict[str, Any]) -> bytes:
-    return codec.canonical({k: v for k, v in r.items() if k not in offline._NOT_HASHED})
+    return codec.canonical({k: v for k, v in r.items() if k not in NOT_HASHED})
 
 
 def rehash(recs: Records, number: int) -> None:
@@ -584,7 +586,7 @@ def test_money_skips_only_types_that_move_none(files: dict[str, bytes]) -> None:
     from ledger.books.accounts import transfers_of
 
     for item in offline.read(lines_of(files["all"])):
-        if isinstance(item, offline.EventLine) and item.row.type not in offline._MOVES_MONEY:
+        if isinstance(item, offline.EventLine) and item.row.type not in MOVES_MONEY:
             assert transfers_of(item.row.stream, item.event) == ()
 
 
