@@ -9,6 +9,12 @@ them, just under two a record; an append reads at most log2(n) of them, a root o
 proof a few dozen, each through one call of a `HashReader` so that a database can
 answer in one query.
 
+The tree's right edge, its `Frontier` (the root of each complete subtree, at most 64
+hashes), is all a writer or a one-pass verifier keeps: appending to it gives the
+hashes a record stores, and it gives the root without a read. Every writer (the
+store, a restore) and every verifier (the log's check, an export, the offline check)
+goes through it, and through `cover` for the subtrees that stand for records skipped.
+
 Modelled on Go's golang.org/x/mod/sumdb/tlog (tlog.go), whose proofs are those of
 Certificate Transparency. Records are numbered from 0; "the tree of size t" is the
 tree over records 0..t-1.
