@@ -14,46 +14,6 @@ from ledger.exports.offline.tree import Tree
 from ledger.exports.verdict import Closing, Disagreement, Header, Verified
 
 
-class Counts:
-    """The events the file holds, in all and by type."""
-
-    def __init__(self) -> None:
-        self.events = 0
-        self.types: dict[str, int] = {}
-
-    def count(self, type_: str) -> None:
-        types = self.types
-        types[type_] = types.get(type_, 0) + 1
-        self.events += 1
-
-    def check(self, number: int, where: str, c: dict[str, Any], skipped: int) -> None:
-        """Hold the closing record's counts (line `number`) to the file's."""
-        if c.get("events") != self.events:
-            raise Disagreement(
-                number, f"the {where} counts {c.get('events')!r} events, the file has {self.events}"
-            )
-        if c.get("skipped") != skipped:
-            raise Disagreement(
-                number,
-                f"the {where} counts {c.get('skipped')!r} skipped positions, the file's skip "
-                f"lines cover {skipped}",
-            )
-        if c.get("types") != self.types:
-            given = c.get("types")
-            said: dict[str, Any] = given if isinstance(given, dict) else {}
-            differ = sorted(
-                t for t in set(said) | set(self.types) if said.get(t) != self.types.get(t)
-            )
-            raise Disagreement(
-                number,
-                f"the {where} counts events by type otherwise than the file has them: "
-                + ", ".join(
-                    f"{t} {said.get(t, 0)!r} where the file has {self.types.get(t, 0)}"
-                    for t in differ
-                ),
-            )
-
-
 def close(
     number: int,
     c: dict[str, Any],
@@ -63,7 +23,7 @@ def close(
     streams: set[str],
     tables: Tables,
     tally: Tally,
-    counts: Counts,
+    types: dict[str, int],
 ) -> Closing:
     """The closing record on line `number`, checked against all the file held:
     `streams`, every stream with an event or a snapshot in it."""
@@ -81,7 +41,7 @@ def close(
             number, f"the {where} is of size {c.get('size')!r}, the header's last is {header.last}"
         )
     root, checkpoint = tree.close(number, where, c)
-    counts.check(number, where, c, tree.skipped)
+    _counts(number, where, c, types, tree.skipped)
     tally.check(number, where, c.get("money"))
     tables.finish(number, where)
     return Closing(
@@ -89,11 +49,39 @@ def close(
         header.last,
         root,
         checkpoint,
-        counts.events,
+        sum(types.values()),
         tree.skipped,
-        dict(counts.types),
+        dict(types),
         tally.view(),
     )
+
+
+def _counts(
+    number: int, where: str, c: dict[str, Any], types: dict[str, int], skipped: int
+) -> None:
+    """Hold the closing record's counts (line `number`) to the file's."""
+    events = sum(types.values())
+    if c.get("events") != events:
+        raise Disagreement(
+            number, f"the {where} counts {c.get('events')!r} events, the file has {events}"
+        )
+    if c.get("skipped") != skipped:
+        raise Disagreement(
+            number,
+            f"the {where} counts {c.get('skipped')!r} skipped positions, the file's skip "
+            f"lines cover {skipped}",
+        )
+    if c.get("types") != types:
+        given = c.get("types")
+        said: dict[str, Any] = given if isinstance(given, dict) else {}
+        differ = sorted(t for t in set(said) | set(types) if said.get(t) != types.get(t))
+        raise Disagreement(
+            number,
+            f"the {where} counts events by type otherwise than the file has them: "
+            + ", ".join(
+                f"{t} {said.get(t, 0)!r} where the file has {types.get(t, 0)}" for t in differ
+            ),
+        )
 
 
 def _scope_holds(
@@ -133,7 +121,7 @@ def summary(
     mid_chain: list[str],
     tables: Tables,
     tally: Tally,
-    counts: Counts,
+    types: dict[str, int],
 ) -> Verified:
     """What a whole file's check verified, and what it took on trust."""
     trusted = []
@@ -167,7 +155,7 @@ def summary(
         scope=header.scope,
         first=header.first,
         last=header.last,
-        events=counts.events,
+        events=sum(types.values()),
         skipped=tree.skipped,
         tables=len(tables.tables),
         rounds=sum(r.rounds for r in tables.referees()),

@@ -14,7 +14,6 @@ from typing import Any
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.exports.offline import closing, events
 from ledger.exports.offline.chains import Chains
-from ledger.exports.offline.closing import Counts
 from ledger.exports.offline.header import read_header
 from ledger.exports.offline.money import MOVES_MONEY, Tally
 from ledger.exports.offline.tables import Tables
@@ -29,7 +28,7 @@ from ledger.exports.verdict import (
     Verified,
 )
 from ledger.store import codec
-from ledger.store.eventstore import CorruptEvent, Recorded, RowDecoder
+from ledger.store.eventstore import CorruptEvent, RowDecoder
 from ledger.store.log.keys import Verifier
 
 Progress = Callable[[int, int], None]
@@ -54,7 +53,8 @@ class Check:
         self.chains = Chains()
         self.tables = Tables({})
         self.tally = Tally()
-        self.counts = Counts()
+        self.types: dict[str, int] = {}
+        """The events the file holds, by type."""
         self.decode = RowDecoder(seen=256)
 
     def run(self, lines: Iterable[bytes]) -> Iterator[Item]:
@@ -82,7 +82,7 @@ class Check:
                     if read is None:  # a text that is not UTF-8: the slow path says so
                         read = events.slow(number, self._parse(number, cut + b"\n", cut))
                     try:
-                        item = self._event(number, *read)
+                        item = self._event(number, read)
                     except Gap as gap:
                         raise _swapped(gap, next(it, b"")) from None
                     yield item
@@ -105,7 +105,7 @@ class Check:
                 self.body = True
                 try:
                     body = (
-                        self._event(number, *events.slow(number, record))
+                        self._event(number, events.slow(number, record))
                         if kind == "event"
                         else self.tree.skip(number, record)
                     )
@@ -199,11 +199,12 @@ class Check:
         self.chains.start(snapshot.stream, snapshot.version, snapshot.hash, number)
         return snapshot
 
-    def _event(self, number: int, row: Recorded, document: bytes, leaf_hex: str) -> EventLine:
+    def _event(self, number: int, read: events.Read) -> EventLine:
         """Everything about one event line but its parsing: the hot path of a check."""
-        tree = self.tree
-        tree.place(number, row.position)
-        leaf = tree.leaf(number, document, leaf_hex)
+        row, document, leaf_hex = read
+        # Its place and leaf first: a line out of place is named as such, whatever else
+        # is wrong with it.
+        leaf = self.tree.add(number, row.position, document, leaf_hex)
         stream = row.stream
         if self.chains.follow(number, row, document):
             self.tables.open(stream)
@@ -218,8 +219,8 @@ class Check:
             self.tables.event(number, stream, event)
         if type_ in MOVES_MONEY:
             self.tally.count(stream, event)
-        self.counts.count(type_)
-        tree.frontier.append(leaf)
+        types = self.types
+        types[type_] = types.get(type_, 0) + 1
         return EventLine(number, row, leaf, event)
 
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
@@ -232,7 +233,7 @@ class Check:
             streams=set(self.chains.heads) | set(self.tables.snapshotted),
             tables=self.tables,
             tally=self.tally,
-            counts=self.counts,
+            types=self.types,
         )
 
     def verified(self) -> Verified:
@@ -246,7 +247,7 @@ class Check:
             mid_chain=self.chains.mid_chain,
             tables=self.tables,
             tally=self.tally,
-            counts=self.counts,
+            types=self.types,
         )
 
 

@@ -46,20 +46,17 @@ class Tree:
         self.header = header
         self.last = header.last
 
-    def place(self, number: int, position: Any) -> None:
-        """Position `position`, on line `number`, must be the next one."""
-        size = self.frontier.size
-        if position != size + 1:
+    def add(self, number: int, position: int, document: bytes, leaf_hex: str) -> bytes:
+        """The event on line `number`, at `position`, which must be the next: its leaf,
+        the hash of its document, must be the `leaf` the line gives; it joins the tree."""
+        frontier = self.frontier
+        if position != frontier.size + 1:
             raise self._out_of_place(number, position)
         if position > self.last:
             raise Disagreement(
                 number,
                 f"position {position} is past the header's last ({self.last}): a line was added",
             )
-
-    def leaf(self, number: int, document: bytes, leaf_hex: str) -> bytes:
-        """The leaf of the event on line `number`: the hash of its document, which
-        must be the `leaf` the line gives."""
         leaf = merkle.leaf_hash(document)
         if leaf.hex() != leaf_hex:
             raise Disagreement(
@@ -67,6 +64,7 @@ class Tree:
                 "the event does not hash to its leaf (its content, or the leaf, was changed "
                 "after export)",
             )
+        frontier.append(leaf)
         return leaf
 
     def skip(self, number: int, s: dict[str, Any]) -> SkipLine:

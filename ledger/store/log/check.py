@@ -23,6 +23,7 @@ Events before the start are then not re-read: the caller says so.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -288,7 +289,7 @@ class _Pass:
         _unknown_heads(self.conn, rows, self.heads, report.start)
         at_hash = 0
         for row in rows:
-            at_hash = self._tree(self._event(row), have, at_hash)
+            at_hash = self._record(row, have, at_hash)
             size = frontier.size
             if size in self.watched:
                 report.roots[size] = frontier.root()
@@ -312,61 +313,78 @@ class _Pass:
         by_index = {int(i): bytes(h) for i, h in stored}
         return [by_index.get(i, b"") for i in range(base, end)]
 
-    def _event(self, row: Any) -> bytes:
-        """The event's place, its turn's seed, and its chain; its frame, which the
-        tree's leaf covers."""
+    def _record(self, row: Any, have: list[bytes], at: int) -> int:
+        """One event: its place, its turn's seed, its chain, and its leaf and the
+        subtrees it completes, held to the stored hashes from `at` on; where the next
+        record's start."""
         report = self.report
-        position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
+        position, stream, version, type_, schema, payload, actor, key, when, prev, digest = row
         if position != self.next_position:
             # Named once; the tree goes on counting the events as they are.
             report.add(self.next_position, f"missing: the next event stored is at {position}")
         self.next_position = position + 1
         if type_ in _SEEDED:
             _check_turn(report, self.turns, position, stream, version, type_, payload)
+        # codec.frame, codec.chain_hash and merkle.Frontier.append, written out: through
+        # them a pass over bench.seed's 200,000 events ran 8% slower (163,000 events a
+        # second against 176,000 so); test_tree's test_the_checks_own_frame_chain_and_
+        # frontier_are_codec_and_merkle holds this copy to them.
+        quoted, sha256 = self.quoted, hashlib.sha256
         try:
-            data = codec.frame(
-                self.quoted, position, stream, version, type_, schema, payload, actor, key, at
-            )
+            data = (
+                f'{{"actor":{quoted[actor]},"idempotency_key":{quoted[key]},"payload":{payload},'
+                f'"position":{position:d},"recorded_at":{quoted[when]},"schema_version":'
+                f'{schema:d},"stream":{quoted[stream]},"type":{quoted[type_]},"version":{version:d}}}'
+            ).encode()
         except (TypeError, ValueError):
             report.add(position, "its columns are not of the types an event's are")
             data = repr(row).encode()
-        # The chain, as EventStore.verify checks it.
-        if stream not in self.broken:
+        if stream not in self.broken:  # the chain, as EventStore.verify checks it
             head_version, head_hash = self.heads.get(stream, (0, GENESIS))
             problem = None
             if version != head_version + 1:
                 problem = f"version {version} follows {head_version}"
             elif prev != head_hash:
                 problem = "its previous hash is not the hash of the event before it"
-            elif codec.chain_hash(prev, data) != digest:
+            elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
                 problem = "its hash does not match its contents"
             if problem is not None:
                 self.broken.add(stream)
                 report.add(position, problem, f"{stream} v{version}")
             self.heads[stream] = (version, digest)
-        return data
+        # The tree: the leaf, then each subtree it completes, as they are stored.
+        frontier = self.frontier
+        stack, n, first = frontier.hashes, frontier.size, at
+        made = sha256(b"\x00" + data).digest()
+        differs = leaf_differs = have[at] != made
+        at += 1
+        while n & 1:
+            made = sha256(b"\x01" + stack.pop() + made).digest()
+            differs = differs or have[at] != made
+            at += 1
+            n >>= 1
+        stack.append(made)
+        frontier.size += 1
+        if differs:
+            self._differs(frontier.size, have[first], leaf_differs)
+        return at
 
-    def _tree(self, data: bytes, have: list[bytes], at: int) -> int:
-        """Append the record to the tree: its leaf, then each subtree it completes,
-        held to the stored hashes from `at` on, in the order they are stored. Where
-        the next record's hashes start."""
+    def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
+        """Record number (a position, were no event missing) makes hashes other than
+        the stored ones: the first such is a finding, and the first leaf is noted."""
         report = self.report
-        number = self.frontier.size + 1  # its position, were no event missing
-        made = self.frontier.append(merkle.leaf_hash(data))
-        stored = have[at : at + len(made)]
-        leaf_differs = stored[0] != made[0]
         if leaf_differs and report.first_leaf_differs is None:
             report.first_leaf_differs = number
-        if not self.tree_differs and stored != made:
-            self.tree_differs = True
-            if not stored[0]:
-                what = "the tree has no stored hash for this event"
-            elif leaf_differs:
-                what = "its leaf is not the tree's stored leaf hash"
-            else:
-                what = "a stored hash of a subtree it completes is not the tree's"
-            report.tree_at = report.add(number, what + " (the first stored hash that differs)")
-        return at + len(made)
+        if self.tree_differs:
+            return
+        self.tree_differs = True
+        if not stored_leaf:
+            what = "the tree has no stored hash for this event"
+        elif leaf_differs:
+            what = "its leaf is not the tree's stored leaf hash"
+        else:
+            what = "a stored hash of a subtree it completes is not the tree's"
+        report.tree_at = report.add(number, what + " (the first stored hash that differs)")
 
     def finish(self) -> Report:
         """What the pass found, with what lies beyond the last event if it read to
