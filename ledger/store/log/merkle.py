@@ -367,7 +367,11 @@ def _range_hashes(ranges: Sequence[Range], read_hashes: HashReader) -> list[Hash
     if not wanted:
         return []
     found = dict(zip(wanted, _read(read_hashes, wanted), strict=True))
-    return [_fold([found[index] for index in piece]) for piece in pieces]
+    # Most ranges are one complete subtree, a stored hash as it stands.
+    return [
+        found[piece[0]] if len(piece) == 1 else _fold([found[index] for index in piece])
+        for piece in pieces
+    ]
 
 
 def _fold(subtrees: Sequence[Hash]) -> Hash:
@@ -378,8 +382,8 @@ def _fold(subtrees: Sequence[Hash]) -> Hash:
     if not subtrees:
         return EMPTY_ROOT
     root = subtrees[-1]
-    for left in reversed(subtrees[:-1]):
-        root = node_hash(left, root)
+    for i in range(len(subtrees) - 2, -1, -1):
+        root = node_hash(subtrees[i], root)
     return root
 
 
