@@ -274,8 +274,7 @@ class _Pass:
     def batch(self, rows: list[Any]) -> None:
         """Check a batch of events, with the stored hashes and checkpoints of the
         trees they make, each read in one query."""
-        report, frontier = self.report, self.frontier
-        first = frontier.size
+        first = self.frontier.size
         have = self._stored_hashes(first, first + len(rows))
         check_at = {
             int(size): (root, note)
@@ -286,17 +285,9 @@ class _Pass:
                 (first, first + len(rows)),
             )
         }
-        _unknown_heads(self.conn, rows, self.heads, report.start)
-        at_hash = 0
-        for row in rows:
-            at_hash = self._record(row, have, at_hash)
-            size = frontier.size
-            if size in self.watched:
-                report.roots[size] = frontier.root()
-            if size in check_at:
-                root_hex, note = check_at.pop(size)
-                _check_checkpoint(report, self.verifiers, size, root_hex, note, frontier.root())
-        report.size = frontier.size
+        _unknown_heads(self.conn, rows, self.heads, self.report.start)
+        self._events(rows, have, check_at)
+        self.report.size = self.frontier.size
 
     def _stored_hashes(self, first: int, last: int) -> list[bytes]:
         """The stored hashes the records first..last-1 make, in order; an empty hash
@@ -313,61 +304,79 @@ class _Pass:
         by_index = {int(i): bytes(h) for i, h in stored}
         return [by_index.get(i, b"") for i in range(base, end)]
 
-    def _record(self, row: Any, have: list[bytes], at: int) -> int:
-        """One event: its place, its turn's seed, its chain, and its leaf and the
-        subtrees it completes, held to the stored hashes from `at` on; where the next
-        record's start."""
-        report = self.report
-        position, stream, version, type_, schema, payload, actor, key, when, prev, digest = row
-        if position != self.next_position:
-            # Named once; the tree goes on counting the events as they are.
-            report.add(self.next_position, f"missing: the next event stored is at {position}")
-        self.next_position = position + 1
-        if type_ in _SEEDED:
-            _check_turn(report, self.turns, position, stream, version, type_, payload)
+    def _events(
+        self, rows: list[Any], have: list[bytes], check_at: dict[int, tuple[str, str]]
+    ) -> None:
+        """Each event of a batch: its place, its turn's seed, its chain, and its leaf
+        and the subtrees it completes, held to the stored hashes `have`; then, at each
+        size, the root a receipt asks for and the stored checkpoint."""
+        report, heads, broken, frontier = self.report, self.heads, self.broken, self.frontier
+        stack, size, next_position, at = frontier.hashes, frontier.size, self.next_position, 0
         # codec.frame, codec.chain_hash and merkle.Frontier.append, written out: through
-        # them a pass over bench.seed's 200,000 events ran 8% slower (163,000 events a
-        # second against 176,000 so); test_tree's test_the_checks_own_frame_chain_and_
-        # frontier_are_codec_and_merkle holds this copy to them.
-        quoted, sha256 = self.quoted, hashlib.sha256
-        try:
-            data = (
-                f'{{"actor":{quoted[actor]},"idempotency_key":{quoted[key]},"payload":{payload},'
-                f'"position":{position:d},"recorded_at":{quoted[when]},"schema_version":'
-                f'{schema:d},"stream":{quoted[stream]},"type":{quoted[type_]},"version":{version:d}}}'
-            ).encode()
-        except (TypeError, ValueError):
-            report.add(position, "its columns are not of the types an event's are")
-            data = repr(row).encode()
-        if stream not in self.broken:  # the chain, as EventStore.verify checks it
-            head_version, head_hash = self.heads.get(stream, (0, GENESIS))
-            problem = None
-            if version != head_version + 1:
-                problem = f"version {version} follows {head_version}"
-            elif prev != head_hash:
-                problem = "its previous hash is not the hash of the event before it"
-            elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
-                problem = "its hash does not match its contents"
-            if problem is not None:
-                self.broken.add(stream)
-                report.add(position, problem, f"{stream} v{version}")
-            self.heads[stream] = (version, digest)
-        # The tree: the leaf, then each subtree it completes, as they are stored.
-        frontier = self.frontier
-        stack, n, first = frontier.hashes, frontier.size, at
-        made = sha256(b"\x00" + data).digest()
-        differs = leaf_differs = have[at] != made
-        at += 1
-        while n & 1:
-            made = sha256(b"\x01" + stack.pop() + made).digest()
-            differs = differs or have[at] != made
+        # them a pass over bench.seed's 200,000 events ran 8% slower (169,000 events a
+        # second against 185,000 so, medians of 9); test_tree's test_the_checks_own_
+        # frame_chain_and_frontier_are_codec_and_merkle holds this copy to them.
+        get, q, sha256 = self.quoted.get, self.quoted.__missing__, hashlib.sha256
+        for row in rows:
+            position, stream, version, type_, schema, payload, actor, key, when, prev, digest = row
+            if position != next_position:
+                # Named once; the tree goes on counting the events as they are.
+                report.add(next_position, f"missing: the next event stored is at {position}")
+            next_position = position + 1
+            if type_ in _SEEDED:
+                _check_turn(report, self.turns, position, stream, version, type_, payload)
+            try:
+                data = (
+                    f'{{"actor":{get(actor) or q(actor)},"idempotency_key":'
+                    f'{get(key) or q(key)},"payload":{payload},"position":{position:d},'
+                    f'"recorded_at":{get(when) or q(when)},"schema_version":{schema:d},'
+                    f'"stream":{get(stream) or q(stream)},"type":{get(type_) or q(type_)},'
+                    f'"version":{version:d}}}'
+                ).encode()
+            except (TypeError, ValueError):
+                report.add(position, "its columns are not of the types an event's are")
+                data = repr(row).encode()
+            if stream not in broken:  # the chain, as EventStore.verify checks it
+                head_version, head_hash = heads.get(stream, (0, GENESIS))
+                problem = None
+                if version != head_version + 1:
+                    problem = f"version {version} follows {head_version}"
+                elif prev != head_hash:
+                    problem = "its previous hash is not the hash of the event before it"
+                elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
+                    problem = "its hash does not match its contents"
+                if problem is not None:
+                    broken.add(stream)
+                    report.add(position, problem, f"{stream} v{version}")
+                heads[stream] = (version, digest)
+            # The tree: the leaf, then each subtree it completes, as they are stored.
+            made = sha256(b"\x00" + data).digest()
+            first, differs = at, have[at] != made
+            leaf_differs, n = differs, size
             at += 1
-            n >>= 1
-        stack.append(made)
-        frontier.size += 1
-        if differs:
-            self._differs(frontier.size, have[first], leaf_differs)
-        return at
+            while n & 1:
+                made = sha256(b"\x01" + stack.pop() + made).digest()
+                differs = differs or have[at] != made
+                at += 1
+                n >>= 1
+            stack.append(made)
+            size += 1
+            if differs or size in self.watched or size in check_at:
+                frontier.size = size
+                if differs:
+                    self._differs(size, have[first], leaf_differs)
+                self._at_size(size, check_at)
+        frontier.size, self.next_position = size, next_position
+
+    def _at_size(self, size: int, check_at: dict[int, tuple[str, str]]) -> None:
+        """The tree of `size` events: its root, if a receipt asks for it, and the stored
+        checkpoint of that size, if there is one."""
+        report = self.report
+        if size in self.watched:
+            report.roots[size] = self.frontier.root()
+        if size in check_at:
+            root_hex, note = check_at.pop(size)
+            _check_checkpoint(report, self.verifiers, size, root_hex, note, self.frontier.root())
 
     def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
         """Record number (a position, were no event missing) makes hashes other than
