@@ -1,5 +1,6 @@
-"""The tamper-evident log in the database: the Merkle tree over every event, and the
-signed checkpoints of it that every write hands out as its receipt.
+"""The log's Merkle tree as the database stores it (`tree_hashes`), grown by every
+write, and the signed checkpoint of it (`checkpoints`) each write hands out as its
+receipt.
 
 Record n of the tree (ledger.store.log.merkle, RFC 9162) is the event at position n + 1;
 its bytes are `Recorded.hashed()`, the canonical document of everything stored about
