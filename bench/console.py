@@ -131,7 +131,7 @@ def _app(path: Path, key: Path) -> Any:
     from ledger.api import create_app
     from ledger.books.book import Book
     from ledger.store.eventstore import EventStore
-    from ledger.store.keys import load_signer
+    from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(f"sqlite:///{path}")
     store = EventStore(engine, signer=load_signer(key))

@@ -69,7 +69,7 @@ def _export_jsonl(source: str, key: str, out: str) -> dict[str, Any]:
     from ledger.exports import jsonl
     from ledger.exports.scope import scope_of
     from ledger.store import db
-    from ledger.store.keys import load_signer
+    from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(source)
     verifier = load_signer(key).verifier
@@ -113,7 +113,7 @@ def _export_csv(source: str, key: str, out: str) -> dict[str, Any]:
 
 def _verify(source: str, key: str, out: str) -> dict[str, Any]:
     from ledger.exports import offline  # type: ignore[attr-defined, unused-ignore]
-    from ledger.store.keys import load_signer
+    from ledger.store.log.keys import load_signer
 
     verifier = load_signer(key).verifier
     started = time.perf_counter()
@@ -127,7 +127,7 @@ def _verify(source: str, key: str, out: str) -> dict[str, Any]:
 def _import(target: str, key: str, out: str) -> dict[str, Any]:
     from ledger.exports import restore
     from ledger.store import db
-    from ledger.store.keys import load_signer
+    from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(target)
     db.upgrade(engine)

@@ -1,4 +1,4 @@
-"""How fast ledger.store.merkle appends and proves, in memory (no database).
+"""How fast ledger.store.log.merkle appends and proves, in memory (no database).
 
 Run from the repository root:
 
@@ -20,7 +20,7 @@ import statistics
 import time
 from collections.abc import Sequence
 
-from ledger.store import merkle
+from ledger.store.log import merkle
 
 
 def main() -> None:

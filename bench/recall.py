@@ -48,7 +48,7 @@ from ledger.books import auditreads
 from ledger.books.accounts import player_account
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import create_key, load_signer
+from ledger.store.log.keys import create_key, load_signer
 from ledger.store.schema import postings
 from ledger.unit_of_work import UnitOfWork
 

@@ -69,7 +69,7 @@ from ledger.books.book import Book
 from ledger.service import Club, table_stream
 from ledger.store import db
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.keys import Signer, create_key, load_signer
+from ledger.store.log.keys import Signer, create_key, load_signer
 from ledger.store.vocabulary import AccountOpened, Deposited
 from ledger.unit_of_work import UnitOfWork
 from ledger.web import tokens

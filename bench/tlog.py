@@ -19,7 +19,7 @@ The targets (issue 11, "Speed"), each measured side by side in one run:
             a transaction (one checkpoint each), at most 50% slower for single-event
             commits (a signature each). On SQLite and on PostgreSQL.
   proofs    an inclusion proof (merkle.prove_record) and a consistency proof
-            (merkle.prove_tree) from the database (tlog.reader), at 10**4 and 10**6
+            (merkle.prove_tree) from the database (tree.reader), at 10**4 and 10**6
             records: p50 at the larger size within 1.5x of the smaller.
   verify    a full verify at 10**6 events: not measured yet; see `full_verify` below.
 
@@ -65,9 +65,10 @@ from bench.store import (
 )
 from ledger.books import projections
 from ledger.books.accounts import account_stream
-from ledger.store import db, merkle, tlog
+from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import Signer
+from ledger.store.log import merkle, tree
+from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
 
@@ -152,12 +153,12 @@ def append_contenders(
     for mode, n in (("single", single), ("batched", batched)):
         per = "1 event" if mode == "single" else f"{BATCH} events"
         commits = n if mode == "single" else -(-n // BATCH)
-        for tree in (True, False):
-            name = f"{'tree' if tree else 'plain'}_{mode}"
-            store = EventStore(_migrated(url_for(name)), signer=signer if tree else None)
+        for signed in (True, False):
+            name = f"{'tree' if signed else 'plain'}_{mode}"
+            store = EventStore(_migrated(url_for(name)), signer=signer if signed else None)
             stores.append(store)
             accounts = _Accounts(f"{label}-{name}", n)
-            if tree:
+            if signed:
                 what = f"UnitOfWork.record + commit, {per} a transaction: tree + signed checkpoint"
             else:
                 what = f"store.append + projections.apply in store.transaction, {per} a transaction"
@@ -166,7 +167,7 @@ def append_contenders(
                     name,
                     group,
                     n,
-                    (with_tree if tree else without_tree)(store, mode),
+                    (with_tree if signed else without_tree)(store, mode),
                     accounts.next,
                     what=what,
                     check=_expect(f"{name} commits", commits),
@@ -197,7 +198,7 @@ def check_tree(store: EventStore) -> None:
             sa.text("SELECT size, root FROM checkpoints ORDER BY size DESC LIMIT 1")
         ).one()
         events = conn.execute(sa.text("SELECT count(*) FROM events")).scalar()
-        if size != events or merkle.tree_hash(size, tlog.reader(conn)).hex() != root:
+        if size != events or merkle.tree_hash(size, tree.reader(conn)).hex() != root:
             raise RuntimeError("the stored tree does not match its newest checkpoint")
 
 
@@ -210,18 +211,16 @@ def record(n: int) -> bytes:
 
 def synthetic_hashes(size: int) -> Iterator[list[tuple[int, bytes]]]:
     """The stored hashes of a tree of `size` synthetic records, a chunk at a time, in
-    index order. Only the frontier is kept between leaves (as tlog.Growth does)."""
-    reader = tlog.HashReader(None, {})  # type: ignore[arg-type]  # never reads the database
+    index order. Only the frontier is kept between leaves (as tree.Growth does)."""
+    frontier = merkle.Frontier()
     chunk: list[tuple[int, bytes]] = []
     for n in range(size):
         first = merkle.stored_hash_index(0, n)
-        for offset, digest in enumerate(merkle.stored_hashes(n, record(n), reader)):
-            reader.keep(first + offset, digest)
+        for offset, digest in enumerate(frontier.append(merkle.leaf_hash(record(n)))):
             chunk.append((first + offset, digest))
         if len(chunk) >= FILL_CHUNK:
             yield chunk
             chunk = []
-            reader.made.clear()
     if chunk:
         yield chunk
 
@@ -264,21 +263,21 @@ def proof_contenders(
     group: str, engine: sa.Engine, size: int, calls: int, seed: int
 ) -> tuple[list[Contender], sa.Connection]:
     """Inclusion and consistency proofs at one size, each call on a connection held open
-    (as a request's is), reading through tlog.reader; checked against the root."""
+    (as a request's is), reading through tree.reader; checked against the root."""
     conn = engine.connect()
-    root = merkle.tree_hash(size, tlog.reader(conn))
+    root = merkle.tree_hash(size, tree.reader(conn))
     conn.rollback()
     rng = random.Random(seed)
 
     def inclusion(_: Any) -> tuple[int, list[bytes]]:
         n = rng.randrange(size)
-        proof = merkle.prove_record(size, n, tlog.reader(conn))
+        proof = merkle.prove_record(size, n, tree.reader(conn))
         conn.rollback()
         return n, proof
 
     def consistency(_: Any) -> tuple[int, list[bytes]]:
         m = rng.randrange(1, size + 1)
-        proof = merkle.prove_tree(size, m, tlog.reader(conn))
+        proof = merkle.prove_tree(size, m, tree.reader(conn))
         conn.rollback()
         return m, proof
 
@@ -288,7 +287,7 @@ def proof_contenders(
 
     def check_consistency(result: tuple[int, list[bytes]]) -> None:
         m, proof = result
-        old = merkle.tree_hash(m, tlog.reader(conn))
+        old = merkle.tree_hash(m, tree.reader(conn))
         conn.rollback()
         merkle.check_tree(proof, size, root, m, old)
 
@@ -300,7 +299,7 @@ def proof_contenders(
             size,
             inclusion,
             calls=calls,
-            what=f"merkle.prove_record(t={label}, random n, tlog.reader(conn))",
+            what=f"merkle.prove_record(t={label}, random n, tree.reader(conn))",
             check=check_inclusion,
         ),
         Contender(
@@ -309,7 +308,7 @@ def proof_contenders(
             size,
             consistency,
             calls=calls,
-            what=f"merkle.prove_tree(t={label}, random m, tlog.reader(conn))",
+            what=f"merkle.prove_tree(t={label}, random m, tree.reader(conn))",
             check=check_consistency,
         ),
     ], conn
@@ -321,11 +320,11 @@ def proof_contenders(
 def full_verify(label: str, url: str, events: int) -> dict[str, Any] | None:
     """HOOK: `hazard verify` (tree, checkpoints, --deep read models) over a real log of
     `events` events: events a second and peak RSS (goal >= 300,000 a second for the
-    tree alone). It needs ledger/store/logcheck.py, and a database of real events
+    tree alone). It needs ledger/store/log/check.py, and a database of real events
     written through UnitOfWork (the synthetic proof databases have no events). Returns
     None while it is not measured; the caller reports it as skipped."""
     try:
-        from ledger.store import logcheck  # noqa: F401
+        from ledger.store.log import check  # noqa: F401
     except ImportError:
         return None
     return None  # logcheck is here, but its measurement is not written yet
@@ -583,7 +582,7 @@ def run(
     if verified is None:
         skipped.append(
             "full verify at 10**6 events: not measured here yet (bench.tlog.full_verify is "
-            "the hook; it needs ledger/store/logcheck.py and a log of real events)"
+            "the hook; it needs ledger/store/log/check.py and a log of real events)"
         )
 
     results = summarise(contenders)

@@ -16,7 +16,7 @@ are medians. Reported, never asserted:
   tree alone    every event read (raw cursor), its leaf hashed and folded into the
                 tree's right edge, the root compared with the newest checkpoint's
                 (goal: 300,000 events a second)
-  log check     ledger.store.logcheck.check_log, as `hazard verify` runs it: gaps,
+  log check     ledger.store.log.check.check_log, as `hazard verify` runs it: gaps,
                 chains, leaves and every stored hash, every checkpoint's signature
   deep          ledger.books.deep.differences, as `hazard verify --deep` adds it
 """
@@ -47,7 +47,7 @@ def build(path: Path, events: int) -> None:
     from ledger.books.accounts import account_stream
     from ledger.store import db
     from ledger.store.eventstore import EventStore
-    from ledger.store.keys import create_key, load_signer
+    from ledger.store.log.keys import create_key, load_signer
     from ledger.store.vocabulary import Deposited, Withdrawn
     from ledger.unit_of_work import UnitOfWork
 
@@ -92,40 +92,29 @@ def build(path: Path, events: int) -> None:
 
 def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     """One measurement, in this (child) process."""
-    from ledger.store import db, logcheck, merkle, tlog
+    from ledger.store import db
     from ledger.store.eventstore import EventStore, Recorded
-    from ledger.store.keys import load_signer
+    from ledger.store.log import check, merkle, tree
+    from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(url)
     verifier = load_signer(key).verifier
     started = time.perf_counter()
     if phase == "tree":
-        frontier: list[bytes] = []  # the right edge, lowest level last
-        sizes: list[int] = []
-        count = 0
+        frontier = merkle.Frontier()  # the right edge: all a pass keeps of the tree
         with engine.connect() as conn:
             cursor = conn.connection.cursor()
             cursor.execute(f"SELECT {', '.join(Recorded._fields)} FROM events ORDER BY position")
             while rows := cursor.fetchmany(10_000):
                 for row in rows:
-                    digest = merkle.leaf_hash(Recorded(*row).hashed())
-                    size = 1
-                    while sizes and sizes[-1] == size:
-                        digest = merkle.node_hash(frontier.pop(), digest)
-                        size += sizes.pop()
-                    frontier.append(digest)
-                    sizes.append(size)
-                    count += 1
-            root = frontier[-1]
-            for left in reversed(frontier[:-1]):
-                root = merkle.node_hash(left, root)
-            stored = merkle.tree_hash(count, tlog.reader(conn))
-        assert root == stored, "the tree the events give is not the stored one"
-        events = count
+                    frontier.append(merkle.leaf_hash(Recorded(*row).hashed()))
+            stored = merkle.tree_hash(frontier.size, tree.reader(conn))
+        assert frontier.root() == stored, "the tree the events give is not the stored one"
+        events = frontier.size
     elif phase == "log":
         with engine.connect() as conn, conn.begin():
-            logcheck.snapshot(conn)
-            report = logcheck.check_log(conn, verifier)
+            check.snapshot(conn)
+            report = check.check_log(conn, verifier)
         assert report.ok, report.findings[:3]
         events = report.events
     else:

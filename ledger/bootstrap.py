@@ -16,9 +16,10 @@ import os
 from pathlib import Path
 
 from ledger.books.book import Book
-from ledger.store import db, keys, proofs
-from ledger.store.checkpoint import NoteError, open_checkpoint
+from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.store.log import keys, proofs
+from ledger.store.log.checkpoint import NoteError, open_checkpoint
 
 KEY_ENV = "HAZARD_KEY"
 DEFAULT_KEY = "hazard.key"

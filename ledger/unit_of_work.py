@@ -35,8 +35,9 @@ import sqlalchemy as sa
 from engine.command import Drafted
 from engine.state import TableState
 from ledger.books import projections, tableviews
-from ledger.store import idempotency, snapshots, tlog
+from ledger.store import idempotency, snapshots
 from ledger.store.eventstore import ConcurrencyError, EventStore, NoSigningKey, Recorded
+from ledger.store.log import tree
 
 RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
 """How the loser of two racing first attempts fails: at the key or at the version."""
@@ -55,7 +56,7 @@ class UnitOfWork:
         self._digest = idempotency.request_hash(request or {})
         self._transaction: AbstractContextManager[sa.Connection] | None = None
         self._answer: dict[str, Any] | None = None
-        self._growth: tlog.Growth | None = None
+        self._growth: tree.Growth | None = None
         self._positions: list[int] = []
         self._issued_at = ""
         self.committed = False
@@ -151,10 +152,7 @@ class UnitOfWork:
 
     def _grow(self, rows: Sequence[Recorded]) -> None:
         if self._growth is None:
-            size = rows[0].position - 1
-            kept = self.store.frontier
-            frontier = kept[1] if kept is not None and kept[0] == size else None
-            self._growth = tlog.grow(self.conn, size, frontier)
+            self._growth = tree.grow(self.conn, rows[0].position - 1, self.store.frontier)
         self._growth.add(rows)
         self._positions.extend(row.position for row in rows)
         self._issued_at = rows[-1].recorded_at
@@ -176,14 +174,14 @@ class UnitOfWork:
                     f"no signing key{where}: every write hands out a signed checkpoint, "
                     "so nothing was written; make one with `hazard key create`"
                 )
-            note = tlog.seal(self.conn, growth, signer, self._issued_at)
+            note = tree.seal(self.conn, growth, signer, self._issued_at)
             answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
             idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())
         self.conn.commit()
         self.committed, self._answer = True, answer
         if growth is not None:  # committed history only: a frontier never goes stale
-            self.store.frontier = (growth.size, growth.hashes.frontier)
+            self.store.frontier = growth.frontier
 
     @property
     def answer(self) -> dict[str, Any]:

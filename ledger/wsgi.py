@@ -10,9 +10,9 @@ empty directory before gunicorn starts (see ledger.api.metrics and docs/operatin
 
 from __future__ import annotations
 
-from ledger import logs
+from ledger import jsonlogging
 from ledger.api import create_app, servererrors
 
-logs.configure()
+jsonlogging.configure()
 servererrors.install()  # gunicorn's own error pages as problems too
 app = create_app()

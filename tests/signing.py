@@ -3,7 +3,7 @@ and `hazard` subprocess a test starts speaks for the same log."""
 
 from __future__ import annotations
 
-from ledger.store.keys import Signer
+from ledger.store.log.keys import Signer
 
 ORIGIN = "test.hazard/ledger"
 SIGNER = Signer.generate(ORIGIN)

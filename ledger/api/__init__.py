@@ -21,7 +21,7 @@ from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import Signer
+from ledger.store.log.keys import Signer
 from ledger.web import heavy
 from ledger.web.numbers import AsciiIntConverter
 from ledger.web.tokens import Holder, holder

@@ -4,7 +4,7 @@ Each stream (a table, an account) is its own hash chain: an event's hash covers 
 columns and the hash of the stream's event before it. /events gives every column the
 hash covers, so an auditor can re-check the chains offline; /audit/verify re-checks
 them here, as `hazard verify` does; /audit/head is the newest event, whose hash the
-setter can publish. What they read is ledger.store.eventlog's; the check is
+setter can publish. What they read is ledger.store.log.chains's; the check is
 ledger.web.verify's, which the console's verify page runs too.
 """
 
@@ -17,7 +17,7 @@ from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.books import queries
 from ledger.commands import Role
-from ledger.store import eventlog
+from ledger.store.log import chains
 from ledger.web import club, heavy
 from ledger.web import readschemas as rs
 from ledger.web.verify import check
@@ -64,4 +64,4 @@ def chain_head() -> dict[str, Any]:
     """The head of the log: the newest event (stream, position, hash), how many events
     and streams there are, and one digest of every stream's head to print or publish."""
     require(*AUDIT)
-    return eventlog.head(club().store.engine)
+    return chains.head(club().store.engine)

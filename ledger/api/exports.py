@@ -59,5 +59,3 @@ def export(query: dict[str, Any]) -> Response:
     """Export a table's session, a player's statement, a time range of the club or the
     whole log: a file, streamed, that an auditor takes home (`hazard verify FILE`)."""
     return export_response(require(Role.AUDITOR, Role.PLAYER), query)
-
-

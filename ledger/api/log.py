@@ -5,7 +5,7 @@ whose tree holds them). These are what a holder of a receipt asks for later: the
 log's public key, to check a checkpoint's signature; the newest checkpoint; a
 consistency proof that the tree of their receipt is a prefix of today's, which any
 rewrite of history breaks; and an inclusion proof that an event is in a checkpoint's
-tree. What they read is ledger.store.proofs'.
+tree. What they read is ledger.store.log.proofs'.
 
 The key, the checkpoints and consistency proofs reveal no event, so every role may
 have them. An inclusion proof gives the event: the setter and auditors may ask for
@@ -30,9 +30,9 @@ from ledger.api.problems import ProblemSchema
 from ledger.books.accounts import account_stream, player_account
 from ledger.commands import Role
 from ledger.service import NotFound
-from ledger.store import proofs
-from ledger.store.eventlog import parsed
 from ledger.store.eventstore import NoSigningKey
+from ledger.store.log import proofs
+from ledger.store.log.chains import parsed
 from ledger.web import club
 from ledger.web import logschemas as ls
 from ledger.web.tokens import Holder

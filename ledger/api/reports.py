@@ -17,7 +17,7 @@ from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.audit import fairness
 from ledger.commands import Role
-from ledger.store import logcheck
+from ledger.store.log import check
 from ledger.web import club, heavy
 from ledger.web.readschemas import DiceQuerySchema
 
@@ -177,5 +177,5 @@ def dice(query: dict[str, Any]) -> dict[str, Any]:
         until=query.get("until"),
     )
     with club().store.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)  # the throws and the rounds as of one moment
+        check.snapshot(conn)  # the throws and the rounds as of one moment
         return fairness.report(conn, scope, query["alpha"])

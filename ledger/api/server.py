@@ -30,7 +30,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from sqlalchemy.engine import make_url
 
-from ledger import logs
+from ledger import jsonlogging
 from ledger.api import slowclients
 from ledger.bootstrap import ensure_key, open_book
 from ledger.store import db
@@ -70,7 +70,7 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         # In the worker, after the fork.
         from ledger.api import create_app, servererrors
 
-        logs.configure()
+        jsonlogging.configure()
         servererrors.install()  # gunicorn's own error pages as problems too
         # Half the threads for the heavy reads, at most: the light requests keep the rest.
         return create_app(HEAVY_READS_AT_ONCE=max(1, self.cfg.threads // 2))
@@ -252,7 +252,7 @@ def serve(
             "proc_name": "hazard",
             "accesslog": None,  # each request is logged by the app, as JSON (ledger.api.observe)
             "errorlog": "-",
-            "logconfig_dict": logs.GUNICORN_LOGCONFIG,
+            "logconfig_dict": jsonlogging.GUNICORN_LOGCONFIG,
             # The default socket is one path per user: a second `hazard serve` (or the
             # tests) would fight over it. gunicorn's signals still work.
             "control_socket_disable": True,

@@ -21,8 +21,8 @@ from engine.events import BetAdjusted
 from ledger.books import tableviews
 from ledger.books.accounts import CASH, transfers_of
 from ledger.store import db
-from ledger.store.eventlog import parsed
 from ledger.store.eventstore import EventStore, Recorded, Refused
+from ledger.store.log.chains import parsed
 from ledger.store.schema import accounts, events, postings
 from ledger.store.vocabulary import CreditLimitSet
 

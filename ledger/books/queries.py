@@ -5,7 +5,7 @@ players with their balances, and the setter's takings.
 The REST API's views call these (ledger.api.reads, ledger.api.audit), and so do the
 console's pages, which write no SQL of their own; the SQL is the read models' own:
 ledger.books.tableviews for settlements and rounds, ledger.books.projections for
-statements and balances, ledger.store.eventlog for the log.
+statements and balances, ledger.store.log.chains for the log.
 
     with queries.reading(store) as read:
         if read.has_stream(stream):
@@ -27,8 +27,8 @@ import sqlalchemy as sa
 from engine.state import SETTER
 from ledger.books import projections, tableviews
 from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
-from ledger.store import eventlog
 from ledger.store.eventstore import EventStore
+from ledger.store.log import chains
 from ledger.store.schema import events, postings
 
 PLAYER = "player:"
@@ -147,7 +147,7 @@ class Reader:
     def events(self, stream: str | None, after: int, limit: int) -> dict[str, Any]:
         """A page of the event log, of one stream or of all, in position order."""
         return page(
-            lambda after, limit: eventlog.events(self.conn, stream, after, limit),
+            lambda after, limit: chains.events(self.conn, stream, after, limit),
             after,
             limit,
             "position",

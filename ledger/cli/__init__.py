@@ -27,7 +27,7 @@ from ledger.bootstrap import open_book
 from ledger.service import Club
 from ledger.store.db import NoDatabase, SchemaBehind
 from ledger.store.eventstore import Refused, is_busy
-from ledger.store.keys import BadKey
+from ledger.store.log.keys import BadKey
 
 COMMANDS = {
     "odds": "ledger.cli.play.odds",

@@ -21,7 +21,7 @@ from ledger.cli.keys import trusted_key
 from ledger.exports.offline import Disagreement
 from ledger.exports.scope import ScopeError, moment
 from ledger.service import NotFound, is_name, table_stream
-from ledger.store import logcheck
+from ledger.store.log import check
 
 
 @click.command()
@@ -258,7 +258,7 @@ def fairness(
     engine = _engine(database_url)
     try:
         with engine.connect() as conn, conn.begin():
-            logcheck.snapshot(conn)
+            check.snapshot(conn)
             found = report.report(conn, scope, alpha)
     except NotFound as exc:
         raise click.ClickException(str(exc)) from None

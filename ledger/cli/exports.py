@@ -17,7 +17,7 @@ from ledger.cli.keys import trusted_key
 from ledger.exports import jsonl, offline, restore
 from ledger.exports.scope import NotFound, ScopeError, scope_of
 from ledger.store import db as database
-from ledger.store.keys import BadKey
+from ledger.store.log.keys import BadKey
 
 EXPORT_KEY = (
     "an export needs no signing key, only the log's public key for its header (what "

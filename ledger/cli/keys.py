@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ledger.bootstrap import DEFAULT_ORIGIN, KEY_ENV, key_path, load_key
-from ledger.store.keys import BadKey, Verifier, create_key
+from ledger.store.log.keys import BadKey, Verifier, create_key
 
 
 def trusted_key(

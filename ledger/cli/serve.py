@@ -8,7 +8,7 @@ from sqlalchemy.exc import OperationalError
 
 from ledger.api import generate
 from ledger.store.db import BadSetting, SchemaBehind
-from ledger.store.keys import BadKey
+from ledger.store.log.keys import BadKey
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""`hazard verify`: the log checked from the database (ledger.store.logcheck), its read
+"""`hazard verify`: the log checked from the database (ledger.store.log.check), its read
 models replayed (ledger.books.deep), or an export checked alone, offline
 (ledger.exports.offline)."""
 
@@ -13,20 +13,18 @@ from ledger.books import deep as read_models
 from ledger.cli import _book
 from ledger.cli.keys import trusted_key
 from ledger.exports import offline
-from ledger.store import logcheck
-from ledger.store.checkpoint import Checkpoint, NoteError
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import Verifier
+from ledger.store.log import check
+from ledger.store.log.checkpoint import Checkpoint, NoteError
+from ledger.store.log.keys import Verifier
 
 SHOWN_PROBLEMS = 20
 """How many problems `hazard verify` lists; the rest are counted."""
 
 RESTARTS = {
-    logcheck.Restart.OTHER_KEY: "{state} was verified with another key: a full run",
-    logcheck.Restart.RECEIPT_WITHIN: (
-        "the checkpoint is within what was verified before: a full run"
-    ),
-    logcheck.Restart.TREE_REWRITTEN: (
+    check.Restart.OTHER_KEY: "{state} was verified with another key: a full run",
+    check.Restart.RECEIPT_WITHIN: ("the checkpoint is within what was verified before: a full run"),
+    check.Restart.TREE_REWRITTEN: (
         "the stored tree of the {size} events verified before is not the one verified "
         "then: a full run"
     ),
@@ -100,7 +98,7 @@ def verify(
             click.echo(f"\rverifying: {done} of {total} events", err=True, nl=False)
 
     try:
-        verified = logcheck.verify(
+        verified = check.verify(
             store.engine, verifier, receipt=receipt, state=state, progress=progress,
             limit_findings=SHOWN_PROBLEMS,
         )  # fmt: skip
@@ -147,24 +145,24 @@ def verify(
 def _receipt(path: str, verifier: Verifier) -> Checkpoint:
     """`--checkpoint FILE`, opened with the trusted key."""
     try:
-        return logcheck.open_receipt(Path(path).read_bytes(), verifier)
+        return check.open_receipt(Path(path).read_bytes(), verifier)
     except (NoteError, ValueError) as exc:
         raise click.ClickException(
             f"{path} is not a checkpoint signed by the trusted key: {exc}"
         ) from None
 
 
-def _state(path: str) -> logcheck.State | None:
+def _state(path: str) -> check.State | None:
     """`--state FILE` as an earlier run wrote it; None before the first run."""
     if not Path(path).exists():
         return None
     try:
-        return logcheck.State.parse(Path(path).read_text(encoding="utf-8"))
+        return check.State.parse(Path(path).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
 
 
-def _echo_findings(report: logcheck.Report) -> None:
+def _echo_findings(report: check.Report) -> None:
     if not report.findings:
         return
     count = len(report.findings) + report.more

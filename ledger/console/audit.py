@@ -3,7 +3,7 @@ checkpoint, exports to download, a round's replay stepped throw by throw, and th
 dice-fairness report with its chart. For the auditor and the setter.
 
 What they read is what the API reads: ledger.books.queries' event pages, the check of
-GET /audit/verify (ledger.api.audit.check), ledger.store.proofs' checkpoint, the
+GET /audit/verify (ledger.web.verify.check), ledger.store.log.proofs' checkpoint, the
 exports of GET /export (ledger.api.exports.export_response), ledger.audit.replay and
 ledger.audit.fairness. Nothing here writes. The pages that read much of the log (verify,
 a round's replay, the dice-fairness report, an export) are heavy reads of the signed-in
@@ -25,7 +25,8 @@ from ledger.commands import Role
 from ledger.console import charts
 from ledger.console.views import _fields, _signed_in, _tables, _url_values, blp
 from ledger.service import NotFound, is_name, table_stream
-from ledger.store import eventlog, logcheck, proofs
+from ledger.store.log import chains, proofs
+from ledger.store.log.check import snapshot
 from ledger.web import club, heavy
 from ledger.web import readschemas as rs
 from ledger.web.exports import ExportQuerySchema, export_response
@@ -62,7 +63,7 @@ def audit() -> Any:
     otherwise), the log's head and its latest signed checkpoint, and the ways on."""
     who = _signed_in(*READERS)
     store = club().store
-    head = eventlog.head(store.engine)
+    head = chains.head(store.engine)
     last = head["position"]
     # A position, as GET /events reads `after`; by default, the last page.
     after = _query(rs.PageQuerySchema(only=("after",))).get("after", max(0, last - PAGE))
@@ -197,7 +198,7 @@ def fairness_report() -> Any:
     scope = fairness.Scope(table=table)
     try:
         with club().store.engine.connect() as conn, conn.begin():
-            logcheck.snapshot(conn)
+            snapshot(conn)
             report = fairness.report(conn, scope)
     except NotFound as exc:
         abort(404, description=str(exc))

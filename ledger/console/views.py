@@ -31,8 +31,8 @@ from ledger.books.accounts import account_stream, owed, player_account
 from ledger.commands import NotPermitted, Role
 from ledger.commands.tables import Sent
 from ledger.service import NotFound, StaleVersion
-from ledger.store import proofs
 from ledger.store.eventstore import Refused
+from ledger.store.log import proofs
 from ledger.web import club, heavy, sent_by, tablewrites
 from ledger.web.logschemas import InclusionQuerySchema
 from ledger.web.numbers import QueryInteger

@@ -13,7 +13,7 @@ the line).
 
 What is written is what the service itself would have written, by the same code:
 the events exactly as in the file (positions, versions, payload text, recorded_at,
-both hashes), the Merkle tree's stored hashes (`tlog.Growth`, as every append grows
+both hashes), the Merkle tree's stored hashes (`tree.Growth`, as every append grows
 it), every checkpoint the file carries (the signed notes as they were handed out),
 and every read model through `projections.replay`, which `hazard projections
 rebuild` runs: accounts and balances, postings, settlements and their parties,
@@ -30,9 +30,9 @@ Only a whole log restores a log: an export that starts after the first event, or
 skips positions (a table's or a player's), is refused as partial.
 
 A store keeps the tree's right edge in memory only once it has written
-(EventStore.frontier, keyed by the tree's size), and a restore fills only a database
-with no events: so no store's cache can be stale after one. A store on the restored
-database reads the edge on its first write, or takes `Restored.frontier`.
+(EventStore.frontier, of the size it was committed at), and a restore fills only a
+database with no events: so no store's cache can be stale after one. A store on the
+restored database reads the edge on its first write, or takes `Restored.frontier`.
 """
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ import sqlalchemy as sa
 
 from ledger.books import projections, tableviews
 from ledger.exports import offline
-from ledger.store import db, logcheck, restoring, snapshots, tlog
+from ledger.store import db, restoring, snapshots
 from ledger.store.eventstore import APPEND_LOCK, Known, Recorded
-from ledger.store.keys import Verifier
+from ledger.store.log import merkle, tree
+from ledger.store.log.keys import Verifier
 
 BATCH = 5000
 """Events written (and replayed into the read models) at a time."""
@@ -86,7 +87,7 @@ class Restored:
     """The newest checkpoint restored (a signed note)."""
     key: str = ""
     """The public key that signed the checkpoints (the header's)."""
-    frontier: tlog.Frontier = field(default_factory=dict)
+    frontier: merkle.Frontier = field(default_factory=merkle.Frontier)
     """The tree's right edge at `size`: EventStore.frontier may start from it."""
 
 
@@ -160,7 +161,7 @@ class _Writer:
 
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
-        self.growth = tlog.Growth(0, 0, tlog.HashReader(conn, {}))
+        self.growth = tree.Growth(merkle.Frontier())
         self.rows: list[Known] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
@@ -268,7 +269,7 @@ class _Writer:
         rows, self.rows = self.rows, []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
-        made = self.growth.hashes.made
+        made = self.growth.made
         if self.conn.dialect.name == "postgresql":  # COPY: arrays of bytea cost more
             db.insert_tuples(self.conn, "tree_hashes", ("idx", "hash"), sorted(made.items()))
         else:
@@ -290,18 +291,14 @@ class _Writer:
             take = size - self.growth.size
             self.growth.add(rows[start : start + take])
             start += take
-            root = logcheck.root_of(self._frontier_hashes()).hex()
+            root = self.growth.root().hex()
             if given is not None and given != root:
-                raise tlog.LogError(
+                raise tree.LogError(
                     f"the checkpoint of {size} events does not sign the tree restored"
                 )
             self.ready.append((size, root, issued_at, note))
         self.notes = [n for n in self.notes if n[0] > self.growth.size]
         self.growth.add(rows[start:])
-
-    def _frontier_hashes(self) -> list[bytes]:
-        size, frontier = self.growth.size, self.growth.hashes.frontier
-        return [frontier[k][1] for k in reversed(range(size.bit_length())) if size >> k & 1]
 
     def _write_checkpoints(self) -> None:
         """The checkpoints whose events are all written, in one statement."""
@@ -324,5 +321,5 @@ class _Writer:
                 self.out.snapshots += 1
         self.out.accounts = restoring.account_count(self.conn)
         self.out.tables = len(states)
-        self.out.frontier = dict(self.growth.hashes.frontier)
+        self.out.frontier = self.growth.frontier.copy()
         return self.out

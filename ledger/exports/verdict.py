@@ -11,7 +11,7 @@ from engine import events as ev
 from engine.rules import RuleSet
 from engine.state import TableState
 from ledger.store.eventstore import Recorded
-from ledger.store.keys import Verifier
+from ledger.store.log.keys import Verifier
 
 FIGURES = ("deposited", "paid", "staked", "withdrawn", "adjusted")
 """What the closing record says of each account's money, in its order."""

@@ -159,38 +159,54 @@ def canonical(document: Mapping[str, Any]) -> bytes:
     return _CANONICAL.encode(document).encode()
 
 
-HashInput = Callable[[int, int, str, int, str], bytes]
-"""(position, version, event type, schema version, payload text) -> the bytes hashed."""
+def frame(
+    quoted: Quoted,
+    position: int,
+    stream: str,
+    version: int,
+    type_: str,
+    schema_version: int,
+    payload: str,
+    actor: str,
+    idempotency_key: str | None,
+    recorded_at: str,
+) -> bytes:
+    """The canonical frame of an event: the bytes its chain hash and its leaf in the
+    log's tree cover. The columns in the order the events table has them (a stored
+    row's first nine), each text quoted through `quoted`.
 
-
-def hash_input(stream: str, actor: str, idempotency_key: str | None, recorded_at: str) -> HashInput:
-    """What the hashes of events appended together cover, one event at a time: the
-    canonical encoding of the event's columns (all but the hashes), with the payload
-    spliced in as its stored text.
-
-    Byte for byte `canonical({...the columns, "payload": parsed payload})` when the
-    payload is canonical JSON, as the store writes it (a test holds the two equal).
-    It is written out by hand, the columns an append shares encoded once, because
-    building and sorting a dict per event cost more than the insert. A payload
+    It is the canonical encoding of the event's columns but the two hashes,
+    `canonical({...the columns, "payload": parsed payload})`, with the payload spliced
+    in as its stored text: byte for byte the same when that text is canonical JSON,
+    as the store writes it (a test holds the two equal). Written out by hand, the keys
+    in sorted order, because building and sorting a dict per event cost more than the
+    insert, and parsing each payload again more than a pass over the log. A payload
     rewritten in any other form hashes differently, which is what an auditor wants.
-    The keys are in sorted order.
+    A column of the wrong type is a TypeError or a ValueError.
     """
-    s = _CANONICAL.encode
-    head = f'{{"actor":{s(actor)},"idempotency_key":{s(idempotency_key)},"payload":'
-    middle = f',"recorded_at":{s(recorded_at)},"schema_version":'
-    tail = f',"stream":{s(stream)},"type":'
-    names: dict[str, str] = {}
+    return (
+        f'{{"actor":{quoted[actor]},"idempotency_key":{quoted[idempotency_key]},'
+        f'"payload":{payload},"position":{position:d},"recorded_at":{quoted[recorded_at]},'
+        f'"schema_version":{schema_version:d},"stream":{quoted[stream]},"type":{quoted[type_]},'
+        f'"version":{version:d}}}'
+    ).encode()
 
-    def framed(position: int, version: int, type_: str, schema_version: int, payload: str) -> bytes:
-        name = names.get(type_)
-        if name is None:
-            name = names[type_] = s(type_)
-        return (
-            f'{head}{payload},"position":{_int_text(position)}{middle}'
-            f'{_int_text(schema_version)}{tail}{name},"version":{_int_text(version)}}}'
-        ).encode()
 
-    return framed
+class Quoted(dict[str | None, str]):
+    """Text columns as JSON text, as the canonical encoder writes them (ensure_ascii
+    off), each quoted once: the events of a write, or of a page of the log, share
+    their streams, actors, types and times. None is `null`; anything else but text is
+    a TypeError. Holds at most LIMIT texts (a pass over the log meets a new time at
+    every write), then starts again."""
+
+    __slots__ = ()
+    LIMIT = 100_000
+
+    def __missing__(self, text: str | None) -> str:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        value = self[text] = "null" if text is None else _str_text(text)
+        return value
 
 
 def _int_text(value: int) -> str:
@@ -280,7 +296,7 @@ def chain_hash(previous: str, data: bytes) -> str:
     #   prev_hash  the stream's previous hash, its 64 hex digits as ASCII bytes
     #              (store.GENESIS, 64 "0"s, before a stream's first event);
     #   "\n"       the one byte 0x0A;
-    #   record     hash_input's bytes: the canonical JSON (sorted keys, no spaces,
-    #              UTF-8) of the event's stored columns but the two hashes, its
+    #   record     the event's frame (`frame`): the canonical JSON (sorted keys, no
+    #              spaces, UTF-8) of its stored columns but the two hashes, its
     #              payload spliced in as the stored text.
     return hashlib.sha256(previous.encode() + b"\n" + data).hexdigest()

@@ -25,9 +25,9 @@ import sqlalchemy as sa
 from engine.errors import HazardError
 from engine.events import Event
 from ledger.store import codec, db, writers
-from ledger.store.keys import Signer
+from ledger.store.log import merkle
+from ledger.store.log.keys import Signer
 from ledger.store.schema import events as events_table
-from ledger.store.tlog import Frontier
 
 GENESIS = "0" * 64
 STREAM_VERSION = "SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1"
@@ -124,10 +124,9 @@ class Recorded(NamedTuple):
         }
 
     def hashed(self) -> bytes:
-        """The bytes the hash covers: `document()` in canonical form, built around the
-        stored payload text rather than by parsing and re-encoding it."""
-        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
-        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
+        """The bytes the hash covers (codec.frame): `document()` in canonical form,
+        built around the stored payload text rather than by parsing and re-encoding it."""
+        return codec.frame(codec.Quoted(), *self[:9])
 
     def event(self) -> Event:
         return decode_row(self)
@@ -352,13 +351,13 @@ class EventStore:
         self.engine = engine
         self.clock = clock
         self.signer = signer
-        """Signs each write's checkpoint (ledger.store.tlog); without one, a write that
+        """Signs each write's checkpoint (ledger.store.log.tree); without one, a write that
         appends is refused (NoSigningKey) and the store only reads."""
         self.key_path = key_path
         """Where the key was looked for, to say so when there is none."""
-        self.frontier: tuple[int, Frontier] | None = None
-        """The tree's right edge at a committed size (ledger.store.tlog), so that the
-        next append need not read it."""
+        self.frontier: merkle.Frontier | None = None
+        """The tree's right edge at the size last committed (ledger.store.log.tree), so
+        that the next append need not read it."""
         self.postgres = engine.dialect.name == "postgresql"
         # The statements run on the driver's cursor, in its parameter style.
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
@@ -499,8 +498,8 @@ class EventStore:
                 raise ConcurrencyError(stream, expected_version, version)
             recorded_at = self.clock()
             rows: list[Recorded] = []
-            framed = codec.hash_input(stream, actor, idempotency_key, recorded_at)
-            chain_hash = codec.chain_hash
+            quoted = codec.Quoted()  # the texts the write's events share, quoted once
+            frame, chain_hash = codec.frame, codec.chain_hash
             for event in new_events:
                 position += 1
                 version += 1
@@ -510,7 +509,11 @@ class EventStore:
                         f"but it would be version {version} of {stream!r}"
                     )
                 name, schema, text = codec.payload_text(event)
-                digest = chain_hash(prev, framed(position, version, name, schema, text))
+                digest = chain_hash(
+                    prev,
+                    frame(quoted, position, stream, version, name, schema, text, actor,
+                          idempotency_key, recorded_at),
+                )  # fmt: skip
                 row = Known(position, stream, version, name, schema, text, actor,
                             idempotency_key, recorded_at, prev, digest)  # fmt: skip
                 row._event = event

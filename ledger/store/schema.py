@@ -167,8 +167,8 @@ rounds = sa.Table(
     sa.Column("ended_at", sa.String(32), nullable=True),
 )
 
-# The log's Merkle tree (ledger.store.tlog): every stored hash of RFC 9162's tree over
-# the events in position order, by its index in ledger.store.merkle's numbering. Record
+# The log's Merkle tree (ledger.store.log.tree): every stored hash of RFC 9162's tree over
+# the events in position order, by its index in ledger.store.log.merkle's numbering. Record
 # n of the tree is the event at position n + 1. Append-only, like the events.
 tree_hashes = sa.Table(
     "tree_hashes",

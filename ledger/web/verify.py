@@ -1,6 +1,6 @@
 """The log's check a page at a time, as a request runs it: GET /audit/verify, and the
 console's verify page, which runs it page after page to show its progress. The check
-itself is ledger.store.logcheck's (and ledger.books.deep's, deep)."""
+itself is ledger.store.log.check's (and ledger.books.deep's, deep)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 from flask_smorest import abort
 
 from ledger.books import deep as read_models
-from ledger.store import eventlog, logcheck, merkle
+from ledger.store.log import chains, merkle, tree
+from ledger.store.log.check import check_log, snapshot
 from ledger.web import club
 from ledger.web import readschemas as rs
 
@@ -23,7 +24,7 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
     verify page runs it too, page after page, to show its progress)."""
     store = club().store
     # Counted before the check: what the log held when it began.
-    before = eventlog.head(store.engine)
+    before = chains.head(store.engine)
     verifier = store.signer.verifier if store.signer is not None else None
     if after > before["position"]:  # a caller's mistake, not a finding about the log
         abort(
@@ -38,18 +39,16 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
             f"more than a request may replay ({rs.DEEP_MAX}): run `hazard verify --deep`",
         )
     with store.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
+        snapshot(conn)
         resume = None
         if after:
             # The tree before `after` from its stored hashes, which the pages before
             # checked against the events.
             try:
-                resume = logcheck.Resume(after, logcheck.stored_frontier(conn, after))
+                resume = tree.load_frontier(conn, after)
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
-        report = logcheck.check_log(
-            conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS
-        )
+        report = check_log(conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS)
     differences = None
     if deep:
         differences = [d.view() for d in read_models.differences(store)]

@@ -76,9 +76,9 @@ def upgrade() -> None:
     for statement in statements:
         op.execute(statement)
 
-    from ledger.store import tlog
+    from ledger.store.log import tree
 
-    tlog.build(op.get_bind())
+    tree.build(op.get_bind())
 
 
 def downgrade() -> None:

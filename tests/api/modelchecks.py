@@ -21,9 +21,9 @@ from ledger.books import deep
 from ledger.books.accounts import CASH, TABLE_PREFIX, owed
 from ledger.exports import offline
 from ledger.exports.verdict import Verified
-from ledger.store import logcheck, merkle
-from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore
+from ledger.store.log import check, merkle
+from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.schema import accounts, adjustments, events, metadata, rounds, settlements
 from ledger.web.views import state_view
 from tests.api.conftest import Client
@@ -201,7 +201,7 @@ def checkpoint_size(note: str) -> int:
 
 def included(client: Client, position: int, size: int) -> None:
     """The event at `position` is in the signed tree of `size`, by an inclusion proof
-    from the API checked with ledger.store.merkle against the signed root."""
+    from the API checked with ledger.store.log.merkle against the signed root."""
     body = client.ok(
         "get", "/log/proofs/inclusion", query_string={"position": position, "size": size}
     )
@@ -236,8 +236,8 @@ def log_checked(store: EventStore) -> int:
     """`hazard verify`'s check: positions, hash chains, the tree, every checkpoint's
     signature and root. Returns the log's size."""
     with store.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, VERIFIER)
+        check.snapshot(conn)
+        report = check.check_log(conn, VERIFIER)
     assert report.ok, [str(f) for f in report.findings]
     assert report.unsigned == report.differ == 0
     return report.size

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from ledger.store import merkle
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.schema import checkpoints
 from tests.api import rolekit as roles
 from tests.api.conftest import Api, Client

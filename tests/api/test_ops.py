@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ledger import logs
+from ledger import jsonlogging
 from ledger.api import create_app
 from ledger.api.server import banner
 from ledger.books.book import Book
@@ -119,10 +119,10 @@ def test_metrics_need_no_token(sqlite_api: Api) -> None:
 
 @pytest.fixture
 def log_lines() -> Iterator[Callable[[], list[dict[str, Any]]]]:
-    """The JSON lines the `hazard` loggers write, as ledger.logs formats them."""
+    """The JSON lines the `hazard` loggers write, as ledger.jsonlogging formats them."""
     stream = io.StringIO()
-    logger = logging.getLogger(logs.LOGGER)
-    out, level = logs.handler(stream), logger.level
+    logger = logging.getLogger(jsonlogging.LOGGER)
+    out, level = jsonlogging.handler(stream), logger.level
     logger.addHandler(out)
     logger.setLevel(logging.INFO)
     yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
@@ -179,7 +179,7 @@ def test_an_unexpected_error_is_logged_with_its_request_id(
 
 def test_logs_outside_a_request_have_no_request_fields() -> None:
     record = logging.makeLogRecord({"name": "hazard.x", "msg": "hi %s", "args": ("there",)})
-    line = json.loads(logs.JsonFormatter().format(record))
+    line = json.loads(jsonlogging.JsonFormatter().format(record))
     assert line["message"] == "hi there"
     assert "request_id" not in line
 

@@ -42,7 +42,7 @@ After every step (the invariant `holds`), modelchecks':
 5. receipts: the newest checkpoint (GET /log/checkpoint) is proved consistent with
    the one before it and with every receipt the step was answered with, and, in
    turn, with RECEIPTS_PER_STEP of the older receipts kept (the least recently
-   checked first), each proof checked client-side with ledger.store.merkle and both
+   checked first), each proof checked client-side with ledger.store.log.merkle and both
    checkpoints' signatures with the log's key; at the end of the example every kept
    receipt is checked against the newest.
 

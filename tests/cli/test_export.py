@@ -192,7 +192,7 @@ def test_an_export_needs_no_signing_key_only_the_public_one(
     assert "--key" in bare.output and "public key" in bare.output
     assert "needs no signing key" in bare.output
     # A key that did not sign the log is refused, and nothing is written.
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     other = Signer.generate(VERIFIER.name).verifier.text()
     out = outdir / "other.jsonl"

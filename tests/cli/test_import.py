@@ -83,7 +83,7 @@ def test_hazard_import_names_the_line_of_a_bad_file_and_writes_nothing(
 def test_hazard_import_refuses_a_file_signed_by_another_key(
     played: EventStore, target_url: str, tmp_path: Path
 ) -> None:
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     other = Signer.generate("hazard.local/ledger")
     path = tmp_path / "all.jsonl"
@@ -113,7 +113,7 @@ def test_hazard_import_where_there_is_no_key_says_so(
 def test_hazard_import_where_another_key_is_names_it(
     played: EventStore, target_url: str, tmp_path: Path
 ) -> None:
-    from ledger.store.keys import create_key
+    from ledger.store.log.keys import create_key
 
     path = tmp_path / "all.jsonl"
     path.write_bytes(export(played.engine))
@@ -132,7 +132,7 @@ def test_hazard_import_with_another_key_names_the_files_header(
     """Regression: `--key` with a file whose header names another key blamed the
     checkpoints ("the checkpoints are signed by ..."), which were never read: it is the
     header that names the other key."""
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     other = Signer.generate("hazard.local/ledger").verifier.text()
     path = tmp_path / "all.jsonl"

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ledger.cli import main
-from ledger.store.keys import Signer, Verifier
+from ledger.store.log.keys import Signer, Verifier
 
 
 def test_key_create_makes_a_private_file_and_prints_only_the_public_key(tmp_path: Path) -> None:

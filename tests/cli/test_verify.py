@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
-from ledger.store.checkpoint import open_checkpoint
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import Signer
+from ledger.store.log.checkpoint import open_checkpoint
+from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited
 from tests.ledger.offlinekit import encoded, exported_files, fails, records, settled
 from tests.ledger.tamperkit import (

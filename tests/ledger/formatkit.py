@@ -14,9 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.store import codec, merkle
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store import codec
 from ledger.store.eventstore import GENESIS, Recorded
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import open_checkpoint
 from tests.signing import VERIFIER
 
 

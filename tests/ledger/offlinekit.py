@@ -12,6 +12,7 @@ import pytest
 
 from ledger.books.book import Book
 from ledger.exports import offline
+from ledger.exports.offline.events import NOT_HASHED
 from ledger.exports.scope import Scope, scope_of
 from ledger.service import Club
 from ledger.store import codec, db
@@ -61,7 +62,7 @@ def line_of(recs: Records, **where: Any) -> int:
 
 
 def document(r: dict[str, Any]) -> bytes:
-    return codec.canonical({k: v for k, v in r.items() if k not in offline._NOT_HASHED})
+    return codec.canonical({k: v for k, v in r.items() if k not in NOT_HASHED})
 
 
 def rehash(recs: Records, number: int) -> None:

@@ -16,9 +16,10 @@ import engine as hz
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
-from ledger.store import codec, merkle, tlog
+from ledger.store import codec
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.keys import Signer
+from ledger.store.log import merkle, tree
+from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited, Withdrawn
 from tests.signing import ORIGIN
 
@@ -147,9 +148,9 @@ def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int,
     issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
     conn.execute(sa.text("DELETE FROM checkpoints"))
     conn.execute(sa.text("DELETE FROM tree_hashes"))
-    assert tlog.build(conn) >= log.size
+    assert tree.build(conn) >= log.size
     for size, issued_at in issued:
-        tlog.issue(conn, OTHER, size, merkle.tree_hash(size, tlog.reader(conn)), issued_at)
+        tree.issue(conn, OTHER, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
     return (1, log.size)
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger.store import checkpoint as cp
-from ledger.store import keys
-from ledger.store.checkpoint import Checkpoint
+from ledger.store.log import checkpoint as cp
+from ledger.store.log import keys
+from ledger.store.log.checkpoint import Checkpoint
 
 # note_test.go
 PETER_SKEY = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz"

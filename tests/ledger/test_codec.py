@@ -201,7 +201,7 @@ def _outcome(decode: object) -> object:
         return (exc.position, str(exc))
 
 
-def test_the_hash_input_is_the_canonical_document() -> None:
+def test_the_frame_is_the_canonical_document() -> None:
     """Hashing splices the stored payload text in; for a canonical payload that must be
     byte for byte the canonical encoding of the whole document."""
     from ledger.store.eventstore import Recorded
@@ -243,7 +243,7 @@ _JSON = st.recursive(
     _JSON,
 )
 @settings(max_examples=300, deadline=None)
-def test_the_hash_input_is_canonical_for_any_columns(
+def test_the_frame_is_canonical_for_any_columns(
     stream: str,
     actor: str,
     key: str | None,
@@ -255,7 +255,6 @@ def test_the_hash_input_is_canonical_for_any_columns(
     value: object,
 ) -> None:
     raw = codec.canonical({"v": value})[len(b'{"v":') : -1].decode()
-    framed = codec.hash_input(stream, actor, key, recorded_at)
     document = {
         "position": position,
         "stream": stream,
@@ -267,7 +266,10 @@ def test_the_hash_input_is_canonical_for_any_columns(
         "idempotency_key": key,
         "recorded_at": recorded_at,
     }
-    assert framed(position, version, type_, schema, raw) == codec.canonical(document)
+    framed = codec.frame(
+        codec.Quoted(), position, stream, version, type_, schema, raw, actor, key, recorded_at
+    )
+    assert framed == codec.canonical(document)
 
 
 def test_the_chain_hash_is_the_formula_written_beside_it() -> None:
@@ -276,8 +278,10 @@ def test_the_chain_hash_is_the_formula_written_beside_it() -> None:
 
     from ledger.store.eventstore import GENESIS
 
-    frame = codec.hash_input("table:t", "setter:bank", None, "2026-01-01T00:00:00+00:00")
-    record = frame(1, 1, "TableClosed", 1, "{}")
+    record = codec.frame(
+        codec.Quoted(), 1, "table:t", 1, "TableClosed", 1, "{}", "setter:bank", None,
+        "2026-01-01T00:00:00+00:00",
+    )  # fmt: skip
     first = codec.chain_hash(GENESIS, record)
     assert first == hashlib.sha256(b"0" * 64 + bytes([0x0A]) + record).hexdigest()
     second = codec.chain_hash(first, record)

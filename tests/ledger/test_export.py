@@ -18,8 +18,9 @@ from ledger.books.book import Book
 from ledger.exports import jsonl
 from ledger.exports.scope import NotFound, ScopeError, scope_of
 from ledger.service import Club
-from ledger.store import snapshots
-from ledger.store.eventstore import EventStore
+from ledger.store import codec, snapshots
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.log import merkle
 from ledger.store.vocabulary import Deposited
 from tests.ledger.exportkit import WRITES, all_events, at, evening, export, money
 from tests.ledger.formatkit import check
@@ -51,6 +52,34 @@ def test_the_whole_log(store: EventStore) -> None:
     assert read.closing["money"]["player:ann"]["deposited"] == 5001
     assert "cash" not in read.closing["money"]
     assert not any(a.startswith("escrow:") for a in read.closing["money"])
+
+
+@pytest.mark.parametrize("scope", [{"everything": True}, {"table": "t1"}, {"player": "bob"}])
+def test_the_exports_own_frame_and_frontier_are_codec_and_merkle(
+    store: EventStore, scope: dict[str, Any]
+) -> None:
+    """The export's hot loop writes codec.frame, merkle.leaf_hash and
+    merkle.Frontier.append out by hand, for speed: held to them here, line by line, from
+    the header's tree_start through every event and skip to the closing's root."""
+    lines = [json.loads(line) for line in export(store.engine, scope_of(**scope)).splitlines()]
+    start = lines[0]["tree_start"]
+    frontier = merkle.Frontier(start["size"], [bytes.fromhex(h) for h in start["hashes"]])
+    quoted = codec.Quoted()
+    for line in lines[1:]:
+        if line["record"] == "event":
+            columns = {name: line[name] for name in Recorded._fields}
+            row = Recorded(**{**columns, "payload": codec.canonical(line["payload"]).decode()})
+            leaf = merkle.leaf_hash(codec.frame(quoted, *row[:9]))
+            assert line["leaf"] == leaf.hex()
+            frontier.append(leaf)
+        elif line["record"] == "skip":
+            subtrees = merkle.cover(line["from"] - 1, line["to"])
+            for (level, _), digest in zip(subtrees, line["hashes"], strict=True):
+                frontier.append_subtree(level, bytes.fromhex(digest))
+        elif line["record"] == "checkpoint":
+            assert frontier.size == line["size"]
+    assert frontier.size == lines[-1]["size"]
+    assert frontier.root().hex() == lines[-1]["root"]
 
 
 def test_a_table_skips_the_rest_as_subtrees(store: EventStore) -> None:
@@ -190,7 +219,7 @@ def test_times_are_held_as_recorded_at_is_written() -> None:
 
 
 def test_a_key_that_did_not_sign_the_log_is_refused(store: EventStore) -> None:
-    from ledger.store.keys import Signer
+    from ledger.store.log.keys import Signer
 
     with pytest.raises(ValueError, match="did not sign"):
         jsonl.prepare(

@@ -18,8 +18,9 @@ from ledger import bootstrap
 from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import db, logcheck
+from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.store.log import check
 from ledger.store.schema import (
     accounts,
     checkpoints,
@@ -94,8 +95,8 @@ def test_the_restored_log_verifies_and_takes_the_next_write_under_the_same_key(
     waiting.close()
 
     with target.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, SIGNER.verifier)
+        check.snapshot(conn)
+        report = check.check_log(conn, SIGNER.verifier)
     assert report.ok, report.findings
     assert report.size == old[-1][0] + 1
     assert report.checkpoints == len(old) + 1
@@ -161,8 +162,8 @@ def test_a_range_from_the_first_event_restores_the_log_up_to_its_end(
         pytest.skip("the range does not start at the first event")
     restored = restore.restore(target, lines(data))
     with target.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, SIGNER.verifier)
+        check.snapshot(conn)
+        report = check.check_log(conn, SIGNER.verifier)
     assert report.ok, report.findings
     assert restored.events == report.size
 

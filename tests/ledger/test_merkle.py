@@ -1,10 +1,12 @@
-"""ledger.store.merkle against RFC 9162 itself.
+"""ledger.store.log.merkle against RFC 9162 itself.
 
 The `rfc_*` functions below are written from the RFC's text alone (section 2.1: MTH,
 PATH and SUBPROOF, and the verification algorithms of 2.1.3.2 and 2.1.4.2), with
 hashlib and no project code, as Go's tlog checks itself against Certificate
 Transparency. Every root, inclusion proof and consistency proof the module makes for
-trees of 1..130 records is compared with them; larger trees are sampled.
+trees of 1..130 records is compared with them; larger trees are sampled. So is the
+right edge (`merkle.Frontier`, `merkle.cover`) that every writer and every one-pass
+verifier keeps of the tree: against the RFC's MTH of each complete subtree.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.store import merkle
+from ledger.store.log import merkle
 
 SMALL = 130  # every size and every index up to here
 ALTERED = 64  # every proof altered up to here; beyond, a few indexes per size
@@ -411,6 +413,112 @@ def test_a_root_or_a_proof_is_one_read_of_a_few_hashes() -> None:
         assert len(LOG.reads) == 1
         assert len(LOG.reads[0]) <= 2 * t.bit_length()
         assert LOG.reads[0] == sorted(LOG.reads[0])
+
+
+# -- The right edge: Frontier and cover ------------------------------------------------
+
+
+def rfc_frontier(n: int) -> list[bytes]:
+    # The tree of n records is its complete subtrees, one per 1 bit of n, largest
+    # first: MTH of each, from the RFC's definition.
+    out, lo = [], 0
+    for bit in reversed(range(n.bit_length())):
+        if n >> bit & 1:
+            out.append(rfc_mth(lo, lo + (1 << bit)))
+            lo += 1 << bit
+    return out
+
+
+def fewest_aligned(lo: int, hi: int) -> int:
+    # The fewest subtrees a tree stores (2**l records starting at a multiple of 2**l)
+    # that tile records lo..hi-1, by trying at each record every one that starts there.
+    fewest = {hi: 0}
+    for at in reversed(range(lo, hi)):
+        width, best = 1, hi - at
+        while at + width <= hi and at % width == 0:
+            best = min(best, 1 + fewest[at + width])
+            width *= 2
+        fewest[at] = best
+    return fewest[lo]
+
+
+def test_the_frontier_appended_leaf_by_leaf_is_the_rfc_tree() -> None:
+    frontier = merkle.Frontier()
+    assert frontier.root() == rfc_mth(0, 0)
+    for n in range(LARGE):
+        made = frontier.append(merkle.leaf_hash(RECORDS[n]))
+        # What record n stores: its leaf, then the subtree it completes at each level.
+        assert made == [rfc_mth(((n >> level) << level), n + 1) for level in range(len(made))]
+        assert len(made) == merkle.stored_hash_count(n + 1) - merkle.stored_hash_count(n)
+        assert frontier.size == n + 1
+        assert frontier.hashes == rfc_frontier(n + 1)
+        assert frontier.root() == rfc_mth(0, n + 1)
+
+
+def test_the_frontier_is_read_from_its_stored_hashes() -> None:
+    for n in range(LARGE):
+        indexes = merkle.frontier_indexes(n)
+        assert indexes == sorted(indexes)
+        assert [LOG.hashes[i] for i in indexes] == rfc_frontier(n)
+
+
+def test_a_copy_of_a_frontier_grows_alone() -> None:
+    frontier = merkle.Frontier(5, rfc_frontier(5))
+    copy = frontier.copy()
+    copy.append(merkle.leaf_hash(RECORDS[5]))
+    assert frontier == merkle.Frontier(5, rfc_frontier(5))
+    assert copy == merkle.Frontier(6, rfc_frontier(6))
+
+
+def _check_cover(start: int, end: int) -> None:
+    subtrees = merkle.cover(start, end)
+    at = start
+    for level, number in subtrees:
+        assert number << level == at  # starts where the last ended, and is stored
+        at += 1 << level
+    assert at == end
+    assert len(subtrees) == fewest_aligned(start, end)
+    frontier = merkle.Frontier(start, rfc_frontier(start))
+    for level, number in subtrees:
+        frontier.append_subtree(level, rfc_mth(number << level, (number + 1) << level))
+    assert frontier.size == end
+    assert frontier.hashes == rfc_frontier(end)
+    assert frontier.root() == rfc_mth(0, end)
+
+
+def test_the_cover_of_every_range_is_the_fewest_stored_subtrees_and_builds_the_rfc_tree() -> None:
+    for start in range(SMALL):
+        for end in range(start, SMALL + 1):
+            _check_cover(start, end)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_larger_covers_build_the_rfc_tree(data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, LARGE), label="start")
+    end = data.draw(st.integers(start, LARGE), label="end")
+    _check_cover(start, end)
+
+
+def test_a_subtree_the_tree_does_not_store_there_is_a_bad_index() -> None:
+    h = sha256(b"h")
+    for size, level in [(1, 1), (2, 2), (6, 2), (12, 3), (3, -1)]:
+        frontier = merkle.Frontier(size, rfc_frontier(size))
+        with pytest.raises(merkle.BadIndex):
+            frontier.append_subtree(level, h)
+    for start, end in [(-1, 3), (5, 4)]:
+        with pytest.raises(merkle.BadIndex):
+            merkle.cover(start, end)
+    with pytest.raises(merkle.BadIndex):
+        merkle.frontier_indexes(-1)
+
+
+def test_a_frontier_short_of_a_left_half_is_a_bad_index() -> None:
+    h = sha256(b"h")
+    with pytest.raises(merkle.BadIndex, match="no left half at level 1"):
+        merkle.Frontier(3, [h]).append(h)
+    with pytest.raises(merkle.BadIndex):
+        merkle.Frontier(4, []).append_subtree(2, h)
 
 
 # -- Bad input ---------------------------------------------------------------------------

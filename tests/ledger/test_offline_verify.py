@@ -19,12 +19,13 @@ import sqlalchemy as sa
 import engine as hz
 from ledger.books.book import Book
 from ledger.exports import offline
+from ledger.exports.offline.money import MOVES_MONEY
 from ledger.exports.scope import scope_of
 from ledger.service import Club
-from ledger.store import merkle
-from ledger.store.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.keys import Signer
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import Checkpoint, parse_note, sign_checkpoint
+from ledger.store.log.keys import Signer
 from tests.ledger.exportkit import at, export, money, play, ticking
 from tests.ledger.offlinekit import (
     Records,
@@ -530,7 +531,7 @@ def test_money_skips_only_types_that_move_none(files: dict[str, bytes]) -> None:
     from ledger.books.accounts import transfers_of
 
     for item in offline.read(lines_of(files["all"])):
-        if isinstance(item, offline.EventLine) and item.row.type not in offline._MOVES_MONEY:
+        if isinstance(item, offline.EventLine) and item.row.type not in MOVES_MONEY:
             assert transfers_of(item.row.stream, item.event) == ()
 
 

@@ -26,8 +26,9 @@ from ledger.cli import main
 from ledger.exports import offline
 from ledger.exports.scope import scope_of
 from ledger.service import Club
-from ledger.store import db, logcheck
+from ledger.store import db
 from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.log import check
 from ledger.store.schema import rounds, server_seeds
 from tests.ledger.exportkit import export, ticking
 from tests.ledger.offlinekit import encoded, fails, line_of, records, rehash
@@ -178,7 +179,7 @@ def test_a_rehashed_change_fails_at_its_line(store: EventStore, what: str) -> No
 
 def test_the_database_check_holds_revealed_seeds_to_their_turns(store: EventStore) -> None:
     with store.engine.connect() as conn:
-        assert logcheck.check_log(conn, VERIFIER).ok
+        assert check.check_log(conn, VERIFIER).ok
     rows = table_events(store)
     drawn = next(
         r
@@ -200,7 +201,7 @@ def test_the_database_check_holds_revealed_seeds_to_their_turns(store: EventStor
             )
         conn.invalidate()
     with store.engine.connect() as conn:
-        report = logcheck.check_log(conn, VERIFIER)
+        report = check.check_log(conn, VERIFIER)
     (finding,) = [f for f in report.findings if f.position == drawn.position]
     assert "does not draw the dice recorded" in finding.what
     assert finding.event == f"table:s1 v{drawn.version}"

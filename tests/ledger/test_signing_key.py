@@ -15,7 +15,7 @@ from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
-from ledger.store.keys import BadKey
+from ledger.store.log.keys import BadKey
 from tests.signing import SIGNER
 
 

@@ -14,9 +14,10 @@ import sqlalchemy as sa
 
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import codec, logcheck, merkle
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store import codec
 from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.log import check, merkle, tree
+from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.vocabulary import Deposited
 from tests.ledger.tamperkit import (
     OTHER,
@@ -141,10 +142,10 @@ TAMPERINGS = [
 ]
 
 
-def _check(log: Log) -> logcheck.Report:
+def _check(log: Log) -> check.Report:
     with log.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        return logcheck.check_log(conn, VERIFIER, watch=[log.size], batch=7)
+        check.snapshot(conn)
+        return check.check_log(conn, VERIFIER, watch=[log.size], batch=7)
 
 
 def test_the_played_log_verifies(log: Log) -> None:
@@ -154,7 +155,7 @@ def test_the_played_log_verifies(log: Log) -> None:
     receipt = open_checkpoint(log.receipt, [VERIFIER])
     assert report.root == receipt.root
     assert report.checkpoints > 40
-    assert logcheck.against(receipt, report).agrees
+    assert check.against(receipt, report).agrees
 
 
 @pytest.mark.parametrize("tamper", TAMPERINGS, ids=lambda f: f.__name__)
@@ -165,7 +166,7 @@ def test_a_tampering_is_found_and_named(
         where = tamper(log, conn)
     report = _check(log)
     assert report.findings, "not detected"
-    parting = logcheck.against(open_checkpoint(log.receipt, [VERIFIER]), report)
+    parting = check.against(open_checkpoint(log.receipt, [VERIFIER]), report)
     cli = hazard_verify(log, "--checkpoint", receipt_file(log))
     assert cli.exit_code == 1, cli.output
     if isinstance(where, tuple):
@@ -197,15 +198,15 @@ def test_a_tampering_is_found_and_named(
 def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
     with unguarded(log) as conn:
         where = actor_changed(log, conn)
-    found: list[logcheck.Finding] = []
+    found: list[check.Finding] = []
     resume = None
     with log.engine.connect() as conn, conn.begin():
         while True:
-            page = logcheck.check_log(conn, VERIFIER, resume=resume, limit=9)
+            page = check.check_log(conn, VERIFIER, resume=resume, limit=9)
             found += page.findings
             if page.complete:
                 break
-            resume = logcheck.Resume(page.size, logcheck.stored_frontier(conn, page.size))
+            resume = tree.load_frontier(conn, page.size)
     assert page.size == log.size
     assert [f.position for f in found] == [where] * len(found) and found
 
@@ -236,7 +237,7 @@ def test_events_cut_but_their_tree_and_checkpoints_kept_are_named(log: Log) -> N
 def test_the_pass_reports_its_progress_a_batch_at_a_time(log: Log) -> None:
     seen: list[tuple[int, int]] = []
     with log.engine.connect() as conn, conn.begin():
-        logcheck.check_log(conn, VERIFIER, batch=20, progress=lambda d, t: seen.append((d, t)))
+        check.check_log(conn, VERIFIER, batch=20, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(d, log.size) for d in [*range(20, log.size, 20), log.size]]
 
 
@@ -251,62 +252,62 @@ def test_a_pass_reads_one_state_of_the_log_while_writes_go_on(log: Log, store: E
             club.account_command("ann", Deposited, done, "setter")
 
     with log.engine.connect() as conn, conn.begin():
-        logcheck.snapshot(conn)
-        report = logcheck.check_log(conn, VERIFIER, batch=10, progress=write)
+        check.snapshot(conn)
+        report = check.check_log(conn, VERIFIER, batch=10, progress=write)
     assert report.findings == []
     assert report.size == log.size
 
 
-# -- a whole check, as `hazard verify` runs it (logcheck.verify) ------------------------
+# -- a whole check, as `hazard verify` runs it (check.verify) ------------------------
 
 
 def test_a_check_keeps_a_state_and_resumes_from_it_where_the_tree_stands(
     log: Log, store: EventStore
 ) -> None:
-    first = logcheck.verify(log.engine, VERIFIER)
+    first = check.verify(log.engine, VERIFIER)
     assert first.ok and first.restart is None and first.parting is None
     assert first.report.start == 0 and first.report.size == log.size
-    assert first.state == logcheck.State(
+    assert first.state == check.State(
         log.size, first.report.root, tuple(first.report.frontier), VERIFIER.text()
     )
     club = Club(Book(store))
     for amount in (1, 2, 3):
         club.account_command("ann", Deposited, amount, "setter")
-    again = logcheck.verify(log.engine, VERIFIER, state=first.state)
+    again = check.verify(log.engine, VERIFIER, state=first.state)
     assert again.ok and again.restart is None
     assert (again.report.start, again.report.size) == (log.size, log.size + 3)
-    whole = logcheck.verify(log.engine, VERIFIER)
+    whole = check.verify(log.engine, VERIFIER)
     assert again.state == whole.state  # resumed or read whole, the same tree
 
 
 def test_a_check_reads_the_whole_log_when_the_state_cannot_be_resumed(log: Log) -> None:
-    state = logcheck.verify(log.engine, VERIFIER).state
-    receipt = logcheck.open_receipt(log.receipt.encode(), VERIFIER)
+    state = check.verify(log.engine, VERIFIER).state
+    receipt = check.open_receipt(log.receipt.encode(), VERIFIER)
     other = dataclasses.replace(state, key=OTHER.verifier.text())
     cases = [
-        (other, None, logcheck.Restart.OTHER_KEY),
-        (state, receipt, logcheck.Restart.RECEIPT_WITHIN),  # the receipt is of log.size
+        (other, None, check.Restart.OTHER_KEY),
+        (state, receipt, check.Restart.RECEIPT_WITHIN),  # the receipt is of log.size
     ]
     for given, kept, why in cases:
-        verified = logcheck.verify(log.engine, VERIFIER, receipt=kept, state=given)
+        verified = check.verify(log.engine, VERIFIER, receipt=kept, state=given)
         assert verified.restart is why and verified.report.start == 0
         assert verified.ok and verified.state == state
     with unguarded(log) as conn:
         whole_log_rehashed_and_resigned(log, conn)
-    rewritten = logcheck.verify(log.engine, VERIFIER, state=state)
-    assert rewritten.restart is logcheck.Restart.TREE_REWRITTEN
+    rewritten = check.verify(log.engine, VERIFIER, state=state)
+    assert rewritten.restart is check.Restart.TREE_REWRITTEN
     assert rewritten.report.start == 0 and not rewritten.ok
 
 
 def test_a_check_holds_the_log_to_a_receipt_kept_with_trailing_newlines(log: Log) -> None:
     """A receipt as `jq -r` or an editor saves it, with more than the note's one
     newline at the end, opens as the checkpoint it is."""
-    receipt = logcheck.open_receipt((log.receipt + "\n\r\n").encode(), VERIFIER)
+    receipt = check.open_receipt((log.receipt + "\n\r\n").encode(), VERIFIER)
     assert receipt == open_checkpoint(log.receipt, [VERIFIER])
-    verified = logcheck.verify(log.engine, VERIFIER, receipt=receipt)
+    verified = check.verify(log.engine, VERIFIER, receipt=receipt)
     assert verified.ok and verified.parting is not None and verified.parting.agrees
     with unguarded(log) as conn:
         where = actor_changed(log, conn)
-    parted = logcheck.verify(log.engine, VERIFIER, receipt=receipt)
+    parted = check.verify(log.engine, VERIFIER, receipt=receipt)
     assert not parted.ok and parted.parting is not None and not parted.parting.agrees
     assert parted.parting.first == where

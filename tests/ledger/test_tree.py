@@ -12,9 +12,10 @@ import sqlalchemy as sa
 
 import engine as hz
 from ledger.books.accounts import account_stream
-from ledger.store import merkle, tlog
-from ledger.store.checkpoint import open_checkpoint
+from ledger.store import codec
 from ledger.store.eventstore import EventStore, NoSigningKey
+from ledger.store.log import check, merkle, tree
+from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.schema import checkpoints, tree_hashes
 from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
@@ -40,7 +41,7 @@ def _deposit(store: EventStore, amounts: list[int], key: str | None = None) -> d
 
 def _memory_root(store: EventStore, size: int) -> bytes:
     """The root computed from the events alone, in memory, from RFC 9162's definition."""
-    leaves = [tlog.leaf(row) for row in store.read_all(0, limit=size)]
+    leaves = [tree.leaf(row) for row in store.read_all(0, limit=size)]
 
     def mth(items: list[bytes]) -> bytes:
         if len(items) == 1:
@@ -140,7 +141,7 @@ def test_the_migration_builds_the_tree_of_a_log_that_had_none(database_url: str)
         old.close()
         db.upgrade(engine)
         with engine.connect() as conn:
-            root = merkle.tree_hash(5008, tlog.reader(conn))
+            root = merkle.tree_hash(5008, tree.reader(conn))
         assert root == _memory_root(EventStore(engine), 5008)
     finally:
         engine.dispose()
@@ -156,13 +157,13 @@ def test_the_checkpoint_a_write_signs_is_the_one_the_checkpoint_module_signs(
 ) -> None:
     from datetime import datetime
 
-    from ledger.store.checkpoint import Checkpoint, sign_checkpoint
+    from ledger.store.log.checkpoint import Checkpoint, sign_checkpoint
     from tests.signing import SIGNER
 
     root = bytes(range(32))
     when = datetime.fromisoformat(issued_at.replace("Z", "+00:00"))
     expected = sign_checkpoint(Checkpoint.issued(SIGNER.name, size, root, when), SIGNER)
-    assert tlog.signed_checkpoint(SIGNER, size, root, issued_at) == expected
+    assert tree.signed_checkpoint(SIGNER, size, root, issued_at) == expected
     assert open_checkpoint(expected, [VERIFIER]).size == size
 
 
@@ -170,9 +171,9 @@ def test_a_checkpoint_of_no_tree_is_refused() -> None:
     from tests.signing import SIGNER
 
     with pytest.raises(ValueError, match="no checkpoint"):
-        tlog.signed_checkpoint(SIGNER, 5, b"short", "2026-01-01T00:00:00Z")
+        tree.signed_checkpoint(SIGNER, 5, b"short", "2026-01-01T00:00:00Z")
     with pytest.raises(ValueError, match="no checkpoint"):
-        tlog.signed_checkpoint(SIGNER, -1, bytes(32), "2026-01-01T00:00:00Z")
+        tree.signed_checkpoint(SIGNER, -1, bytes(32), "2026-01-01T00:00:00Z")
 
 
 class _Row:
@@ -187,8 +188,10 @@ class _Row:
     def hashed(self) -> bytes:
         from ledger.store import codec
 
-        frame = codec.hash_input(self.stream, self.actor, self.idempotency_key, self.recorded_at)
-        return frame(self.position, self.version, self.type, self.schema_version, self.payload)
+        return codec.frame(
+            codec.Quoted(), self.position, self.stream, self.version, self.type,
+            self.schema_version, self.payload, self.actor, self.idempotency_key, self.recorded_at,
+        )  # fmt: skip
 
 
 def test_a_growth_from_the_frontier_stores_the_hashes_merkle_defines() -> None:
@@ -200,28 +203,95 @@ def test_a_growth_from_the_frontier_stores_the_hashes_merkle_defines() -> None:
         return [expected[i] for i in indexes]
 
     stored: dict[int, bytes] = {}
-    frontier: tlog.Frontier = {}
+    frontier = merkle.Frontier()
     size = 0
     for width in [1, 1, 2, 3, 1, 7, 16, 1, 5, 32, 64, 2, 100]:
-        growth = tlog.Growth(size, size, tlog.HashReader(None, frontier))  # type: ignore[arg-type]
+        growth = tree.grow(None, size, frontier)  # type: ignore[arg-type]  # reads nothing
         rows = [_Row(p) for p in range(size + 1, size + width + 1)]
         growth.add(rows)
         for row in rows:
             expected.extend(merkle.stored_hashes(row.position - 1, row.hashed(), read))
-        stored.update(growth.hashes.made)
-        size, frontier = growth.size, growth.hashes.frontier
+        stored.update(growth.made)
+        size, frontier = growth.size, growth.frontier
         assert growth.root() == merkle.tree_hash(size, read)
         assert [stored[i] for i in range(len(expected))] == expected
 
 
 def test_a_growth_refuses_a_frontier_that_is_not_its_trees() -> None:
-    growth = tlog.Growth(3, 3, tlog.HashReader(None, {0: (1, bytes(32))}))  # type: ignore[arg-type]
-    with pytest.raises(tlog.LogError, match="no left half"):
+    growth = tree.Growth(merkle.Frontier(3, [bytes(32)]))
+    with pytest.raises(tree.LogError, match="no left half"):
         growth.add([_Row(4)])
 
 
+def test_the_one_frame_gives_every_stored_hash_of_every_stored_event(store: EventStore) -> None:
+    """codec.frame, with one Quoted shared across the log as a pass shares it, over the
+    columns as the database hands them back: each event's stored chain hash and its
+    stored leaf in the tree. Texts that JSON escapes or that are not ASCII included."""
+    _deposit(store, [5, 6])
+    key = 'k\\"ë\u2014\x01'
+    uow = UnitOfWork(store, key, {"amounts": [7]})
+    with uow:
+        version = store.stream_version(uow.conn, SETTER)
+        deposit = Deposited(version=version + 1, account=hz.SETTER, amount=7)
+        uow.record(SETTER, version, [deposit], 'Zoë "the" setter\\\n', key)
+        uow.commit({"ok": True})
+    _deposit(store, [1, 2, 3])
+    quoted = codec.Quoted()
+    with store.engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT position, stream, version, type, schema_version, payload, actor,"
+            " idempotency_key, recorded_at, prev_hash, hash FROM events ORDER BY position"
+        ).all()
+        leaves = tree.read_hashes(conn, [merkle.stored_hash_index(0, row[0] - 1) for row in rows])
+    assert len(rows) == 6 and any(row[7] is not None for row in rows)
+    for row in rows:
+        framed = codec.frame(quoted, *row[:9])
+        assert codec.chain_hash(row[9], framed) == row[10]
+        assert merkle.leaf_hash(framed) == leaves[merkle.stored_hash_index(0, row[0] - 1)]
+
+
+def test_the_checks_own_frame_chain_and_frontier_are_codec_and_merkle(store: EventStore) -> None:
+    """The log's check writes codec.frame, codec.chain_hash and merkle.Frontier.append
+    out by hand, for speed: on a log written through them (texts that JSON escapes
+    included), a pass in pages of every length finds nothing and stands, after each
+    page, on the frontier merkle.Frontier builds from codec.frame's leaves."""
+    key = 'k\\"ë\u2014'
+    for amounts, actor, idempotency_key in [
+        ([5, 6], "setter", None), ([7], 'Zoë "the" setter\n', key), ([1, 2, 3, 4, 5], "s", None)
+    ]:  # fmt: skip
+        uow = UnitOfWork(store, idempotency_key, {"amounts": amounts})
+        with uow:
+            version = store.stream_version(uow.conn, SETTER)
+            deposits = [
+                Deposited(version=version + i, account=hz.SETTER, amount=a)
+                for i, a in enumerate(amounts, start=1)
+            ]
+            uow.record(SETTER, version, deposits, actor, idempotency_key)
+            uow.commit({"ok": True})
+    expected = [merkle.Frontier()]
+    quoted = codec.Quoted()
+    for row in store.read_all(0, limit=100):
+        assert codec.chain_hash(row.prev_hash, codec.frame(quoted, *row[:9])) == row.hash
+        frontier = expected[-1].copy()
+        frontier.append(merkle.leaf_hash(codec.frame(quoted, *row[:9])))
+        expected.append(frontier)
+    assert len(expected) == 9
+    for page in (1, 2, 3, 5, 8):
+        resume = None
+        with store.engine.connect() as conn, conn.begin():
+            while True:
+                report = check.check_log(conn, VERIFIER, resume=resume, limit=page)
+                assert report.ok, report.findings
+                at = expected[report.size]
+                assert (report.frontier, report.root) == (at.hashes, at.root())
+                if report.complete:
+                    break
+                resume = merkle.Frontier(report.size, report.frontier)
+        assert report.size == 8
+
+
 def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: EventStore) -> None:
-    amounts = [1] * (tlog.INSERT_ROWS // 2 + 150)  # about 2 stored hashes an event
+    amounts = [1] * (tree.INSERT_ROWS // 2 + 150)  # about 2 stored hashes an event
     receipt = _deposit(store, [7])["receipt"]
     receipt = _deposit(store, amounts)["receipt"]
     size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
@@ -229,7 +299,7 @@ def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: Eve
     assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, size)
     with store.engine.connect() as conn:
         count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()
-        assert merkle.tree_hash(size, tlog.reader(conn)) == _memory_root(store, size)
+        assert merkle.tree_hash(size, tree.reader(conn)) == _memory_root(store, size)
     assert count == merkle.stored_hash_count(size)
 
 
@@ -245,9 +315,9 @@ def test_a_proof_reads_the_database_and_works_out_nothing_else(
 
     monkeypatch.setattr(merkle, "split_stored_hash_index", refuse)
     root = _memory_root(store, 40)
-    leaves = [tlog.leaf(row) for row in store.read_all(0, limit=40)]
+    leaves = [tree.leaf(row) for row in store.read_all(0, limit=40)]
     with store.engine.connect() as conn:
-        read = tlog.reader(conn)
+        read = tree.reader(conn)
         for n in (0, 17, 39):
             merkle.check_record(merkle.prove_record(40, n, read), 40, root, n, leaves[n])
         merkle.check_tree(merkle.prove_tree(40, 23, read), 40, root, 23, _memory_root(store, 23))

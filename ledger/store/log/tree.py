@@ -1,40 +1,39 @@
-"""The tamper-evident log in the database: the Merkle tree over every event, and the
-signed checkpoints of it that every write hands out as its receipt.
+"""The log's Merkle tree as the database stores it (`tree_hashes`), grown by every
+write, and the signed checkpoint of it (`checkpoints`) each write hands out as its
+receipt.
 
-Record n of the tree (ledger.store.merkle, RFC 9162) is the event at position n + 1;
+Record n of the tree (ledger.store.log.merkle, RFC 9162) is the event at position n + 1;
 its bytes are `Recorded.hashed()`, the canonical document of everything stored about
 the event (position, stream, version, type, schema version, payload, actor,
 idempotency key, recorded_at). Each stored hash is a row of `tree_hashes`, and each
 write's checkpoint a row of `checkpoints`; the database refuses to change either.
 
-An append needs only the tree's right edge, its *frontier*: the newest complete
-subtree at each level. Each of a record's left halves is the newest complete subtree
-at its level, and so is each piece of the root. The frontier is at most 64 hashes, so
-a store keeps it in memory between writes (keyed by the tree's size, and replaced
-only once a write has committed); an append then costs O(log n) hashing and no read.
-Any other size (another process wrote, a write rolled back) reads it again: one query.
+An append needs only the tree's right edge, its frontier (merkle.Frontier): the
+root of each complete subtree, at most 64 hashes. So a store keeps it in memory
+between writes (of the size it was committed at, and replaced only once a write has
+committed); an append then costs O(log n) hashing and no read. Any other size
+(another process wrote, a write rolled back) reads it again: one query.
 """
 
 from __future__ import annotations
 
 from base64 import b64encode
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import codec, merkle
-from ledger.store.checkpoint import MAX_SIZE, time_line
-from ledger.store.keys import Signer, check_name
+from ledger.store import codec
+from ledger.store.eventstore import Recorded
+from ledger.store.log import merkle
+from ledger.store.log.checkpoint import MAX_SIZE, time_line
+from ledger.store.log.keys import Signer, check_name
 
 SIGNATURE_PREFIX = "\u2014 "
 """A signed note's signature line starts with an em dash and a space (C2SP signed-note)."""
-
-Frontier = dict[int, tuple[int, bytes]]
-"""level -> (number, hash) of the newest complete subtree at that level."""
 
 
 class LogError(Exception):
@@ -44,50 +43,6 @@ class LogError(Exception):
 def leaf(row: Any) -> bytes:
     """The leaf hash of a stored event (a Recorded, or a row with its columns)."""
     return merkle.leaf_hash(row.hashed())
-
-
-def frontier_indexes(size: int) -> list[int]:
-    """The stored-hash indexes of the frontier of a tree of `size` records."""
-    out = []
-    for level in range(size.bit_length()):
-        number = (size >> level) - 1
-        if number >= 0:
-            out.append(merkle.stored_hash_index(level, number))
-    return out
-
-
-class HashReader:
-    """merkle.HashReader over `tree_hashes` in a connection's transaction, answering
-    first from hashes this write made (not yet read back) and from a frontier."""
-
-    def __init__(self, conn: sa.Connection, frontier: Frontier | None = None) -> None:
-        self.conn = conn
-        self.frontier: Frontier = dict(frontier or {})
-        self.made: dict[int, bytes] = {}
-
-    def __call__(self, indexes: Sequence[int]) -> list[bytes]:
-        found: dict[int, bytes] = {}
-        missing = []
-        for index in indexes:
-            if index in self.made:
-                found[index] = self.made[index]
-                continue
-            level, number = merkle.split_stored_hash_index(index)
-            held = self.frontier.get(level)
-            if held is not None and held[0] == number:
-                found[index] = held[1]
-            else:
-                missing.append(index)
-        if missing:
-            found.update(read_hashes(self.conn, missing))
-        return [found[i] for i in indexes if i in found]
-
-    def keep(self, index: int, digest: bytes) -> None:
-        self.made[index] = digest
-        level, number = merkle.split_stored_hash_index(index)
-        held = self.frontier.get(level)
-        if held is None or held[0] < number:
-            self.frontier[level] = (number, digest)
 
 
 def read_hashes(conn: sa.Connection, indexes: Sequence[int]) -> dict[int, bytes]:
@@ -110,7 +65,7 @@ def reader(conn: sa.Connection) -> merkle.HashReader:
     """A merkle.HashReader for proofs and roots: a missing hash is merkle.BadRead."""
 
     # One query and nothing else: a proof's reads are all in tree_hashes, and working
-    # out each index's level (as HashReader does for its frontier) cost as much as the
+    # out each index's level (to answer some from a frontier) cost as much as the
     # query itself (bench.tlog).
     def read(indexes: Sequence[int]) -> list[bytes]:
         found = read_hashes(conn, indexes)
@@ -119,75 +74,63 @@ def reader(conn: sa.Connection) -> merkle.HashReader:
     return read
 
 
-def load_frontier(conn: sa.Connection, size: int) -> Frontier:
-    """The frontier of the stored tree of `size` records, read in one query."""
-    indexes = frontier_indexes(size)
-    hashes = read_hashes(conn, indexes)
-    if len(hashes) != len(indexes):
-        raise LogError(
-            f"the tree is missing stored hashes of its first {size} events: run `hazard verify`"
-        )
-    frontier: Frontier = {}
-    for index, digest in hashes.items():
-        level, number = merkle.split_stored_hash_index(index)
-        frontier[level] = (number, digest)
-    return frontier
+def load_frontier(conn: sa.Connection, size: int) -> merkle.Frontier:
+    """The frontier of the stored tree of `size` records, read in one query (raises
+    merkle.BadRead if a hash is missing)."""
+    indexes = merkle.frontier_indexes(size)
+    found = read_hashes(conn, indexes)
+    if len(found) != len(indexes):
+        raise merkle.BadRead(f"the stored tree of {size} events is missing hashes")
+    return merkle.Frontier(size, [found[i] for i in indexes])
 
 
 @dataclass
 class Growth:
-    """What one write adds to the tree: the size before it and the reader holding the
-    hashes made since, which `finish` inserts."""
+    """What one write adds to the tree: its frontier, grown by the write's events, and
+    the stored hashes they make, by index, which `insert` (or `seal`) writes."""
 
-    start: int
-    size: int
-    hashes: HashReader
+    frontier: merkle.Frontier
+    made: dict[int, bytes] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return self.frontier.size
 
     def add(self, rows: Sequence[Any]) -> None:
-        """Append the leaves of `rows`, the events just appended at the tree's end.
-
-        Straight from the frontier: record n's left halves are the frontier's hashes
-        at the levels of n's trailing 1 bits, and the hashes it stores take their
-        places there. No index arithmetic, no read, and each leaf's bytes built by one
-        frame for the rows a write shares (as the store's append builds them)."""
-        frontier, made = self.hashes.frontier, self.hashes.made
-        frames: dict[tuple[Any, ...], codec.HashInput] = {}
-        leaf_hash, node_hash = merkle.leaf_hash, merkle.node_hash
+        """Append the leaves of `rows`, the events just appended at the tree's end:
+        straight from the frontier, with no read, and the texts the rows share quoted
+        once (as the store's append quotes them)."""
+        frontier, made = self.frontier, self.made
+        quoted = codec.Quoted()
+        frame, leaf_hash = codec.frame, merkle.leaf_hash
         for row in rows:
-            n = self.size
+            n = frontier.size
             if row.position != n + 1:
                 raise LogError(
                     f"event at position {row.position} is not the next record of the tree "
                     f"of {n} events"
                 )
-            shared = (row.stream, row.actor, row.idempotency_key, row.recorded_at)
-            frame = frames.get(shared)
-            if frame is None:
-                frame = frames[shared] = codec.hash_input(*shared)
-            digest = leaf_hash(
-                frame(row.position, row.version, row.type, row.schema_version, row.payload)
-            )
+            leaf = leaf_hash(
+                frame(quoted, row.position, row.stream, row.version, row.type,
+                      row.schema_version, row.payload, row.actor, row.idempotency_key,
+                      row.recorded_at)
+            )  # fmt: skip
+            try:
+                stored = frontier.append(leaf)
+            except merkle.BadIndex as exc:
+                raise LogError(str(exc)) from None
             index = merkle.stored_hash_count(n)  # stored_hash_index(0, n)
-            made[index] = digest
-            level = 0
-            while (n >> level) & 1:  # record n completes the subtree one level up
-                held = frontier.get(level)
-                if held is None or held[0] != (n >> level) - 1:
-                    raise LogError(f"the tree of {n} events has no left half at level {level}")
-                frontier[level] = (n >> level, digest)
-                digest = node_hash(held[1], digest)
-                level += 1
-                made[index + level] = digest
-            frontier[level] = (n >> level, digest)
-            self.size = n + 1
+            for digest in stored:
+                made[index] = digest
+                index += 1
 
     def root(self) -> bytes:
-        return merkle.tree_hash(self.size, self.hashes)
+        return self.frontier.root()
 
     def insert(self, conn: sa.Connection) -> None:
         """Insert every stored hash this write made: one multi-row INSERT (a few, for
         a big write), which SQLite runs in a quarter of executemany's time a row."""
-        made = sorted(self.hashes.made.items())
+        made = sorted(self.made.items())
         if conn.dialect.name == "postgresql":
             if made:
                 _execute(conn, _HASHES_SQL_PG, ([i for i, _ in made], [h for _, h in made]))
@@ -210,11 +153,17 @@ _HASHES_SQL_PG = (
 )
 
 
-def grow(conn: sa.Connection, size: int, frontier: Frontier | None) -> Growth:
-    """A Growth of the tree of `size` records, from `frontier` if it is that tree's
-    (the caller keeps it keyed by size), else from the database."""
-    return Growth(size, size, HashReader(conn, frontier if frontier is not None else
-                                         load_frontier(conn, size)))  # fmt: skip
+def grow(conn: sa.Connection, size: int, frontier: merkle.Frontier | None) -> Growth:
+    """A Growth of the tree of `size` records, from a copy of `frontier` if it is that
+    tree's (the store keeps the last one committed), else from the database."""
+    if frontier is not None and frontier.size == size:
+        return Growth(frontier.copy())
+    try:
+        return Growth(load_frontier(conn, size))
+    except merkle.BadRead:
+        raise LogError(
+            f"the tree is missing stored hashes of its first {size} events: run `hazard verify`"
+        ) from None
 
 
 def issue(conn: sa.Connection, signer: Signer, size: int, root: bytes, issued_at: str) -> str:
@@ -240,7 +189,7 @@ def seal(conn: sa.Connection, growth: Growth, signer: Signer, issued_at: str) ->
         growth.insert(conn)
         _execute(conn, _CHECKPOINT_SQL, checkpoint)
         return note
-    made = sorted(growth.hashes.made.items())
+    made = sorted(growth.made.items())
     _execute(
         conn,
         f"WITH hashes AS ({_HASHES_SQL_PG}) {_CHECKPOINT_SQL}",
@@ -288,9 +237,7 @@ def build(conn: sa.Connection, batch: int = 5000) -> int:
     """Store the tree of every event already in the log, on a database that has none
     yet (migration 0004); returns its size. Reads and writes a batch at a time, and
     keeps only the frontier in memory."""
-    from ledger.store.eventstore import Recorded  # the store imports this module
-
-    growth = Growth(0, 0, HashReader(conn, {}))
+    growth = Growth(merkle.Frontier())
     events = sa.table("events", *(sa.column(name) for name in Recorded._fields))
     while True:
         rows = conn.execute(
@@ -303,4 +250,4 @@ def build(conn: sa.Connection, batch: int = 5000) -> int:
             return growth.size
         growth.add([Recorded(**row._mapping) for row in rows])
         growth.insert(conn)
-        growth.hashes.made.clear()
+        growth.made.clear()

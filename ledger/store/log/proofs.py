@@ -1,9 +1,9 @@
 """Proofs from the stored tree: what a holder of a receipt asks the log for.
 
-Reads only. A checkpoint here is one the log signed and stored (ledger.store.tlog),
+Reads only. A checkpoint here is one the log signed and stored (ledger.store.log.tree),
 found by its tree size; every proof is between such checkpoints, because a client
 holds only checkpoints the log handed out and can check only against one it can
-verify. Record n of the tree is the event at position n + 1 (tlog), so the inclusion
+verify. Record n of the tree is the event at position n + 1 (tree), so the inclusion
 proof of position P in the tree of size T is merkle.prove_record(T, P - 1).
 
 Anything asked for that the log does not hold is refused with an error that says
@@ -19,9 +19,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import merkle, tlog
-from ledger.store.eventlog import parsed
 from ledger.store.eventstore import Recorded
+from ledger.store.log import merkle, tree
+from ledger.store.log.chains import parsed
 from ledger.store.schema import checkpoints, events, postings, settlement_parties
 
 MAX_SIZE = 2**63 - 1
@@ -142,8 +142,8 @@ def inclusion(conn: sa.Connection, position: int, size: int | None = None) -> In
             f"position {position} is not in the tree of size {at.size}: a tree of size T "
             f"holds positions 1 to T; ask for a checkpoint of size {position} or more",
         )
-    proof = merkle.prove_record(at.size, position - 1, tlog.reader(conn))
-    return Inclusion(at, found, position - 1, tlog.leaf(found), proof)
+    proof = merkle.prove_record(at.size, position - 1, tree.reader(conn))
+    return Inclusion(at, found, position - 1, tree.leaf(found), proof)
 
 
 def consistency(conn: sa.Connection, old: int, new: int | None = None) -> Consistency:
@@ -157,7 +157,7 @@ def consistency(conn: sa.Connection, old: int, new: int | None = None) -> Consis
             "`from` must be at most `to`",
         )
     start = checkpoint(conn, old)
-    return Consistency(start, to, merkle.prove_tree(to.size, old, tlog.reader(conn)))
+    return Consistency(start, to, merkle.prove_tree(to.size, old, tree.reader(conn)))
 
 
 def concerns(conn: sa.Connection, position: int, stream: str, account: str, name: str) -> bool:

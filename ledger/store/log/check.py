@@ -16,7 +16,7 @@ time, and of the tree only its frontier is kept (at most 64 hashes), from which 
 root at each checkpoint's size is computed as the pass reaches it. The stream heads
 (one per stream) are the only other state.
 
-A pass can start part-way (`Resume`): from a frontier verified earlier (an
+A pass can start part-way (`resume`): from a frontier verified earlier (an
 incremental run) or read from the stored tree (a bounded page of /audit/verify).
 Events before the start are then not re-read: the caller says so.
 """
@@ -28,16 +28,16 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from json.encoder import encode_basestring  # what the encoder uses (ensure_ascii off)
 from typing import Any
 
 import sqlalchemy as sa
 
 from engine import serverdice
-from ledger.store import db, merkle
-from ledger.store.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.keys import Verifier
+from ledger.store.log import merkle, tree
+from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store.log.keys import Verifier
 
 BATCH = 20_000
 """Events read per query: large enough that a query's cost is spread thin, small
@@ -59,15 +59,6 @@ class Finding:
     def __str__(self) -> str:
         label = f" ({self.event})" if self.event else ""
         return f"position {self.position}{label}: {self.what}"
-
-
-@dataclass
-class Resume:
-    """Where a pass starts when it does not start at position 1: the tree of `size`
-    events with this frontier (hashes of its complete subtrees, largest first)."""
-
-    size: int
-    frontier: list[bytes]
 
 
 @dataclass
@@ -128,43 +119,6 @@ class Report:
             return None
         self.findings.append(Finding(position, what, event))
         return len(self.findings) - 1
-
-
-def root_of(frontier: Iterable[bytes]) -> bytes:
-    """The root of a tree from its frontier, largest subtree first (RFC 9162's split
-    puts every complete left part above the rest, so it folds from the right)."""
-    hashes = list(frontier)
-    if not hashes:
-        return merkle.EMPTY_ROOT
-    root = hashes[-1]
-    for left in reversed(hashes[:-1]):
-        root = merkle.node_hash(left, root)
-    return root
-
-
-def stored_frontier(conn: sa.Connection, size: int) -> list[bytes]:
-    """The frontier of the stored tree of `size` events, largest subtree first (raises
-    merkle.BadRead if a hash is missing)."""
-    indexes = []
-    for level in reversed(range(size.bit_length())):
-        if size >> level & 1:
-            indexes.append(merkle.stored_hash_index(level, (size >> level) - 1))
-    found = _hashes_in(conn, indexes)
-    if len(found) != len(indexes):
-        raise merkle.BadRead(f"the stored tree of {size} events is missing hashes")
-    return [found[i] for i in indexes]
-
-
-def _hashes_in(conn: sa.Connection, indexes: list[int]) -> dict[int, bytes]:
-    if not indexes:
-        return {}
-    mark = _mark(conn)
-    rows = db.fetch(
-        conn,
-        f"SELECT idx, hash FROM tree_hashes WHERE idx IN ({', '.join([mark] * len(indexes))})",
-        tuple(indexes),
-    )
-    return {int(i): bytes(h) for i, h in rows}
 
 
 snapshot = db.snapshot
@@ -242,15 +196,11 @@ def _check_turn(
             )
 
 
-def _trailing_ones(n: int) -> int:
-    return ((n + 1) & -(n + 1)).bit_length() - 1
-
-
 def check_log(
     conn: sa.Connection,
     verifier: Verifier | None,
     *,
-    resume: Resume | None = None,
+    resume: merkle.Frontier | None = None,
     limit: int | None = None,
     watch: Iterable[int] = (),
     progress: Progress | None = None,
@@ -260,100 +210,134 @@ def check_log(
     """Check the log in `conn` (one read transaction, so that it is one state of it).
 
     `verifier` is the trusted key (None: none, and every checkpoint is reported as
-    not signed by it). From `resume` if given, else from position 1; at most `limit`
-    events if given. `watch`: sizes at which to keep the recomputed root in
-    `Report.roots` (a receipt's size)."""
-    start = resume.size if resume else 0
-    watched = set(watch)
-    report = Report(start=start, size=start, limit_findings=limit_findings)
-    if watched:
-        report.bound = max(watched)
-    stack = list(resume.frontier) if resume else []
-    mark = _mark(conn)
-    total = _count_after(conn, start)
+    not signed by it). From `resume`, the frontier of the tree of the events before,
+    if given, else from position 1; at most `limit` events if given. `watch`: sizes
+    at which to keep the recomputed root in `Report.roots` (a receipt's size)."""
+    check = _Pass(conn, verifier, resume, set(watch), limit_findings)
+    total = _count_after(conn, check.report.start)
     if limit is not None:
         total = min(total, limit)
-    heads: dict[str, tuple[int, str]] = {}
-    broken: set[str] = set()
-    turns: dict[str, _Turn] = {}
-    sha256 = hashlib.sha256
-    push, pop = stack.append, stack.pop
-    quoted: dict[Any, str] = {None: "null"}
-
-    def quote(text: Any) -> str:
-        # JSON text as the canonical encoder writes it (ensure_ascii off).
-        if len(quoted) > 100_000:  # bounded: recorded_at differs from write to write
-            quoted.clear()
-            quoted[None] = "null"
-        value = quoted[text] = encode_basestring(text)
-        return value
-
-    size = start
-    tree_differs: int | None = None
-    verifiers = [verifier] if verifier is not None else []
-    event_sql = (
-        "SELECT position, stream, version, type, schema_version, payload, actor,"
-        " idempotency_key, recorded_at, prev_hash, hash FROM events"
-        f" WHERE position > {mark} ORDER BY position LIMIT {mark}"
-    )
-    hash_sql = (
-        f"SELECT idx, hash FROM tree_hashes WHERE idx >= {mark} AND idx < {mark} ORDER BY idx"
-    )
-    checkpoint_sql = (
-        "SELECT size, root, note FROM checkpoints"
-        f" WHERE size > {mark} AND size <= {mark} ORDER BY size"
-    )
-    after = start
-    next_position = start + 1
     done = 0
     while limit is None or done < limit:
-        want = batch if limit is None else min(batch, limit - done)
-        rows = db.fetch(conn, event_sql, (after, want))
+        rows = check.read(batch if limit is None else min(batch, limit - done))
         if not rows:
             break
-        after = rows[-1][0]
-        first_record = size
-        last_record = size + len(rows)
-        stored = db.fetch(
-            conn,
-            hash_sql,
-            (merkle.stored_hash_count(first_record), merkle.stored_hash_count(last_record)),
+        check.batch(rows)
+        done += len(rows)
+        if progress is not None:
+            progress(done, total)
+    return check.finish()
+
+
+class _Pass:
+    """One pass in position order: the report it fills, the tree recomputed so far
+    (its frontier), each stream's head and each server-dice table's turn."""
+
+    def __init__(
+        self,
+        conn: sa.Connection,
+        verifier: Verifier | None,
+        resume: merkle.Frontier | None,
+        watched: set[int],
+        limit_findings: int,
+    ) -> None:
+        self.conn, self.mark = conn, _mark(conn)
+        self.frontier = resume.copy() if resume else merkle.Frontier()
+        start = self.frontier.size
+        self.report = Report(start=start, size=start, limit_findings=limit_findings)
+        self.watched = watched
+        if watched:
+            self.report.bound = max(watched)
+        self.verifiers = [verifier] if verifier is not None else []
+        self.after = start
+        """The last position read."""
+        self.next_position = start + 1
+        self.heads: dict[str, tuple[int, str]] = {}
+        self.broken: set[str] = set()
+        """Streams whose chain broke: named once, then no longer followed."""
+        self.turns: dict[str, _Turn] = {}
+        self.quoted = codec.Quoted()
+        self.tree_differs = False
+
+    def read(self, want: int) -> list[Any]:
+        """The next `want` events in position order, every column as stored."""
+        rows = db.fetch(
+            self.conn,
+            "SELECT position, stream, version, type, schema_version, payload, actor,"
+            " idempotency_key, recorded_at, prev_hash, hash FROM events"
+            f" WHERE position > {self.mark} ORDER BY position LIMIT {self.mark}",
+            (self.after, want),
         )
-        base = merkle.stored_hash_count(first_record)
-        expected = merkle.stored_hash_count(last_record) - base
-        if len(stored) == expected and (not stored or stored[0][0] == base):
-            have = [bytes(h) for _, h in stored]
-        else:  # some missing: an empty hash where one is, so that none is equal
-            by_index = {int(i): bytes(h) for i, h in stored}
-            have = [by_index.get(i, b"") for i in range(base, base + expected)]
-        checks = db.fetch(conn, checkpoint_sql, (first_record, last_record))
-        check_at = {int(s): (r, n) for s, r, n in checks}
-        at_hash = 0
-        _unknown_heads(conn, rows, heads, start)
+        if rows:
+            self.after = rows[-1][0]
+        return rows
+
+    def batch(self, rows: list[Any]) -> None:
+        """Check a batch of events, with the stored hashes and checkpoints of the
+        trees they make, each read in one query."""
+        first = self.frontier.size
+        have = self._stored_hashes(first, first + len(rows))
+        check_at = {
+            int(size): (root, note)
+            for size, root, note in db.fetch(
+                self.conn,
+                "SELECT size, root, note FROM checkpoints"
+                f" WHERE size > {self.mark} AND size <= {self.mark} ORDER BY size",
+                (first, first + len(rows)),
+            )
+        }
+        _unknown_heads(self.conn, rows, self.heads, self.report.start)
+        self._events(rows, have, check_at)
+        self.report.size = self.frontier.size
+
+    def _stored_hashes(self, first: int, last: int) -> list[bytes]:
+        """The stored hashes the records first..last-1 make, in order; an empty hash
+        where one is missing, so that none is equal."""
+        base, end = merkle.stored_hash_count(first), merkle.stored_hash_count(last)
+        stored = db.fetch(
+            self.conn,
+            f"SELECT idx, hash FROM tree_hashes WHERE idx >= {self.mark} AND idx < {self.mark}"
+            " ORDER BY idx",
+            (base, end),
+        )
+        if len(stored) == end - base and (not stored or stored[0][0] == base):
+            return [bytes(h) for _, h in stored]
+        by_index = {int(i): bytes(h) for i, h in stored}
+        return [by_index.get(i, b"") for i in range(base, end)]
+
+    def _events(
+        self, rows: list[Any], have: list[bytes], check_at: dict[int, tuple[str, str]]
+    ) -> None:
+        """Each event of a batch: its place, its turn's seed, its chain, and its leaf
+        and the subtrees it completes, held to the stored hashes `have`; then, at each
+        size, the root a receipt asks for and the stored checkpoint."""
+        report, heads, broken, frontier = self.report, self.heads, self.broken, self.frontier
+        stack, size, next_position, at = frontier.hashes, frontier.size, self.next_position, 0
+        # codec.frame, codec.chain_hash and merkle.Frontier.append, written out: through
+        # them a pass over bench.seed's 200,000 events ran 8% slower (169,000 events a
+        # second against 185,000 so, medians of 9); test_tree's test_the_checks_own_
+        # frame_chain_and_frontier_are_codec_and_merkle holds this copy to them.
+        get, q, sha256 = self.quoted.get, self.quoted.__missing__, hashlib.sha256
         for row in rows:
-            position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
+            position, stream, version, type_, schema, payload, actor, key, when, prev, digest = row
             if position != next_position:
                 # Named once; the tree goes on counting the events as they are.
                 report.add(next_position, f"missing: the next event stored is at {position}")
             next_position = position + 1
             if type_ in _SEEDED:
-                _check_turn(report, turns, position, stream, version, type_, payload)
-            # The record hashed, as codec.hash_input frames it (a test holds them
-            # equal), each text quoted once per batch rather than once per event.
+                _check_turn(report, self.turns, position, stream, version, type_, payload)
             try:
                 data = (
-                    f'{{"actor":{quoted.get(actor) or quote(actor)},"idempotency_key":'
-                    f"{quoted.get(key) or quote(key)},"
-                    f'"payload":{payload},"position":{position:d},"recorded_at":'
-                    f'{quoted.get(at) or quote(at)},"schema_version":{schema:d},"stream":'
-                    f'{quoted.get(stream) or quote(stream)},"type":'
-                    f'{quoted.get(type_) or quote(type_)},"version":{version:d}}}'
+                    f'{{"actor":{get(actor) or q(actor)},"idempotency_key":'
+                    f'{get(key) or q(key)},"payload":{payload},"position":{position:d},'
+                    f'"recorded_at":{get(when) or q(when)},"schema_version":{schema:d},'
+                    f'"stream":{get(stream) or q(stream)},"type":{get(type_) or q(type_)},'
+                    f'"version":{version:d}}}'
                 ).encode()
             except (TypeError, ValueError):
                 report.add(position, "its columns are not of the types an event's are")
                 data = repr(row).encode()
-            # The chain, as EventStore.verify checks it.
-            if stream not in broken:
+            if stream not in broken:  # the chain, as EventStore.verify checks it
                 head_version, head_hash = heads.get(stream, (0, GENESIS))
                 problem = None
                 if version != head_version + 1:
@@ -366,54 +350,69 @@ def check_log(
                     broken.add(stream)
                     report.add(position, problem, f"{stream} v{version}")
                 heads[stream] = (version, digest)
-            # The tree: the record's leaf, then each subtree it completes (as many as
-            # its number has trailing 1 bits), in the order they are stored.
+            # The tree: the leaf, then each subtree it completes, as they are stored.
             made = sha256(b"\x00" + data).digest()
-            differs = have[at_hash] != made
-            leaf_differs = differs
-            at_hash += 1
-            number = size
-            while number & 1:
-                made = sha256(b"\x01" + pop() + made).digest()
-                differs = differs or have[at_hash] != made
-                at_hash += 1
-                number >>= 1
-            push(made)
-            if differs and tree_differs is None:
-                tree_differs = size + 1
-                if leaf_differs and report.first_leaf_differs is None:
-                    report.first_leaf_differs = size + 1
-                first = at_hash - 1 - _trailing_ones(size)
-                if not have[first]:
-                    what = "the tree has no stored hash for this event"
-                elif leaf_differs:
-                    what = "its leaf is not the tree's stored leaf hash"
-                else:
-                    what = "a stored hash of a subtree it completes is not the tree's"
-                report.tree_at = report.add(
-                    size + 1, what + " (the first stored hash that differs)"
-                )
-            elif leaf_differs and report.first_leaf_differs is None:
-                report.first_leaf_differs = size + 1
+            first, differs = at, have[at] != made
+            leaf_differs, n = differs, size
+            at += 1
+            while n & 1:
+                made = sha256(b"\x01" + stack.pop() + made).digest()
+                differs = differs or have[at] != made
+                at += 1
+                n >>= 1
+            stack.append(made)
             size += 1
-            if size in watched:
-                report.roots[size] = root_of(stack)
-            if size in check_at:
-                root_hex, note = check_at.pop(size)
-                _check_checkpoint(report, verifiers, size, root_hex, note, root_of(stack))
-        done += len(rows)
-        report.size = size
-        if progress is not None:
-            progress(done, total)
-    report.size = size
-    report.frontier = list(stack)
-    report.root = root_of(stack)
-    more = db.fetch(conn, f"SELECT position FROM events WHERE position > {mark} LIMIT 1", (after,))
-    report.complete = not more
-    if report.complete:
-        _check_beyond(conn, report, verifiers, mark)
-    _finish(report)
-    return report
+            if differs or size in self.watched or size in check_at:
+                frontier.size = size
+                if differs:
+                    self._differs(size, have[first], leaf_differs)
+                self._at_size(size, check_at)
+        frontier.size, self.next_position = size, next_position
+
+    def _at_size(self, size: int, check_at: dict[int, tuple[str, str]]) -> None:
+        """The tree of `size` events: its root, if a receipt asks for it, and the stored
+        checkpoint of that size, if there is one."""
+        report = self.report
+        if size in self.watched:
+            report.roots[size] = self.frontier.root()
+        if size in check_at:
+            root_hex, note = check_at.pop(size)
+            _check_checkpoint(report, self.verifiers, size, root_hex, note, self.frontier.root())
+
+    def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
+        """Record number (a position, were no event missing) makes hashes other than
+        the stored ones: the first such is a finding, and the first leaf is noted."""
+        report = self.report
+        if leaf_differs and report.first_leaf_differs is None:
+            report.first_leaf_differs = number
+        if self.tree_differs:
+            return
+        self.tree_differs = True
+        if not stored_leaf:
+            what = "the tree has no stored hash for this event"
+        elif leaf_differs:
+            what = "its leaf is not the tree's stored leaf hash"
+        else:
+            what = "a stored hash of a subtree it completes is not the tree's"
+        report.tree_at = report.add(number, what + " (the first stored hash that differs)")
+
+    def finish(self) -> Report:
+        """What the pass found, with what lies beyond the last event if it read to
+        the end."""
+        report, frontier = self.report, self.frontier
+        report.size = frontier.size
+        report.frontier = list(frontier.hashes)
+        report.root = frontier.root()
+        more = db.fetch(
+            self.conn,
+            f"SELECT position FROM events WHERE position > {self.mark} LIMIT 1",
+            (self.after,),
+        )
+        report.complete = not more
+        if report.complete:
+            _check_beyond(self.conn, report, self.verifiers, self.mark)
+        _finish(report)
+        return report
 
 
 def _count_after(conn: sa.Connection, start: int) -> int:
@@ -638,7 +637,7 @@ class State:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a verify state ({exc})") from None
-        if state.size < 0 or root_of(state.frontier) != state.root:
+        if state.size < 0 or merkle.Frontier(state.size, state.frontier).root() != state.root:
             raise ValueError("not a verify state (its frontier does not give its root)")
         if len(state.frontier) != state.size.bit_count():
             raise ValueError("not a verify state (its frontier is not of its size)")
@@ -649,7 +648,7 @@ def still_stored(conn: sa.Connection, state: State) -> bool:
     """Whether the stored tree of `state.size` events still has the root verified then:
     what lets an incremental run trust the events before it without reading them."""
     try:
-        return stored_frontier(conn, state.size) == list(state.frontier)
+        return tree.load_frontier(conn, state.size).hashes == list(state.frontier)
     except merkle.MerkleError:
         return False
 
@@ -713,7 +712,7 @@ def verify(
         resume = None
         if state is not None and restart is None:
             if still_stored(conn, state):
-                resume = Resume(state.size, list(state.frontier))
+                resume = merkle.Frontier(state.size, state.frontier)
             else:
                 restart = Restart.TREE_REWRITTEN
         watch = [receipt.size] if receipt is not None else []

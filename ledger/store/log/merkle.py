@@ -9,6 +9,12 @@ them, just under two a record; an append reads at most log2(n) of them, a root o
 proof a few dozen, each through one call of a `HashReader` so that a database can
 answer in one query.
 
+The tree's right edge, its `Frontier` (the root of each complete subtree, at most 64
+hashes), is all a writer or a one-pass verifier keeps: appending to it gives the
+hashes a record stores, and it gives the root without a read. Every writer (the
+store, a restore) and every verifier (the log's check, an export, the offline check)
+goes through it, and through `cover` for the subtrees that stand for records skipped.
+
 Modelled on Go's golang.org/x/mod/sumdb/tlog (tlog.go), whose proofs are those of
 Certificate Transparency. Records are numbered from 0; "the tree of size t" is the
 tree over records 0..t-1.
@@ -17,12 +23,14 @@ tree over records 0..t-1.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 Hash = bytes
 """A SHA-256 digest, 32 bytes."""
 
 HASH_SIZE = 32
+
+_sha256 = hashlib.sha256
 
 HashReader = Callable[[Sequence[int]], Sequence[Hash]]
 """Returns the stored hashes at the given indexes, in the order asked for. Indexes
@@ -51,12 +59,12 @@ class ProofError(MerkleError):
 def leaf_hash(record: bytes) -> Hash:
     # SHA-256(0x00 || record), RFC 9162 section 2.1.1. The prefix keeps a leaf from
     # ever being mistaken for an interior node (a second-preimage guard).
-    return hashlib.sha256(b"\x00" + record).digest()
+    return _sha256(b"\x00" + record).digest()
 
 
 def node_hash(left: Hash, right: Hash) -> Hash:
     # SHA-256(0x01 || left || right), RFC 9162 section 2.1.1.
-    return hashlib.sha256(b"\x01" + left + right).digest()
+    return _sha256(b"\x01" + left + right).digest()
 
 
 # -- Stored hashes ----------------------------------------------------------------
@@ -95,7 +103,7 @@ def split_stored_hash_index(index: int) -> tuple[int, int]:
     record = index // 2
     first = stored_hash_count(record)
     while True:
-        after = first + 1 + _trailing_ones(record)
+        after = first + 1 + trailing_ones(record)
         if after > index:
             break
         record, first = record + 1, after
@@ -117,7 +125,7 @@ def stored_hashes_for_leaf(n: int, leaf: Hash, read_hashes: HashReader) -> list[
     # (l + 1, n >> (l + 1)) from its left half (l, (n >> l) - 1), already stored,
     # and the right half just computed. Read those halves in one call, lowest
     # index (highest level) first.
-    completed = _trailing_ones(n)
+    completed = trailing_ones(n)
     if completed == 0:
         return [leaf]
     indexes = [stored_hash_index(level, (n >> level) - 1) for level in range(completed)]
@@ -198,6 +206,117 @@ def check_tree(proof: Sequence[Hash], t: int, root_t: Hash, n: int, root_n: Hash
         raise ProofError(f"the proof does not show the tree of size {n} inside that of {t}")
 
 
+# -- The right edge --------------------------------------------------------------------
+#
+# The tree of n records is its complete subtrees side by side, one for each 1 bit of n,
+# largest first (n = 13 = 8 + 4 + 1: records 0..7, 8..11 and 12). Their roots are the
+# tree's *frontier*: at most 64 hashes, and all it takes to go on appending and to
+# give the root, without reading anything else. Appending record n adds a subtree of
+# one record, which merges with the smallest subtree while the two are of a size:
+# once for each trailing 1 bit of n, the hashes record n stores.
+
+
+class Frontier:
+    """The right edge of the tree of `size` records: the roots of its complete
+    subtrees, largest first. What a writer keeps between appends, and what a verifier
+    keeps of the tree on one pass over the records (an export, the log's check).
+
+    The hashes are taken on trust to be that tree's (a caller that reads them from
+    outside checks there are `size.bit_count()` of them); `append` refuses a frontier
+    found short of a left half."""
+
+    __slots__ = ("hashes", "size")
+
+    def __init__(self, size: int = 0, hashes: Iterable[Hash] = ()) -> None:
+        self.size = size
+        self.hashes = list(hashes)
+        """One per 1 bit of `size`, the largest subtree first."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Frontier):
+            return NotImplemented
+        return self.size == other.size and self.hashes == other.hashes
+
+    def __repr__(self) -> str:
+        return f"Frontier({self.size}, {[h.hex() for h in self.hashes]})"
+
+    def copy(self) -> Frontier:
+        return Frontier(self.size, self.hashes)
+
+    def append(self, leaf: Hash) -> list[Hash]:
+        """Append record `size`, whose leaf hash is `leaf`. Returns the hashes it
+        stores, from stored_hash_index(0, size) on: `leaf`, then the root of each
+        subtree it completes, a level up each (as `stored_hashes_for_leaf`)."""
+        hashes = self.hashes
+        made = [leaf]
+        n = self.size
+        try:
+            while n & 1:  # a 1 bit: the subtree to the left is of this one's size
+                # SHA-256(0x01 || left || right), RFC 9162 section 2.1.1
+                leaf = _sha256(b"\x01" + hashes.pop() + leaf).digest()
+                made.append(leaf)
+                n >>= 1
+        except IndexError:
+            raise BadIndex(
+                f"the frontier of {self.size} records has no left half at level {len(made) - 1}"
+            ) from None
+        hashes.append(leaf)
+        self.size += 1
+        return made
+
+    def append_subtree(self, level: int, root: Hash) -> None:
+        """Append the complete subtree of the 2**level records from record `size` on,
+        whose root is `root` (a stored hash, or the hash an export gives for records
+        it skips). It must be one the tree stores: `size` a multiple of 2**level."""
+        n = self.size
+        if level < 0 or n & ((1 << level) - 1):
+            raise BadIndex(f"no complete subtree of 2**{level} records starts at record {n}")
+        hashes = self.hashes
+        n >>= level
+        try:
+            while n & 1:  # as `append`, a level up: SHA-256(0x01 || left || right)
+                root = _sha256(b"\x01" + hashes.pop() + root).digest()
+                n >>= 1
+        except IndexError:
+            raise BadIndex(f"the frontier of {self.size} records is short of a subtree") from None
+        hashes.append(root)
+        self.size += 1 << level
+
+    def root(self) -> Hash:
+        """MTH(D[0:size]) (RFC 9162, 2.1.1)."""
+        return _fold(self.hashes)
+
+
+def frontier_indexes(size: int) -> list[int]:
+    """The stored-hash indexes of the frontier of the tree of `size` records, largest
+    subtree first (which is increasing order)."""
+    if size < 0:
+        raise BadIndex(f"a tree cannot have {size} records")
+    return [
+        stored_hash_index(level, (size >> level) - 1)
+        for level in reversed(range(size.bit_length()))
+        if size >> level & 1
+    ]
+
+
+def cover(start: int, end: int) -> list[tuple[int, int]]:
+    """The complete subtrees, as (level, number), that take the tree of `start` records
+    to the tree of `end`, in order: the fewest stored hashes that stand for records
+    start..end-1 (an export's skip line gives their hashes)."""
+    if not 0 <= start <= end:
+        raise BadIndex(f"no subtrees take a tree of {start} records to one of {end}")
+    subtrees = []
+    while start < end:
+        # Each the largest that starts here (2**level divides start, the lowest 1 bit
+        # of start) and fits (2**level <= end - start).
+        level = (end - start).bit_length() - 1
+        if start:
+            level = min(level, (start & -start).bit_length() - 1)
+        subtrees.append((level, start >> level))
+        start += 1 << level
+    return subtrees
+
+
 # -- The shapes of proofs ------------------------------------------------------------
 
 Range = tuple[int, int]
@@ -248,15 +367,24 @@ def _range_hashes(ranges: Sequence[Range], read_hashes: HashReader) -> list[Hash
     if not wanted:
         return []
     found = dict(zip(wanted, _read(read_hashes, wanted), strict=True))
-    hashes = []
-    for piece in pieces:
-        # MTH of a range is its complete subtrees, largest first, folded from the
-        # right: the RFC's split puts every complete left part above the rest.
-        root = found[piece[-1]]
-        for index in reversed(piece[:-1]):
-            root = node_hash(found[index], root)
-        hashes.append(root)
-    return hashes
+    # Most ranges are one complete subtree, a stored hash as it stands.
+    return [
+        found[piece[0]] if len(piece) == 1 else _fold([found[index] for index in piece])
+        for piece in pieces
+    ]
+
+
+def _fold(subtrees: Sequence[Hash]) -> Hash:
+    # MTH of complete subtrees side by side, largest first (the binary digits of their
+    # width), folded from the right: the RFC's split puts every complete left part
+    # above the rest, so for subtrees S0, S1, ..., Sk
+    #   MTH = SHA-256(0x01 || S0 || SHA-256(0x01 || S1 || ... Sk))
+    if not subtrees:
+        return EMPTY_ROOT
+    root = subtrees[-1]
+    for i in range(len(subtrees) - 2, -1, -1):
+        root = node_hash(subtrees[i], root)
+    return root
 
 
 def _complete_subtrees(lo: int, hi: int) -> list[int]:
@@ -277,7 +405,8 @@ def _split(width: int) -> int:
     return 1 << ((width - 1).bit_length() - 1)
 
 
-def _trailing_ones(n: int) -> int:
+def trailing_ones(n: int) -> int:
+    """How many subtrees record n completes: the 1 bits at the end of n."""
     return ((n + 1) & -(n + 1)).bit_length() - 1
 
 

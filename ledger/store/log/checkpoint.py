@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from ledger.store.keys import Signer, Verifier
+from ledger.store.log.keys import Signer, Verifier
 
 HASH_SIZE = 32
 """A SHA-256 root hash (RFC 9162)."""

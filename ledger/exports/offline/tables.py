@@ -1,0 +1,182 @@
+"""Every table in an export replayed through the engine's referee (engine.referee),
+from its opening or its snapshot, under the rule set the header lists for it: each
+command run again and what it derives held to the file."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from engine import events as ev
+from engine.errors import Disagreement as Differs
+from engine.errors import RuleSetError
+from engine.fold import INITIAL
+from engine.referee import Referee
+from engine.rules import RuleSet
+from engine.state import TableState
+from ledger.books.accounts import TABLE_PREFIX
+from ledger.exports.offline.fields import hex_hash, is_int
+from ledger.exports.verdict import Disagreement, Snapshot
+from ledger.store import codec, snapshots
+
+
+class _Table:
+    """A table stream in the file: its referee, and the lines of its recent events so
+    that a disagreement about an earlier event of a command names that event's line;
+    at a server-dice table also the lines of the turn's throws, which its revealed seed
+    can find at fault long after them."""
+
+    __slots__ = ("drawn", "recent", "referee")
+
+    def __init__(self, state: TableState) -> None:
+        self.referee = Referee(state)
+        self.recent: deque[tuple[int, int]] = deque(maxlen=64)
+        self.drawn: dict[int, int] = {}
+
+    def line_of(self, version: int, default: int) -> int:
+        for v, line in self.recent:
+            if v == version:
+                return line
+        return self.drawn.get(version, default)
+
+
+class Tables:
+    def __init__(self, rule_sets: Mapping[str, RuleSet]) -> None:
+        self.rule_sets = rule_sets
+        """The header's, by name: the only rule sets a table may play under."""
+        self.tables: dict[str, _Table] = {}
+        self.snapshotted: dict[str, Snapshot] = {}
+        self.settlements = 0
+
+    def snapshot(self, number: int, s: dict[str, Any], first: int) -> Snapshot:
+        """A snapshot line: a table's state before the file's first position `first`,
+        from which its events replay."""
+        stream, position, version, digest = (
+            s.get(k) for k in ("stream", "position", "version", "hash")
+        )
+        if not isinstance(stream, str) or not stream.startswith(TABLE_PREFIX):
+            raise Disagreement(number, f"a snapshot of {stream!r}, which is not a table's stream")
+        if stream in self.snapshotted:
+            raise Disagreement(number, f"a second snapshot of {stream}")
+        if not (is_int(position) and is_int(version) and version >= 1):
+            raise Disagreement(number, "the snapshot's position and version are not numbers")
+        if not 1 <= position < first:
+            raise Disagreement(
+                number,
+                f"the snapshot is at position {position}, which is not before the file's first "
+                f"({first})",
+            )
+        if hex_hash(digest) is None:
+            raise Disagreement(number, "the snapshot's hash is not 64 hex digits")
+        state_doc = s.get("state")
+        if not isinstance(state_doc, dict):
+            raise Disagreement(number, "the snapshot's state is not an object")
+        document = codec.canonical(state_doc)
+        try:
+            state = snapshots.decode_state(document)
+        except (RuleSetError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise Disagreement(number, f"the snapshot's state cannot be read: {exc!r}") from None
+        if state is None:
+            raise Disagreement(
+                number,
+                f"the snapshot's state is in format {state_doc.get('format')!r}, "
+                f"not {snapshots.FORMAT}",
+            )
+        if state.version != version:
+            raise Disagreement(
+                number, f"the snapshot's state is at version {state.version}, not {version}"
+            )
+        self._rules(number, stream, state.rules, "the snapshot's")
+        self.tables[stream] = _Table(state)
+        snapshot = Snapshot(number, stream, position, version, str(digest), state, document)
+        self.snapshotted[stream] = snapshot
+        return snapshot
+
+    def open(self, stream: str) -> None:
+        """The table's stream begins in the file: it replays from no state."""
+        self.tables[stream] = _Table(INITIAL)
+
+    def event(self, number: int, stream: str, event: ev.Event) -> None:
+        """Run the table's next event (line `number`) through its referee."""
+        table = self.tables[stream]
+        table.recent.append((event.version, number))
+        if isinstance(event, ev.TableOpened):
+            self._rules(number, stream, event.rules, "its TableOpened's")
+        if isinstance(event, ev.DiceDrawn):
+            table.drawn[event.version] = number
+        try:
+            table.referee.check(event)
+        except Differs as exc:
+            raise Disagreement(table.line_of(exc.version, number), at(stream, exc)) from None
+        if isinstance(event, ev.SeedRevealed):  # the turn's throws are drawn again
+            table.drawn.clear()
+        if isinstance(event, ev.BetSettled):
+            self.settlements += 1
+
+    def finish(self, number: int, where: str) -> None:
+        """At the closing record (line `number`): what each referee still waits for."""
+        for stream, table in self.tables.items():
+            try:
+                table.referee.finish()
+            except Differs as exc:
+                raise Disagreement(number, f"{where}: {at(stream, exc)}") from None
+
+    def referees(self) -> list[Referee]:
+        return [t.referee for t in self.tables.values()]
+
+    def snapshots_trusted(self) -> list[str]:
+        """What the snapshots stand for and was not replayed."""
+        return [
+            f"{stream}'s state at version {snap.version} (position {snap.position}) is "
+            "the snapshot's: its events before that were not replayed"
+            for stream, snap in self.snapshotted.items()
+        ]
+
+    def referees_trusted(self) -> list[str]:
+        """What the referees could not judge: server throws of a turn still in play,
+        and disputes about rounds the file does not hold whole."""
+        unrevealed, disputed = [], []
+        for stream, table in self.tables.items():
+            referee = table.referee
+            if referee.unrevealed:
+                first, last, count = (
+                    referee.unrevealed[0],
+                    referee.unrevealed[-1],
+                    len(referee.unrevealed),
+                )
+                unrevealed.append(
+                    f"{stream}: {count} server throw(s) of the turn in play (versions {first} "
+                    f"to {last}) cannot be drawn again until the turn ends and its seed is "
+                    "revealed: their dice are as the file gives them"
+                )
+            if referee.trusted:
+                disputed.append(
+                    f"{stream}: {len(referee.trusted)} dispute event(s) (versions "
+                    f"{', '.join(map(str, referee.trusted))}) concern a round the file does "
+                    "not hold whole, so the referee could not read it back to judge them: "
+                    "they fold, and their money is counted, as the file gives them, but they "
+                    "are not verified"
+                )
+        return unrevealed + disputed
+
+    def _rules(self, number: int, stream: str, rules: RuleSet | None, whose: str) -> None:
+        if rules is None:
+            raise Disagreement(number, f"{stream}: {whose} state has no rule set")
+        listed = self.rule_sets.get(rules.name)
+        if listed is None:
+            raise Disagreement(
+                number,
+                f"{stream} plays under rule set {rules.name!r}, which the header does not list",
+            )
+        if listed != rules:
+            raise Disagreement(
+                number,
+                f"{stream} plays under a rule set {rules.name!r} that is not the header's "
+                f"{rules.name!r}",
+            )
+
+
+def at(stream: str, exc: Differs) -> str:
+    """Where the referee differs from the file, and why."""
+    return f"at table {stream.removeprefix(TABLE_PREFIX)} version {exc.version}, {exc.reason}"
