@@ -499,7 +499,7 @@ class EventStore:
             recorded_at = self.clock()
             rows: list[Recorded] = []
             quoted = codec.Quoted()  # the texts the write's events share, quoted once
-            frame, chain_hash = codec.frame, codec.chain_hash
+            frame, chain_hash, new_row = codec.frame, codec.chain_hash, tuple.__new__
             for event in new_events:
                 position += 1
                 version += 1
@@ -514,8 +514,11 @@ class EventStore:
                     frame(quoted, position, stream, version, name, schema, text, actor,
                           idempotency_key, recorded_at),
                 )  # fmt: skip
-                row = Known(position, stream, version, name, schema, text, actor,
-                            idempotency_key, recorded_at, prev, digest)  # fmt: skip
+                # tuple.__new__ rather than Known(...): the named tuple's own __new__ is a
+                # Python function, and a batched append spent 7% of its CPU building rows
+                # (CPU time of 100-event appends on SQLite in memory; see the commit).
+                row = new_row(Known, (position, stream, version, name, schema, text, actor,
+                                      idempotency_key, recorded_at, prev, digest))  # fmt: skip
                 row._event = event
                 rows.append(row)
                 prev = digest
