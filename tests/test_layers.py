@@ -37,7 +37,14 @@ LAYERS = (
     ("web", ("ledger.web",)),  # what the API and the console share, below both
     (
         "api and cli",
-        ("ledger.api", "ledger.console", "ledger.cli", "ledger.wsgi", "ledger.__main__"),
+        (
+            "ledger.api",
+            "ledger.console",
+            "ledger.cli",
+            "ledger.wsgi",
+            "ledger.__main__",
+            "ledger.witness",  # a service of its own, run by others, served as `hazard serve` is
+        ),
     ),
 )
 
