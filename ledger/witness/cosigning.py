@@ -21,6 +21,7 @@ from ledger.store.log.checkpoint import (
     NoteSignature,
     UnverifiedNote,
     open_note,
+    parse_note,
 )
 from ledger.store.log.cosignature import Cosigner
 from ledger.store.log.keys import BadKey, Verifier
@@ -61,15 +62,17 @@ class Witness:
         """This witness's cosignature on the checkpoint `body` submits, or the refusal
         (Malformed, UnknownLog, NotSigned, NotAtOld, Unprovable) raised."""
         submission = read_submission(body)
-        origin = claimed_origin(submission.note)
+        try:
+            text, _ = parse_note(submission.note)
+        except MalformedNote as exc:
+            raise Malformed(f"the checkpoint is not a signed note: {exc}") from None
+        origin = claimed_origin(text)
         keys = self.state.trusted(origin)
         if keys is None:
             raise UnknownLog(f"this witness follows no log {origin[:200]!r}")
         verifiers = [v for v in map(_verifier, keys) if v is not None]
         try:
             note = open_note(submission.note, verifiers)
-        except MalformedNote as exc:
-            raise Malformed(f"the checkpoint is not a signed note: {exc}") from None
         except (UnverifiedNote, BadSignature) as exc:
             raise NotSigned(f"no trusted key of {origin} signed it: {exc}") from None
         head = read_head(note.text)

@@ -99,7 +99,7 @@ def judge(submission: Submission, head: Head, last: Cosigned) -> Judgement:
     with `submission`'s old size and proof, when this witness last cosigned `last`."""
     breach, reason = _breach(head, last)
     refusal = _refusal(submission, head, last)
-    if isinstance(refusal, Unprovable) and breach is None and submission.old < head.size:
+    if isinstance(refusal, Unprovable) and breach is None and 0 < submission.old < head.size:
         breach = Breach.UNPROVEN
         reason = (
             f"the log's tree of size {head.size} was not shown to extend its tree of size "

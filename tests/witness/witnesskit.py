@@ -48,14 +48,18 @@ class Log:
         return [self.stored[i] for i in indexes]  # type: ignore[attr-defined]
 
     def root(self, size: int) -> bytes:
+        self.grow(size)
         return merkle.tree_hash(size, self._read)
 
     def proof(self, old: int, size: int) -> list[bytes]:
+        self.grow(size)
         if old == 0 or old == size:
             return []
         return merkle.prove_tree(size, old, self._read)
 
     def note(self, size: int, root: bytes | None = None, signer: Signer | None = None) -> str:
+        """The checkpoint of `size` (grown to it first), signed by the log's key or `signer`."""
+        self.grow(size)
         root = self.root(size) if root is None else root
         return sign_checkpoint(Checkpoint(self.signer.name, size, root), signer or self.signer)
 
