@@ -14,7 +14,15 @@ from typing import Any, TypeVar
 import click
 
 from ledger.store.log.keys import BadKey, Verifier
-from ledger.witness.home import DEFAULT_DIR, DIR_ENV, NoWitness, directory, init, load_cosigner
+from ledger.witness.home import (
+    DEFAULT_DIR,
+    DEFAULT_PORT,
+    DIR_ENV,
+    NoWitness,
+    directory,
+    init,
+    load_cosigner,
+)
 from ledger.witness.home import open_state as _open_state
 from ledger.witness.state import State, StateError
 
@@ -81,7 +89,7 @@ def witness_init(name: str, log_key: str, origin: str | None, where: str | None)
     click.echo(cosigner.key.text())
     click.echo(
         f"made the witness in {home}; give the club its key, the line above, for its policy:\n"
-        f"  witness {name} {cosigner.key.text()} http://HOST:PORT",
+        f"  witness {name} {cosigner.key.text()} http://HOST:{DEFAULT_PORT}",
         err=True,
     )
 
@@ -89,7 +97,7 @@ def witness_init(name: str, log_key: str, origin: str | None, where: str | None)
 @witness.command("serve")
 @dir_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="0.0.0.0: every interface")
-@click.option("--port", type=click.IntRange(0, 65535), default=7380, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
               help="0: any free port (the banner says which)")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="gunicorn worker processes")  # fmt: skip

@@ -22,6 +22,8 @@ DIR_ENV = "HAZARD_WITNESS_DIR"
 DEFAULT_DIR = "hazard-witness"
 KEY_FILE = "witness.key"
 STATE_FILE = "witness.sqlite3"
+DEFAULT_PORT = 7380
+"""Where `hazard witness serve` listens unless told otherwise."""
 
 
 class NoWitness(Exception):

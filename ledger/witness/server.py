@@ -21,7 +21,6 @@ from ledger import jsonlogging
 from ledger.witness.home import load_cosigner, open_state
 from ledger.witness.state import Followed
 
-DEFAULT_PORT = 7380
 WORKER_TIMEOUT_S = 30
 
 
