@@ -41,7 +41,8 @@ def _one(number: int, refusal: Refusal) -> str:
     ]
     text = "\n".join(lines) + "\n"
     text += refusal.cosigned_note if refusal.cosigned_note is not None else "(none yet)\n"
-    proof = f"{len(refusal.proof)} proof line{'s' * (len(refusal.proof) != 1)}"
+    hashes = len(refusal.proof)
+    proof = f"a proof of {hashes} hash{'es' * (hashes != 1)}" if hashes else "no proof"
     text += f"-- the checkpoint it refused (sent with old {refusal.old} and {proof}):\n"
     text += refusal.refused_note
     if refusal.proof:
