@@ -86,6 +86,8 @@ def witness_init(name: str, log_key: str, origin: str | None, where: str | None)
         cosigner = init(home, name, _log_key(log_key), origin)
     except (NoWitness, BadKey, StateError) as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:  # the directory cannot be made: a file there, no permission
+        raise click.ClickException(f"cannot make the witness in {home}: {exc.strerror}") from None
     click.echo(cosigner.key.text())
     click.echo(
         f"made the witness in {home}; give the club its key, the line above, for its policy:\n"
@@ -171,7 +173,11 @@ def witness_trust(log_key: str, origin: str | None, where: str | None) -> None:
     state = _state(where)
     followed = origin or key.name
     new_log = state.trusted(followed) is None
-    if not state.follow(followed, key.text(), int(time.time())):
+    try:
+        added = state.follow(followed, key.text(), int(time.time()))
+    except StateError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not added:
         click.echo(f"already trusted for {followed}")
         return
     click.echo(f"{'now follows' if new_log else 'trusts a new key for'} {followed}: {key.text()}")

@@ -13,6 +13,7 @@ submission past its timeout is 503 with Retry-After, never a long wait.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from flask import Flask, Response, request
@@ -23,6 +24,8 @@ from ledger.witness.cosigning import Witness
 from ledger.witness.judge import NotAtOld, Refused, status
 from ledger.witness.state import Busy
 from ledger.witness.submission import MAX_BODY, Malformed
+
+log = logging.getLogger("hazard.witness")
 
 TEXT = "text/plain; charset=utf-8"
 SIZE = "text/x.tlog.size"
@@ -61,8 +64,10 @@ def create_app(witness: Witness) -> Flask:
         try:
             cosignature = witness.add_checkpoint(body)
         except NotAtOld as refused:
+            log.info("answered 409: %s", refused)
             return Response(f"{refused.size}\n", 409, content_type=SIZE)
         except (Refused, Malformed) as refused:
+            log.info("answered %d: %s", status(refused), refused)
             return _text(f"{refused}\n", status(refused))
         except Busy:
             answer = _text("the witness is busy with another checkpoint; try again\n", 503)

@@ -193,8 +193,14 @@ class State:
 
     def follow(self, origin: str, vkey: str, at: int) -> bool:
         """Trust `vkey` for the log `origin` (which is followed from now on, if it was
-        not). Whether the key is new to it."""
+        not). Whether the key is new to it. A key with the name and id of one trusted
+        already, but another key, is refused: signed-note tells keys apart by those two,
+        so the witness could not tell which of the two had signed."""
+        named = _name_and_id(vkey)
         with self.writing() as conn:
+            for (other,) in conn.execute("SELECT vkey FROM log_keys WHERE origin = ?", (origin,)):
+                if other != vkey and _name_and_id(other) == named:
+                    raise StateError(f"{origin} already trusts another key named {named}")
             conn.execute(
                 "INSERT INTO logs (origin, origin_hash) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 (origin, origin_hash(origin)),
@@ -261,6 +267,11 @@ class State:
         return kept, dropped
 
 
+def _name_and_id(vkey: str) -> str:
+    """`<name>+<key id>` of a vkey (its base64 may hold a `+` too)."""
+    return "+".join(vkey.split("+", 2)[:2])
+
+
 # -- inside a transaction (State.writing) ---------------------------------------------
 
 
@@ -281,7 +292,7 @@ def advance(conn: sqlite3.Connection, origin: str, newest: Cosigned) -> None:
     )
 
 
-def keep(conn: sqlite3.Connection, refusal: Refusal, max_kept: int = MAX_REFUSALS) -> None:
+def keep(conn: sqlite3.Connection, refusal: Refusal) -> None:
     """Keep `refusal` as evidence: counted again if the same was refused before, kept
     if there is room, else only counted."""
     digest = hashlib.sha256(
@@ -295,7 +306,7 @@ def keep(conn: sqlite3.Connection, refusal: Refusal, max_kept: int = MAX_REFUSAL
     )
     if again.rowcount:
         return
-    if conn.execute("SELECT count(*) FROM refusals").fetchone()[0] >= max_kept:
+    if conn.execute("SELECT count(*) FROM refusals").fetchone()[0] >= MAX_REFUSALS:
         conn.execute("UPDATE not_kept SET refused = refused + 1")
         return
     conn.execute(

@@ -18,7 +18,7 @@ from ledger.store.log.keys import Signer
 from ledger.witness.cosigning import Witness
 from ledger.witness.home import load_cosigner, open_state
 from ledger.witness.judge import Unprovable
-from ledger.witness.state import origin_hash
+from ledger.witness.state import StateError, origin_hash
 from tests.witness.witnesskit import ORIGIN, Log
 
 NAME = "treasurer.example/witness"
@@ -160,3 +160,20 @@ def test_trust_under_an_origin_other_than_the_key_s_name(home: Path) -> None:
     assert added.exit_code == 0 and open_state(home).trusted("log.example/x") == (
         other.verifier.text(),
     )
+
+
+def test_a_key_that_passes_for_a_trusted_one_is_refused(home: Path, log: Log) -> None:
+    """Another key under the trusted key's name and id: signed-note could not tell the
+    two apart, so it is not trusted beside it."""
+    name, key_id, _ = log.signer.verifier.text().split("+", 2)
+    other = Signer.generate(ORIGIN).verifier.text().split("+", 2)[2]
+    lookalike = f"{name}+{key_id}+{other}"
+    with pytest.raises(StateError, match="another key named"):
+        open_state(home).follow(ORIGIN, lookalike, 1)
+
+
+def test_init_where_a_file_stands_says_so(tmp_path: Path, log: Log) -> None:
+    (tmp_path / "taken").write_text("")
+    made = hazard("init", "--name", NAME, "--log", log.signer.verifier.text(),
+                  "--dir", str(tmp_path / "taken" / "w"))  # fmt: skip
+    assert made.exit_code == 1 and "cannot make the witness" in made.output, made.output

@@ -236,7 +236,6 @@ def test_evidence_is_bounded_and_what_is_past_the_bound_is_counted(
     from ledger.witness import state
 
     monkeypatch.setattr(state, "MAX_REFUSALS", 2)
-    monkeypatch.setattr(state.keep, "__defaults__", (2,))
     witness.add_checkpoint(log.push(0, 55))
     for n in range(4):
         other = Log(log.signer)
