@@ -17,7 +17,7 @@ from ledger.cli import main
 from ledger.store.log.checkpoint import parse_note
 from ledger.witness.state import origin_hash
 from ledger.witness.submission import MAX_BODY
-from tests.witness.serving import witness_serving
+from tests.witness.servingkit import witness_serving
 from tests.witness.witnesskit import ORIGIN, Log
 
 NAME = "treasurer.example/witness"
