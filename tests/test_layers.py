@@ -1,4 +1,4 @@
-"""Imports point one way: engine <- store <- books <- service <- web <- api and cli.
+"""Imports point one way: engine <- store <- books <- service <- web <- api, cli, witness.
 
 Every module of engine/ and ledger/ is read (not imported, tests/importkit.py) and each
 import it makes, at the top or inside a function, is held to its layer: a module may
