@@ -1,4 +1,4 @@
-"""Imports point one way: engine <- store <- books <- service <- web <- api and cli.
+"""Imports point one way: engine <- store <- books <- service <- web <- api, cli, witness.
 
 Every module of engine/ and ledger/ is read (not imported, tests/importkit.py) and each
 import it makes, at the top or inside a function, is held to its layer: a module may
@@ -37,7 +37,14 @@ LAYERS = (
     ("web", ("ledger.web",)),  # what the API and the console share, below both
     (
         "api and cli",
-        ("ledger.api", "ledger.console", "ledger.cli", "ledger.wsgi", "ledger.__main__"),
+        (
+            "ledger.api",
+            "ledger.console",
+            "ledger.cli",
+            "ledger.wsgi",
+            "ledger.__main__",
+            "ledger.witness",  # a service of its own, run by others, served as `hazard serve` is
+        ),
     ),
 )
 

@@ -40,7 +40,8 @@ def readme_commands(text: str, in_blocks: bool = True) -> list[str]:
     """Every `hazard ...` command a page prints: in ```sh blocks (less comments; not
     for a page the walk runs, `in_blocks=False`) and inline, as a reader would copy it.
     Synopses (`[--opt]`, ROLE, NAME, FILE.jsonl, ...) are patterns, not commands;
-    `hazard serve` runs until stopped (tests/api/test_serve.py)."""
+    `hazard serve` and `hazard witness serve` run until stopped (tests/api/test_serve.py,
+    tests/witness/test_serve.py)."""
     found: list[str] = []
     for block in re.findall(r"```sh\n(.*?)```", text, re.S) if in_blocks else []:
         for line in block.splitlines():
@@ -52,7 +53,7 @@ def readme_commands(text: str, in_blocks: bool = True) -> list[str]:
         words = command.split()[1:]
         if "[" in command or any(re.fullmatch(r"[A-Z][A-Z_|]+(\.[a-z]+)?", w) for w in words):
             continue
-        if words[0] == "serve":
+        if words[0] == "serve" or words[:2] == ["witness", "serve"]:
             continue
         runnable.append(command)
     return runnable

@@ -190,13 +190,19 @@ class Signer:
 
 
 def create_key(path: Path | str, name: str) -> str:
-    """Make a new signer key at `path` and return its verifier key, to publish.
+    """Make a new signer key at `path` and return its verifier key, to publish."""
+    signer = Signer.generate(name)
+    write_secret(path, signer.text())
+    return signer.verifier.text()
+
+
+def write_secret(path: Path | str, secret: str) -> None:
+    """Write `secret` (a signer's or a witness's key) to a new file at `path`.
 
     The file is created with O_EXCL and mode 0600 in one call, so it is never open to
     others, not even between creating and chmod; an existing file is never replaced
-    (replacing the key would orphan every checkpoint it signed)."""
+    (replacing a key would orphan every checkpoint it signed)."""
     path = Path(path)
-    signer = Signer.generate(name)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -204,14 +210,13 @@ def create_key(path: Path | str, name: str) -> str:
     try:
         # The umask can only take bits away from 0600; this makes the mode exact.
         os.fchmod(fd, 0o600)
-        os.write(fd, (signer.text() + "\n").encode())
+        os.write(fd, (secret + "\n").encode())
     finally:
         os.close(fd)
-    return signer.verifier.text()
 
 
-def load_signer(path: Path | str) -> Signer:
-    """The signer key in `path`, refused if group or others may open the file."""
+def read_secret(path: Path | str) -> str:
+    """The key in the file at `path`, refused if group or others may open the file."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -226,8 +231,12 @@ def load_signer(path: Path | str) -> Signer:
                 f"(chmod 600 {path})"
             )
         text = file.read()
-    if text.endswith("\n"):
-        text = text[:-1]
+    return text.removesuffix("\n")
+
+
+def load_signer(path: Path | str) -> Signer:
+    """The signer key in `path`, refused if group or others may open the file."""
+    text = read_secret(path)
     try:
         return Signer.parse(text)
     except BadKey as e:
