@@ -62,7 +62,7 @@ RESTARTS = {
     metavar="FILE",
     help="your own witness policy (C2SP tlog-policy: the log's key, the witnesses' "
     "keys, the quorum): the newest checkpoint a quorum of them cosigned must be the "
-    "events' tree",
+    "events' tree (with FILE: the file's cosigned checkpoint must hold under it)",
 )
 @click.option(
     "--deep",
@@ -98,11 +98,9 @@ def verify(
         if used:
             raise click.UsageError(
                 f"{', '.join(used)} check the database; with FILE, only the file is checked "
-                "(and only --key applies)"
+                "(and only --key and --policy apply)"
             )
-        if policy_path is not None:
-            raise click.UsageError("--policy checks the database here; a file's is to come")
-        _verify_file(file, vkey)
+        _verify_file(file, vkey, policy_path)
         return
     policy = None
     if policy_path is not None:
@@ -199,9 +197,14 @@ def _echo_findings(report: check.Report) -> None:
         click.echo(f"  ... and {report.more} more")
 
 
-def _verify_file(file: str, vkey: str | None) -> None:
-    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline)."""
-    verifier = trusted_key(vkey)[0] if vkey is not None else None
+def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
+    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline),
+    under the caller's policy when given (whose log is then the key expected)."""
+    policy, verifier = None, None
+    if policy_path is not None:
+        policy, verifier, _ = reader_policy(policy_path, vkey)
+    elif vkey is not None:
+        verifier = trusted_key(vkey)[0]
     show = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
@@ -212,7 +215,7 @@ def _verify_file(file: str, vkey: str | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
     try:
-        verified = offline.verify(stream, verifier, progress if show else None)
+        verified = offline.verify(stream, verifier, progress if show else None, policy)
     except offline.Disagreement as exc:
         if show:
             click.echo("", err=True)

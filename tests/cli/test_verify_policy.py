@@ -1,7 +1,9 @@
 """`hazard verify --policy FILE`, through click's runner, on SQLite and PostgreSQL: the
 caller's own policy decides, never the bank's key alone. On the database it passes
 when a quorum cosigned, fails for want of one, and names the witnessed checkpoint an
-insider with the bank's key rewrote (which plain `hazard verify` passes)."""
+insider with the bank's key rewrote (which plain `hazard verify` passes); on a file,
+the export's cosigned checkpoint is held to the policy, and without one the file is
+said to rest on the bank's key alone."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from ledger.cli import main
 from ledger.store.eventstore import EventStore
 from tests.ledger.cosignkit import AUDITOR, CHAIR, TREASURER, cosign, policy_file
 from tests.ledger.tamperkit import (
@@ -92,3 +96,54 @@ def test_the_policy_chooses_the_key_and_a_key_it_does_not_list_is_refused(log: L
     theirs = hazard_verify(log, "--policy", policy_file(log.tmp, "any", OTHER.verifier))
     assert theirs.exit_code == 1
     assert "is not signed by the policy's log key" in theirs.output
+
+
+# -- an export, offline ---------------------------------------------------------------
+
+
+def _exported(log: Log, name: str, *scope: str) -> Path:
+    out = log.tmp / name
+    url = log.engine.url.render_as_string(hide_password=False)
+    made = CliRunner().invoke(main, ["export", *scope, "-o", str(out)], env={"DATABASE_URL": url})
+    assert made.exit_code == 0, made.output
+    return out
+
+
+def test_verify_file_under_a_policy_and_without(log: Log) -> None:
+    size = cosign(log.engine, log.size - 1, TREASURER, CHAIR)
+    file = _exported(log, "all.jsonl", "--all")
+    runner = CliRunner()
+    alone = runner.invoke(main, ["verify", str(file)])
+    assert alone.exit_code == 0, alone.output
+    assert (
+        "the file is checked against the bank's key alone: nothing shows that anyone but the "
+        f"bank saw this log (its cosigned checkpoint (size {size}, 2 witness cosignature "
+        "line(s)) was not checked: give --policy, your own policy file)" in alone.output
+    )
+    policy = policy_file(log.tmp)
+    held = runner.invoke(main, ["verify", str(file), "--policy", policy])
+    assert held.exit_code == 0, held.output
+    assert "key: " + VERIFIER.text() + " (the key you gave)" in held.output
+    assert "policy: your policy asks for 2 of treasurer, auditor, chair" in held.output
+    assert f"witnessed: the checkpoint of size {size}, cosigned by chair at " in held.output
+    assert f"positions {log.size}..{log.size} are after the checkpoint the witnesses" in (
+        held.output
+    )
+    wanting = runner.invoke(main, ["verify", str(file), "--policy", policy_file(log.tmp, "all")])
+    assert wanting.exit_code == 1
+    assert (
+        "for want of a quorum: the closing record's cosigned checkpoint, of size "
+        f"{size}, is not cosigned by all of treasurer, auditor, chair, as the policy asks: of "
+        "your policy's witnesses it carries chair, treasurer" in wanting.output
+    )
+
+
+def test_verify_file_under_a_policy_refuses_a_file_no_witness_cosigned(log: Log) -> None:
+    file = _exported(log, "bare.jsonl", "--table", "t1")
+    result = CliRunner().invoke(main, ["verify", str(file), "--policy", policy_file(log.tmp)])
+    assert result.exit_code == 1
+    assert "the closing record carries no checkpoint cosigned by 2 of treasurer" in result.output
+    assert "or its cosigned checkpoint was stripped" in result.output
+    none = CliRunner().invoke(main, ["verify", str(file), "--policy", policy_file(log.tmp, "none")])
+    assert none.exit_code == 0, none.output
+    assert "policy: your policy asks for no witness" in none.output

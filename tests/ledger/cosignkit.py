@@ -53,6 +53,13 @@ def newest_size(engine: sa.Engine) -> int:
         return int(conn.execute(sa.select(sa.func.max(checkpoints.c.size))).scalar() or 0)
 
 
+def sizes(engine: sa.Engine) -> list[int]:
+    """The sizes of the stored checkpoints, in order (one per write)."""
+    with engine.connect() as conn:
+        query = sa.select(checkpoints.c.size).order_by(checkpoints.c.size)
+        return [int(size) for size in conn.execute(query).scalars()]
+
+
 def cosign(engine: sa.Engine, size: int | None, *by: Cosigner, at: int = AT) -> int:
     """Each of `by` cosigns the stored checkpoint of `size` (default: the newest), and
     the ledger keeps it as it keeps a witness's answer; the size cosigned."""
