@@ -3,22 +3,24 @@ newest checkpoint a witness cosigned at or below the file's head, with its cosig
 and the consistency proof from it to the closing's checkpoint, fixed when the export
 begins (the same log with the same cosignatures exports to the same bytes); the offline
 check holds it to the reader's policy, and refuses a file whose cosignatures were
-stripped or forged."""
+stripped or forged; a restore under the policy keeps the cosignatures, and exports again
+to the same bytes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from ledger.exports import jsonl, offline
+from ledger.exports import jsonl, offline, restore
 from ledger.exports.scope import scope_of
-from ledger.store import codec
+from ledger.store import codec, db
 from ledger.store.eventstore import EventStore
-from ledger.store.log import merkle
+from ledger.store.log import check, merkle
 from ledger.store.log.checkpoint import (
     Checkpoint,
     NoteSignature,
@@ -27,6 +29,7 @@ from ledger.store.log.checkpoint import (
     sign_checkpoint,
 )
 from ledger.store.log.policy import Policy
+from ledger.store.schema import cosignatures
 from tests.ledger.cosignkit import (
     AT,
     AUDITOR,
@@ -39,6 +42,7 @@ from tests.ledger.cosignkit import (
     sizes,
 )
 from tests.ledger.exportkit import evening, export
+from tests.ledger.restorekit import empty_database
 from tests.ledger.tamperkit import OTHER
 from tests.signing import SIGNER, VERIFIER
 
@@ -238,3 +242,70 @@ def test_a_fork_the_witnesses_cosigned_is_not_the_file_s_log(store: EventStore) 
         c["cosigned"]["note"] = note + "".join(s.line() for s in cosigned)
 
     assert f"of size {size}, is not a prefix" in refused(with_closing(data, forked))
+
+
+# -- a restore under the policy ---------------------------------------------------------
+
+
+@pytest.fixture
+def target_url(database_url: str, tmp_path: Path) -> Iterator[str]:
+    yield from empty_database(database_url, tmp_path)
+
+
+@pytest.fixture
+def target(target_url: str) -> Iterator[sa.Engine]:
+    engine = db.make_engine(target_url)
+    db.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+def _cosignature_rows(engine: sa.Engine) -> list[tuple[Any, ...]]:
+    with engine.connect() as conn:
+        query = sa.select(cosignatures.c.size, cosignatures.c.witness, cosignatures.c.line)
+        return [tuple(r) for r in conn.execute(query.order_by(cosignatures.c.witness))]
+
+
+def test_a_restore_under_the_policy_keeps_the_cosignatures_and_exports_the_same_bytes(
+    store: EventStore, target: sa.Engine
+) -> None:
+    cosign(store.engine, sizes(store.engine)[-3], TREASURER, AUDITOR, STRANGER)
+    data = export(store.engine, ALL)
+    restored = restore.restore(target, data.splitlines(), VERIFIER, policy=TWO)
+    assert restored.cosignatures == ["treasurer", "auditor"]
+    kept = [r for r in _cosignature_rows(store.engine) if r[1] != STRANGER.key.text()]
+    assert _cosignature_rows(target) == kept  # the stranger's: no key to check it with
+    again = export(target, ALL)  # the same file, but for the stranger's line
+    assert again.splitlines()[:-1] == data.splitlines()[:-1]
+    assert closing(again)["cosigned"]["note"] == _note_without(
+        closing(data)["cosigned"]["note"], STRANGER
+    )
+    assert check.verify(target, VERIFIER, policy=TWO).ok
+
+
+def test_a_restore_of_every_cosignature_exports_the_same_bytes(
+    store: EventStore, target: sa.Engine
+) -> None:
+    cosign(store.engine, sizes(store.engine)[-3], TREASURER, AUDITOR)
+    data = export(store.engine, ALL)
+    restore.restore(target, data.splitlines(), VERIFIER, policy=TWO)
+    assert export(target, ALL) == data
+
+
+def test_a_restore_without_a_policy_keeps_no_cosignature_and_a_bad_one_writes_nothing(
+    store: EventStore, target: sa.Engine
+) -> None:
+    cosign(store.engine, None, TREASURER)
+    data = export(store.engine, ALL)
+    with pytest.raises(offline.Disagreement, match="for want of a quorum"):
+        restore.restore(target, data.splitlines(), VERIFIER, policy=TWO)
+    with target.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one() == 0
+    restored = restore.restore(target, data.splitlines(), VERIFIER)
+    assert restored.cosigned is not None and restored.cosignatures == []
+    assert _cosignature_rows(target) == []
+
+
+def _note_without(note: str, witness: Any) -> str:
+    text, lines = parse_note(note)
+    return text + "\n" + "".join(s.line() for s in lines if s.key_id != witness.key.key_id)
