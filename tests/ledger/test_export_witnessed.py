@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from ledger.books import projections
 from ledger.exports import jsonl, offline, restore
 from ledger.exports.scope import scope_of
 from ledger.store import codec, db
@@ -43,7 +44,7 @@ from tests.ledger.cosignkit import (
 )
 from tests.ledger.exportkit import evening, export
 from tests.ledger.restorekit import empty_database
-from tests.ledger.tamperkit import OTHER
+from tests.ledger.tamperkit import OTHER, Log, unguarded, whole_log_rehashed_and_resigned
 from tests.signing import SIGNER, VERIFIER
 
 TWO = Policy.parse(policy_text("2"))
@@ -186,8 +187,10 @@ def test_a_file_whose_cosignatures_were_stripped_or_forged_fails_under_the_polic
         c["cosigned"]["note"] = text + "\n" + "".join(s.line() for s in bad)
 
     reason = refused(with_closing(data, forged))
-    assert reason.startswith("the closing record's cosigned checkpoint does not hold under your ")
-    assert "does not verify (forged or altered)" in reason
+    assert reason.startswith(
+        "the closing record's cosigned checkpoint does not hold under your policy: the "
+        f"cosignature by {AUDITOR.name}+{AUDITOR.key.key_id:08x} does not verify over it"
+    )
 
     def stranger(c: dict[str, Any]) -> None:
         """The treasurer's line swapped for one by a key of the same name."""
@@ -242,6 +245,26 @@ def test_a_fork_the_witnesses_cosigned_is_not_the_file_s_log(store: EventStore) 
         c["cosigned"]["note"] = note + "".join(s.line() for s in cosigned)
 
     assert f"of size {size}, is not a prefix" in refused(with_closing(data, forked))
+
+
+def test_an_export_of_the_insider_s_rewrite_fails_under_the_policy(
+    store: EventStore, tmp_path: Path
+) -> None:
+    """The bank's key, an amount changed, the tree, every checkpoint and the read models
+    made again: the file checks out on the bank's key alone, but its witnesses cosigned
+    another tree."""
+    size = cosign(store.engine, None, TREASURER, AUDITOR)
+    log = Log(store.engine, size, "", tmp_path)
+    with unguarded(log) as conn:
+        whole_log_rehashed_and_resigned(log, conn, SIGNER)
+    projections.rebuild(store)
+    data = export(store.engine, ALL)
+    offline.verify(data.splitlines(), VERIFIER)
+    reason = refused(data.splitlines())
+    assert reason.endswith(
+        "does not verify over it: the witnesses cosigned another checkpoint of that size (the "
+        "log rewritten and signed again after they saw it), or the line was forged"
+    )
 
 
 # -- a restore under the policy ---------------------------------------------------------

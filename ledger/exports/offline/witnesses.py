@@ -70,7 +70,10 @@ def check(
         verdict = policy.verify(note)
     except NoteError as exc:
         raise Disagreement(
-            number, f"{what} does not hold under your policy: {exc} (forged or altered)"
+            number,
+            f"{what} does not hold under your policy: {exc} over it: the witnesses cosigned "
+            "another checkpoint of that size (the log rewritten and signed again after they "
+            "saw it), or the line was forged",
         ) from None
     if not verdict.quorum:
         named = ", ".join(sorted(verdict.cosigned)) or "none of its witnesses"
