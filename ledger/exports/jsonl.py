@@ -2,22 +2,26 @@
 
 `prepare` resolves the scope in one short read of the log and raises NotFound or
 ScopeError before a byte is written. That read fixes the file's head: the newest signed
-checkpoint, whose size n the file is tied to. `Prepared.chunks` then reads everything
-else a page at a time, each page in a short read transaction of its own, ended before a
-byte of it is handed on: a client that takes an hour to read its file holds nothing in
-the database between pages (no snapshot pinning SQLite's WAL, no PostgreSQL transaction
-holding back its xmin). What it reads is fixed by n and never changes: the events up to
-n, the tree's hashes of subtrees within them, the checkpoints of sizes up to n, the
-postings of those events (a rebuild of the read models rewrites them in one
-transaction, the same), the cached table states (any one folds to the same state). So
-a write committed meanwhile is not in the file, which is the log at n byte for byte,
-and memory stays bounded whatever the size of the log: of the tree only its frontier is
-kept (at most 64 hashes), and of the events one page.
+checkpoint, whose size n the file is tied to; and with it the newest checkpoint at or
+below n that a witness cosigned, with the cosignatures kept for it then, which the
+closing carries for its readers' policies (cosignatures come seconds after their
+checkpoints: one that arrives while the file is written is not in it). `Prepared.chunks`
+then reads everything else a page at a time, each page in a short read transaction of
+its own, ended before a byte of it is handed on: a client that takes an hour to read its
+file holds nothing in the database between pages (no snapshot pinning SQLite's WAL, no
+PostgreSQL transaction holding back its xmin). What it reads is fixed by n and never
+changes: the events up to n, the tree's hashes of subtrees within them, the checkpoints
+of sizes up to n, the postings of those events (a rebuild of the read models rewrites
+them in one transaction, the same), the cached table states (any one folds to the same
+state). So a write committed meanwhile is not in the file, which is the log at n byte
+for byte, and memory stays bounded whatever the size of the log: of the tree only its
+frontier is kept (at most 64 hashes), and of the events one page.
 
 Each event line is written by hand around the stored payload text, which the store
 keeps canonical already (codec.frame does the same for the hashed bytes), because
 parsing and re-encoding every payload cost more than everything else together. The
-file holds nothing of the moment it was made: the same log exports to the same bytes.
+file holds nothing of the moment it was made: the same log, with the same cosignatures
+kept, exports to the same bytes.
 """
 
 from __future__ import annotations
