@@ -91,7 +91,8 @@ def test_for_want_of_a_quorum_says_who_cosigned_what_and_what_the_policy_asks(
     )
     assert seen.lines("p")[1] == (
         f"witnesses: treasurer up to size {log.size - 5}, auditor nothing, chair nothing (1 "
-        "other witness key(s) cosigned here too: the policy does not name them)"
+        "other witness key(s) cosigned the newest cosigned checkpoint too: the policy does "
+        "not name them)"
     )
     one = Policy.parse(policy_text("treasurer"))
     alone = check.verify(log.engine, VERIFIER, policy=one)

@@ -39,6 +39,7 @@ from ledger.store.log.checkpoint import (
 from ledger.store.log.cosignature import WitnessKey
 from ledger.store.log.policy import Policy
 from ledger.store.log.witnessed import at as cosigned_at
+from ledger.store.log.witnessed import last_cosigned
 from ledger.store.schema import checkpoints, cosignatures
 
 PAGE = 200
@@ -59,7 +60,8 @@ class Stored:
     newest: Mapping[str, int]
     """Each of the policy's witnesses that cosigned here: the largest size it cosigned."""
     others: int
-    """Witness keys that cosigned here but the policy does not name (not counted)."""
+    """Witness keys the policy does not name that cosigned the newest cosigned
+    checkpoint (not counted)."""
 
 
 def stored(conn: sa.Connection, policy: Policy) -> Stored:
@@ -67,17 +69,21 @@ def stored(conn: sa.Connection, policy: Policy) -> Stored:
     read in `conn`'s transaction (the pass's snapshot). The cosignatures are not
     verified here: `hold` does, once the events' root is known."""
     names = {w.key.text(): w.name for w in policy.witnesses.values()}
-    newest: dict[str, int] = {}
-    others = 0
-    for vkey, size in conn.execute(
-        sa.select(cosignatures.c.witness, sa.func.max(cosignatures.c.size)).group_by(
-            cosignatures.c.witness
-        )
-    ):
-        if vkey in names:
-            newest[names[vkey]] = int(size)
-        else:
-            others += 1
+    # One probe of the (size, witness) key per witness, from the newest down: a scan of
+    # every cosignature (a GROUP BY) took 2.3 s over 3,000,000 of them on SQLite.
+    newest = {
+        w.name: top for w in policy.witnesses.values() if (top := last_cosigned(conn, w.key))
+    }
+    latest = sa.select(sa.func.max(cosignatures.c.size)).scalar_subquery()
+    others = len(
+        {
+            vkey
+            for vkey in conn.execute(
+                sa.select(cosignatures.c.witness).where(cosignatures.c.size == latest)
+            ).scalars()
+            if vkey not in names
+        }
+    )
     size = _newest_with_quorum(conn, policy, names)
     found = cosigned_at(conn, size) if size is not None else None
     if found is None:
@@ -265,7 +271,10 @@ def said(policy: Policy, newest: Mapping[str, int], others: int) -> str:
     ]
     text = ", ".join(parts) if parts else "the policy names none"
     if others:
-        text += f" ({others} other witness key(s) cosigned here too: the policy does not name them)"
+        text += (
+            f" ({others} other witness key(s) cosigned the newest cosigned checkpoint too: the "
+            "policy does not name them)"
+        )
     return text
 
 
