@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
-from ledger.store.log import check
+from ledger.store.log import check, quorum
 from ledger.store.log.policy import Policy
 from ledger.store.vocabulary import Deposited
 from tests.ledger.cosignkit import (
@@ -110,6 +110,22 @@ def test_an_older_checkpoint_with_the_quorum_holds_when_the_newest_has_one_witne
     verified = check.verify(log.engine, VERIFIER, policy=TWO)
     assert verified.ok and verified.witnessing is not None
     assert (verified.witnessing.size, verified.witnessing.behind) == (log.size - 10, 10)
+
+
+def test_the_quorum_is_looked_for_a_page_at_a_time_and_never_past_the_oldest(
+    log: Log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Witnesses pushed to apart, each cosigning checkpoints the other did not: the
+    newest both cosigned is found pages down; and where none is, the walk ends."""
+    monkeypatch.setattr(quorum, "PAGE", 2)
+    cosign(log.engine, log.size - 12, TREASURER, AUDITOR)
+    for back in range(1, 9):
+        cosign(log.engine, log.size - back, TREASURER if back % 2 else AUDITOR)
+    verified = check.verify(log.engine, VERIFIER, policy=TWO)
+    assert verified.ok and verified.witnessing is not None
+    assert verified.witnessing.size == log.size - 12
+    everyone = check.verify(log.engine, VERIFIER, policy=Policy.parse(policy_text("all")))
+    assert everyone.witnessing is not None and everyone.witnessing.size is None
 
 
 def test_a_policy_asking_for_no_witness_holds_on_the_log_s_signature(log: Log) -> None:
