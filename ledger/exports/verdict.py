@@ -187,7 +187,13 @@ class Verified:
                 else ""
             ),
             f"key: {self.key.text()}"
-            + (" (the key you gave)" if self.key_given else " (the file's own: see below)"),
+            + (
+                " (your policy's log)"
+                if self.policy is not None
+                else " (the key you gave)"
+                if self.key_given
+                else " (the file's own: see below)"
+            ),
         ]
         if self.policy is not None:
             out.extend(self._witnessed())

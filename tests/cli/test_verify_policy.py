@@ -123,7 +123,7 @@ def test_verify_file_under_a_policy_and_without(log: Log) -> None:
     policy = policy_file(log.tmp)
     held = runner.invoke(main, ["verify", str(file), "--policy", policy])
     assert held.exit_code == 0, held.output
-    assert "key: " + VERIFIER.text() + " (the key you gave)" in held.output
+    assert "key: " + VERIFIER.text() + " (your policy's log)" in held.output
     assert "policy: your policy asks for 2 of treasurer, auditor, chair" in held.output
     assert f"witnessed: the checkpoint of size {size}, cosigned by chair at " in held.output
     assert f"positions {log.size}..{log.size} are after the checkpoint the witnesses" in (
