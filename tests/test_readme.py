@@ -169,6 +169,9 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
             _the_public_key_kept(tmp_path)  # what `hazard key show` printed, saved
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
+            _witnesses_kept_up(tmp_path, url)  # the club's witnesses saw its evening
+        if "club.policy" in args:
+            _witnesses_kept_up(tmp_path, url)
         if args[0] == "dispute" and not disputed:
             # docs/api.md's evening and round 2, which the docs' disputes are over, on
             # a database of their own (its t1 is not the exports' t1)
@@ -196,6 +199,27 @@ def _the_public_key_kept(here: Path) -> None:
     signer = load_key(here / "hazard.key")
     assert signer is not None, "the docs make the key before they name club.pub"
     (here / "club.pub").write_text(signer.verifier.text() + "\n", encoding="utf-8")
+
+
+def _witnesses_kept_up(here: Path, url: str) -> None:
+    """The club's three witnesses as the ledger's pushes keep them, each having cosigned
+    the newest checkpoint (signed by the key made here), and the auditor's own policy
+    over them saved as club.policy: the log's key, the three, and 2 of them."""
+    from ledger.bootstrap import load_key
+    from ledger.store import db
+    from tests.ledger.cosignkit import WITNESSES, cosign, newest_size, policy_text
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the docs make the key before they name club.policy"
+    policy = here / "club.policy"
+    if not policy.exists():
+        policy.write_text(policy_text("2", signer.verifier), encoding="utf-8")
+    engine = db.make_engine(url)
+    try:
+        if newest_size(engine):
+            cosign(engine, None, *WITNESSES.values())
+    finally:
+        engine.dispose()
 
 
 def _a_kept_checkpoint(here: Path, url: str) -> None:

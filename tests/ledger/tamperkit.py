@@ -139,9 +139,12 @@ def a_deposit(log: Log, name: str = "ann", nth: int = 2) -> Recorded:
 OTHER = Signer.generate(ORIGIN)
 
 
-def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int, int]:
-    """Everything made again from a changed history, signed by a key of the same name:
-    nothing stored is left to say where, and only the receipt says that it changed."""
+def whole_log_rehashed_and_resigned(
+    log: Log, conn: sa.Connection, signer: Signer = OTHER
+) -> tuple[int, int]:
+    """Everything made again from a changed history, signed by a key of the same name
+    (or, given `signer`, the bank's own, as an insider holding it would): nothing
+    stored is left to say where, and only the receipt says that it changed."""
     row = a_deposit(log)
     set_row(conn, row.position, payload=multiplied(row.payload))
     rehash_stream(conn, row.stream, row.version)
@@ -150,7 +153,7 @@ def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int,
     conn.execute(sa.text("DELETE FROM tree_hashes"))
     assert tree.build(conn) >= log.size
     for size, issued_at in issued:
-        tree.issue(conn, OTHER, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
+        tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
     return (1, log.size)
 
 

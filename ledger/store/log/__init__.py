@@ -12,6 +12,8 @@ were never changed, dropped or reordered.
   tlog-cosignature, Ed25519 cosignature/v1).
 - `policy`: whom a reader trusts: the logs, the witnesses and their quorum (C2SP
   tlog-policy).
+- `quorum`: the log as a reader's policy sees it in the database: the newest stored
+  checkpoint a quorum of its witnesses cosigned, held to the events' tree.
 - `proofs`: inclusion and consistency proofs read from the stored tree.
 - `chains`: each stream's hash chain as an auditor reads it, a page at a time, and
   the digest of every chain's head.
