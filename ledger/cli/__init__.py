@@ -2,7 +2,7 @@
 
 A module per group of commands, beside the code it drives: play (odds, simulate), db
 (db upgrade, projections rebuild), keys, tokens, verify, exports (export, import),
-disputes, audit (replay, recall, fairness) and serve (serve, openapi). Here: `main`,
+disputes, audit (replay, recall, fairness), serve (serve, openapi) and watch. Here: `main`,
 the one `--database-url` option, and the book and the club a command opens.
 
 `main` imports a command's module when the command is run (every module for `hazard
@@ -45,6 +45,7 @@ COMMANDS = {
     "fairness": "ledger.cli.audit.fairness",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
+    "watch": "ledger.cli.watch.watch",
 }
 """Every command of `hazard`, and where it is defined (module.attribute)."""
 
