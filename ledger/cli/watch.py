@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
+from sqlalchemy.exc import DatabaseError
 
+from ledger.cli import _book
 from ledger.store.log.policy import Policy, PolicyError
 from ledger.watch import receipts, state, verdicts
 from ledger.watch.sources import HttpSource, LocalSource, Source, SourceError
@@ -93,16 +95,25 @@ def watch(
     where = Path(state_path or DEFAULT_STATE)
     held = _state(where)
     source: Source
+    book = None
     try:
         if url is not None:
             source = HttpSource(url)
         else:
-            from ledger.cli import _engine
-
-            source = LocalSource(_engine(database_url), policy.logs[0].key if policy.logs else None)
+            book = _book(database_url)
+            log = policy.logs[0].key if policy.logs else None
+            source = LocalSource(book.store.engine, log)
+        found = verdicts.watch(held, source, policy, report=report)
     except SourceError as e:
         _cannot(str(e))
-    found = verdicts.watch(held, source, policy, report=report)
+    except click.ClickException as e:  # the database, which _book names
+        _cannot(e.message)
+    except DatabaseError as e:
+        _cannot(f"the database: {e.orig}")
+    finally:
+        if book is not None:  # no connection outlives the command
+            book.store.close()
+            book.store.engine.dispose()
     for line in found.lines:
         click.echo(line)
     if found.state is None:

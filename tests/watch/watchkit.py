@@ -12,6 +12,7 @@ can take its place.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import threading
@@ -153,6 +154,15 @@ def tlog_proof(engine: sa.Engine, position: int) -> str:
             note, size = latest.note, latest.size
         found = proofs.inclusion(conn, position, size)
     return TlogProof(found.leaf_index, tuple(found.proof), note, found.event.hashed()).text()
+
+
+def changed_extra(proof: str, old: bytes, new: bytes) -> str:
+    """A tlog-proof whose event (its extra line) says `new` where it said `old`."""
+    lines = proof.split("\n")
+    frame = base64.b64decode(lines[1].removeprefix("extra "))
+    assert old in frame
+    lines[1] = "extra " + base64.b64encode(frame.replace(old, new)).decode()
+    return "\n".join(lines)
 
 
 # -- the ledger's anonymous reads, as the contract has them -----------------------------
