@@ -45,6 +45,7 @@ from ledger.store.log.cosignature import Cosigner
 from ledger.store.log.keys import Signer
 from ledger.store.log.policy import Policy
 from ledger.watch import state, verdicts
+from ledger.watch.evidence import Outcome
 from ledger.watch.sources import LocalSource
 from ledger.watch.state import Receipt, State
 
@@ -148,13 +149,13 @@ def main() -> None:
 
     def first() -> None:
         verdict = verdicts.watch(first_state, source, policy)
-        assert verdict.outcome is verdicts.Outcome.CONSISTENT, verdict.lines
+        assert verdict.outcome is Outcome.CONSISTENT, verdict.lines
 
     settled = State(found[held], tuple(Receipt(r.name, r.text, held) for r in receipts), 5)
 
     def steady() -> None:
         verdict = verdicts.watch(settled, source, policy)
-        assert verdict.outcome is verdicts.Outcome.CONSISTENT, verdict.lines
+        assert verdict.outcome is Outcome.CONSISTENT, verdict.lines
 
     work = args.cache / "watch-command"
     work.mkdir(exist_ok=True)

@@ -19,6 +19,7 @@ from sqlalchemy.exc import DatabaseError
 from ledger.cli import _book
 from ledger.store.log.policy import Policy, PolicyError
 from ledger.watch import receipts, state, verdicts
+from ledger.watch.evidence import Outcome, Verdict
 from ledger.watch.sources import HttpSource, LocalSource, Source, SourceError
 
 DEFAULT_STATE = "hazard-watch.json"
@@ -32,7 +33,7 @@ STATE_HELP = f"where the watcher remembers [default: {DEFAULT_STATE} here]"
 def _cannot(message: str) -> NoReturn:
     """Could not check: exit 2 (1 is a fork, and never a mere error)."""
     click.echo(f"could not check: {message}", err=True)
-    raise SystemExit(int(verdicts.Outcome.UNCHECKED))
+    raise SystemExit(int(Outcome.UNCHECKED))
 
 
 def _policy(path: str | None) -> Policy:
@@ -157,7 +158,7 @@ def add(
             admitted = receipts.admit(held, state.Receipt.read(name, data), policy)
         except (state.ReceiptError, receipts.Refused) as e:
             _cannot(str(e))
-        if isinstance(admitted, verdicts.Verdict):
+        if isinstance(admitted, Verdict):
             for line in admitted.lines:
                 click.echo(line)
             click.echo(f"nothing was saved: {where} holds what it held")

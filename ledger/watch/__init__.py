@@ -12,5 +12,7 @@ and names where history was changed, to the range the receipts prove and no clos
 
 - `state`: the file it remembers in, written atomically.
 - `sources`: where it reads the log (the ledger over HTTP, or a database).
-- `verdicts`: the check, and what it found, in words.
+- `verdicts`: one run's check of the ledger against what is held.
+- `evidence`: what a run found, and a fork's proof, in words.
+- `receipts`: receipts handed to the watcher, and a tlog-proof checked alone.
 """

@@ -16,8 +16,8 @@ import json
 from ledger.store.log.checkpoint import NoteError, open_checkpoint
 from ledger.store.log.policy import Policy
 from ledger.store.log.tlogproof import TlogProof, TlogProofError, check
+from ledger.watch.evidence import Fork, Held, Verdict, forked
 from ledger.watch.state import Receipt, State
-from ledger.watch.verdicts import Fork, Held, Verdict, forked
 
 MAX_RECEIPT = 4 << 20
 """The largest receipt file read: a note is a few hundred bytes, an event's frame a few

@@ -13,9 +13,9 @@ from ledger.store.eventstore import EventStore
 from ledger.store.log.keys import Signer
 from ledger.store.log.policy import Policy
 from ledger.watch import state
+from ledger.watch.evidence import Outcome, Verdict
 from ledger.watch.receipts import Admitted, Refused, admit
 from ledger.watch.state import Receipt, ReceiptError, State, StateError
-from ledger.watch.verdicts import Outcome, Verdict
 from tests.signing import ORIGIN
 from tests.watch.watchkit import (
     AUDITOR,

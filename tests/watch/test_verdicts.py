@@ -14,9 +14,10 @@ from ledger.store.eventstore import EventStore
 from ledger.store.log import witnessed
 from ledger.store.log.checkpoint import parse_note
 from ledger.store.log.policy import Policy
+from ledger.watch.evidence import Outcome, Verdict
 from ledger.watch.sources import Consistency, LocalSource, Report
 from ledger.watch.state import Receipt, State
-from ledger.watch.verdicts import Outcome, Verdict, watch
+from ledger.watch.verdicts import watch
 from tests.signing import SIGNER
 from tests.watch.watchkit import (
     AT,
