@@ -6,8 +6,9 @@ tlog-proof made from the log, and the ledger's anonymous reads over HTTP.
 beside the watcher, on another branch): it serves exactly the contract the two were
 built to (`GET /log/cosigned`, `/log/checkpoint`, `/log/checkpoints/{size}`,
 `/log/proofs/consistency`, `/log/proofs/tlog-proof`, `GET` and `POST /log/gossip`),
-answered by the store's own functions. Once the ledger serves them, `hazard serve`
-can take its place.
+answered by the store's own functions (the tlog-proof by the one the ledger serves,
+ledger.store.log.tlogproof.of), without the tokens and roles in front of them. Once
+the ledger serves them, `hazard serve` can take its place.
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ import sqlalchemy as sa
 from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
-from ledger.store.log import merkle, proofs, tree, witnessed
+from ledger.store.log import merkle, proofs, tlogproof, tree, witnessed
 from ledger.store.log.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.log.cosignature import Cosigner
 from ledger.store.log.keys import Signer
-from ledger.store.log.tlogproof import TlogProof
 from ledger.store.vocabulary import Deposited
 from tests.ledger.tamperkit import multiplied, rehash_stream, set_row
 from tests.signing import SIGNER
@@ -142,18 +142,9 @@ def forged(size: int, seed: bytes = b"other") -> str:
 
 
 def tlog_proof(engine: sa.Engine, position: int) -> str:
-    """The tlog-proof of the event at `position`: in the tree of the newest cosigned
-    checkpoint (the newest checkpoint when none is cosigned, or the cosigned one is
-    smaller), with the event's frame as its extra line."""
+    """The tlog-proof of the event at `position`, as the ledger serves it."""
     with engine.connect() as conn:
-        cosigned = witnessed.newest(conn)
-        if cosigned is not None and cosigned.size >= position:
-            note, size = cosigned.note, cosigned.size
-        else:
-            latest = proofs.latest(conn)
-            note, size = latest.note, latest.size
-        found = proofs.inclusion(conn, position, size)
-    return TlogProof(found.leaf_index, tuple(found.proof), note, found.event.hashed()).text()
+        return tlogproof.of(conn, position)
 
 
 def changed_extra(proof: str, old: bytes, new: bytes) -> str:
@@ -186,6 +177,11 @@ class _Ledger(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.requests.append(self.path)
         url = urllib.parse.urlsplit(self.path)
+        token = self.headers.get("Authorization")
+        if (url.path == "/log/proofs/tlog-proof") != (token is not None):
+            # A tlog-proof carries its event, and takes the token the event does; the
+            # watcher sends none, so that the ledger cannot tell who asks.
+            return self._answer(401 if token is None else 400, {"detail": "token or not"})
         query = {k: int(v[0]) for k, v in urllib.parse.parse_qs(url.query).items()}
         try:
             with self.engine.connect() as conn:
@@ -228,6 +224,8 @@ class _Ledger(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.requests.append(self.path)
+        if self.headers.get("Authorization") is not None:
+            return self._answer(400, {"detail": "a watcher reports without a token"})
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self.engine.begin() as conn:

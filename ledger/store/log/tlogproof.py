@@ -15,6 +15,11 @@ SHA-256(0x00 || frame), the path leads from it to the checkpoint's root, the log
 signed the checkpoint, and the reader's own policy says whose cosignatures make it
 witnessed. The extra line is read as the spec says, untrusted, until the path from its
 leaf reaches the signed root; then it is the event at position index + 1.
+
+The checkpoint is the newest one witnesses cosigned, when its tree holds the event
+(`of`); an event written since the last cosignature is proved in the newest checkpoint
+instead, which the log alone has signed yet (the reader's policy then finds no quorum,
+and says so); a file taken again later holds a cosigned one.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ import binascii
 import dataclasses
 import re
 
-from ledger.store.log import merkle
+import sqlalchemy as sa
+
+from ledger.store.log import merkle, proofs, tree, witnessed
 from ledger.store.log.checkpoint import MAX_SIZE, NoteError, parse_note
 from ledger.store.log.policy import Policy, Verdict
 
@@ -115,6 +122,26 @@ class TlogProof:
         except NoteError as e:
             raise TlogProofError(f"the checkpoint after the blank line: {e}") from None
         return cls(int(index_text), tuple(path), note, extra)
+
+
+def text(frame: bytes, index: int, path: list[bytes], note: str) -> str:
+    """The tlog-proof of record `index`, whose leaf covers `frame`, in the tree of the
+    signed `note`, by the inclusion `path`."""
+    return TlogProof(index, tuple(path), note, frame).text()
+
+
+def of(conn: sa.Connection, position: int) -> str:
+    """The tlog-proof of the event at `position` (NoEvent past the log's end), in the
+    newest cosigned checkpoint that holds it, or else the newest checkpoint."""
+    found = proofs.event(conn, position)
+    cosigned = witnessed.newest(conn)
+    if cosigned is not None and cosigned.size >= position:
+        size, note = cosigned.size, cosigned.note
+    else:
+        newest = proofs.latest(conn)
+        size, note = newest.size, newest.note
+    path = merkle.prove_record(size, position - 1, tree.reader(conn))
+    return text(found.hashed(), position - 1, path, note)
 
 
 @dataclasses.dataclass(frozen=True)
