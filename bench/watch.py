@@ -19,7 +19,10 @@ Three runs are timed, each `--repeat` times, and the median reported:
 - **steady**: the same watcher on its next run, the log grown a little: its receipts
   are prefixes of what it held, so one proof, from what it held to the newest;
 - **command**: `hazard watch --database-url ... --policy ... --state ...` of the first
-  kind, as a process of its own, start to exit (Python's start-up and imports in it).
+  kind, as a process of its own, start to exit (Python's start-up and imports in it);
+- **baseline**: `hazard watch --help`, start to exit: Python's start-up and the same
+  imports, doing nothing, timed beside it (interleaved), so that the two can be told
+  apart.
 
 Speed is reported, never asserted.
 """
@@ -170,11 +173,15 @@ def main() -> None:
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, env=os.environ)
         assert done.returncode == 0, done.stdout + done.stderr
 
-    results = {
-        "first": timed(first, args.repeat),
-        "steady": timed(steady, args.repeat),
-        "command": timed(whole, args.repeat),
-    }
+    def bare() -> None:
+        done = subprocess.run([sys.executable, "-m", "ledger", "watch", "--help"], capture_output=True)
+        assert done.returncode == 0
+
+    results: dict[str, list[float]] = {"first": [], "steady": [], "command": [], "baseline": []}
+    runs = {"first": first, "steady": steady, "command": whole, "baseline": bare}
+    for _ in range(args.repeat):  # interleaved, so that a busy spell falls on each alike
+        for name, run in runs.items():
+            results[name] += timed(run, 1)
     engine.dispose()
     report = {
         "events": args.events,
@@ -193,6 +200,7 @@ def main() -> None:
         "first": f"first run: {args.receipts} receipts never checked, nothing held",
         "steady": f"next run: held {held:,}, receipts settled",
         "command": "the command, a process start to exit (first run)",
+        "baseline": "baseline: `hazard watch --help`, start to exit",
     }
     for name, label in what.items():
         print(
