@@ -174,7 +174,8 @@ def main() -> None:
         assert done.returncode == 0, done.stdout + done.stderr
 
     def bare() -> None:
-        done = subprocess.run([sys.executable, "-m", "ledger", "watch", "--help"], capture_output=True)
+        help_ = [sys.executable, "-m", "ledger", "watch", "--help"]
+        done = subprocess.run(help_, capture_output=True)
         assert done.returncode == 0
 
     results: dict[str, list[float]] = {"first": [], "steady": [], "command": [], "baseline": []}

@@ -276,7 +276,9 @@ class _Run:
                 f"first run: nothing was held; this watcher now holds the checkpoint of size "
                 f"{newest.size}"
             ]
-        elif before.size <= newest.size:
+        elif before.size == newest.size:
+            said = [f"consistent: it is {before.what}"]
+        elif before.size < newest.size:
             said = [f"consistent: it extends {before.what}"]
         else:
             said = [
