@@ -16,7 +16,7 @@ from typing import NoReturn
 import click
 from sqlalchemy.exc import DatabaseError
 
-from ledger.cli import _book
+from ledger.cli import _book, database_option
 from ledger.store.log.policy import Policy, PolicyError
 from ledger.watch import receipts, state, verdicts
 from ledger.watch.evidence import Outcome, Verdict
@@ -54,11 +54,7 @@ def _state(path: Path) -> state.State:
 
 @click.group(invoke_without_command=True)
 @click.option("--url", metavar="URL", help="the ledger's address, read without a token")
-@click.option(
-    "--database-url",
-    metavar="URL",
-    help="instead of --url, read the log from a database (a copy an auditor holds)",
-)
+@database_option  # instead of --url: the log read from a database (a copy an auditor holds)
 @click.option(
     "--policy", "policy_path", type=click.Path(dir_okay=False), metavar="FILE", help=POLICY_HELP
 )
