@@ -33,6 +33,8 @@ class Outcome(enum.IntEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
+    """What a run found, and what it says: every line it prints."""
+
     outcome: Outcome
     lines: tuple[str, ...]
     state: State | None = None

@@ -1,5 +1,6 @@
 """One run of a watcher: the newest cosigned checkpoint checked under the reader's
-policy, and against everything the watcher holds; and what it found, in words.
+policy, and against everything the watcher holds (what it found is said in words by
+ledger.watch.evidence).
 
 A log that only grows never signs two trees of one size. So every comparison comes
 down to two signed checkpoints of one size: the one the watcher holds (a receipt, or
@@ -53,6 +54,9 @@ class Contradicted:
 
 @dataclasses.dataclass(frozen=True)
 class Unproven:
+    """The ledger did not prove the held one consistent with its newest, nor that it
+    signed another: `why`, in words."""
+
     why: str
 
 
