@@ -32,6 +32,7 @@ LAYERS = (
             "ledger.exports",  # reads the store and the books; the CLI and API serve it
             "ledger.audit",
             "ledger.commands",  # the club's commands, which every surface calls
+            "ledger.watch",  # a client that remembers: hazard watch, and the console's check
         ),
     ),
     ("web", ("ledger.web",)),  # what the API and the console share, below both

@@ -2,9 +2,9 @@
 
 A module per group of commands, beside the code it drives: play (odds, simulate), db
 (db upgrade, projections rebuild), keys, tokens, verify, exports (export, import),
-disputes, audit (replay, recall, fairness), serve (serve, openapi) and witness (the
-witness a treasurer or an auditor runs). Here: `main`, the one `--database-url` option,
-and the book and the club a command opens.
+disputes, audit (replay, recall, fairness), serve (serve, openapi), witness (the
+witness a treasurer or an auditor runs) and watch (the client that remembers). Here:
+`main`, the one `--database-url` option, and the book and the club a command opens.
 
 `main` imports a command's module when the command is run (every module for `hazard
 --help`, and for a name it does not know, to list them): `hazard odds` never imports
@@ -47,6 +47,7 @@ COMMANDS = {
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",
+    "watch": "ledger.cli.watch.watch",
 }
 """Every command of `hazard`, and where it is defined (module.attribute)."""
 
