@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests counted and timed by route template, method and status.
+"""Prometheus metrics: requests counted and timed by route template, method and status;
+and the witnesses the log is pushed to (ledger.pusher), each one's state and size.
 
 Labels are the route's template (`/tables/<table>/throws`), never the path a client
 sent, and a method outside the usual few is `other`: a label value per table, player or

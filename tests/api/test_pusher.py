@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -32,6 +33,7 @@ from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.log.keys import Signer
 from ledger.store.log.policy import Policy, PolicyError
 from tests.api.conftest import Api, Client
+from tests.api.servekit import call, serving
 from tests.api.witnesskit import AUDITOR, Witness, eventually, policy, pushing_to
 from tests.signing import VERIFIER
 
@@ -325,6 +327,46 @@ def test_two_apps_on_one_database_push_once(api: Api, tmp_path: Path) -> None:
         size = _newest(bank)
         eventually(lambda: witness.size == size)
         assert all(p.status == 200 for p in witness.pushes), witness.pushes
+
+
+def test_hazard_serve_pushes_from_one_worker_and_every_worker_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `hazard serve` and its two workers: the checkpoints are pushed, every
+    worker's /readyz lists the witness as the pushing one left it, and /metrics (summed
+    over the workers) has its gauges."""
+    witness = Witness()
+    witness.start()
+    try:
+        monkeypatch.setenv("HAZARD_POLICY", str(policy(tmp_path / "club.policy", witness)))
+        monkeypatch.setenv("HAZARD_WITNESS_INTERVAL", "0.1")
+        with serving(tmp_path, "--workers", "2") as served:
+            banner = served.banner()
+            port = re.search(r"serving at http://127\.0\.0\.1:(\d+)", banner)
+            setter = re.search(r"^\s+(hz_\S+)$", banner, re.M)
+            assert port is not None and setter is not None, banner
+            base, token = f"http://127.0.0.1:{port[1]}", setter[1]
+            status, _, body = call(base + "/players", token, {"name": "ann"})
+            assert status == 201, body
+            size = json.loads(body)["receipt"]["positions"][-1]
+            eventually(lambda: witness.size == size)
+
+            def ready() -> list[dict[str, Any]]:
+                status, _, body = call(base + "/readyz")
+                assert status == 200, body
+                return list(json.loads(body)["witnesses"])
+
+            # Each request may land on either worker: all of them say the same.
+            for _ in range(10):
+                [found] = eventually(lambda: (w := ready()) and w[0]["state"] == "ok" and w)
+                assert found["cosigned_size"] == size and found["url"] == witness.url
+            # One worker pushed: two would have crossed, and one been told 409.
+            assert [(p.old, p.size, p.status) for p in witness.pushes] == [(0, size, 200)]
+            metrics = call(base + "/metrics")[2].decode()
+            assert 'hazard_witness_up{witness="w0"} 1.0' in metrics, metrics
+            assert f'hazard_witness_cosigned_size{{witness="w0"}} {float(size)}' in metrics
+    finally:
+        witness.stop()
 
 
 # -- configuration ------------------------------------------------------------------------------
