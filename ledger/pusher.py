@@ -197,24 +197,40 @@ class _Line:
 
     def post(self, body: bytes) -> tuple[int, str, str]:
         """The witness's status, content type and answer (as text) to `body`."""
-        if self._conn is None:
-            kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-            self._conn = kind(self.host, self.port, timeout=self.timeout)
+        kept = self._conn is not None
         try:
-            self._conn.request("POST", self.path, body=body, headers={"Content-Type": CONTENT_TYPE})
-            response = self._conn.getresponse()
-            data = response.read(MAX_ANSWER + 1)
-            if len(data) > MAX_ANSWER or response.will_close:
-                self.close()  # what is left of it is never read
+            try:
+                return self._exchange(body)
+            except _CLOSED_WHILE_IDLE:
+                if not kept:
+                    raise
+                # A connection the witness closed while it was idle (as servers do
+                # after a while): sent again once on a new one. A push sent twice is
+                # answered 409 at worst, which the pusher follows.
+                self.close()
+                return self._exchange(body)
         except (OSError, http.client.HTTPException) as exc:
             self.close()
             raise _down(f"no answer from {self.host}: {_words(exc)}") from None
+
+    def _exchange(self, body: bytes) -> tuple[int, str, str]:
+        if self._conn is None:
+            kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+            self._conn = kind(self.host, self.port, timeout=self.timeout)
+        self._conn.request("POST", self.path, body=body, headers={"Content-Type": CONTENT_TYPE})
+        response = self._conn.getresponse()
+        data = response.read(MAX_ANSWER + 1)
+        if len(data) > MAX_ANSWER or response.will_close:
+            self.close()  # what is left of it is never read
         return response.status, response.getheader("Content-Type") or "", _text(data)
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+_CLOSED_WHILE_IDLE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
 def _words(exc: BaseException) -> str:
@@ -251,6 +267,7 @@ class Pusher:
         self.store = store
         self.policy = policy
         self.interval = interval
+        self.timeout = timeout
         self.witnesses = pushed_to(policy)
         self._observe = observe
         self._lines = {w.name: _Line(w.url or "", timeout) for w in self.witnesses}
@@ -272,7 +289,7 @@ class Pusher:
         """Stop pushing, and let go of the lock (tests; a process's end does it too)."""
         self._stopped.set()
         for thread in self._threads:
-            thread.join(timeout=self.interval * BACKOFF + TIMEOUT_S * 3)
+            thread.join(timeout=self.interval + self.timeout * 4)
         self._leadership.let_go()
         for line in self._lines.values():
             line.close()

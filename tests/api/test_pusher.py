@@ -184,6 +184,24 @@ def test_a_witness_that_is_down_is_reported_and_resumed_where_it_was(
         assert [(p.old, p.size, p.status) for p in witness.pushes[pushed:]] == [(first, size, 200)]
 
 
+def test_a_connection_the_witness_closed_while_idle_is_no_failure(api: Api, tmp_path: Path) -> None:
+    """Servers close kept-alive connections that sit idle: the push is sent again on a
+    new one, and the witness never shows as down."""
+    witness = Witness()
+    with pushing_to(api, tmp_path, witness) as club:
+        bank = club.client()
+        bank.ok("post", "/players", {"name": "ann"})
+        with _logged("hazard.pusher") as records:
+            for _ in range(3):
+                eventually(lambda: witness.size == _newest(bank))
+                witness.drop()
+                bank.ok("post", "/players/ann/deposits", {"amount": 5})
+            size = _newest(bank)
+            eventually(lambda: witness.size == size)
+        assert [r.getMessage() for r in records if r.levelname == "WARNING"] == []
+        assert _witness(club)["state"] == "ok"
+
+
 @pytest.mark.parametrize("status", [403, 422])
 def test_a_witness_that_refuses_is_reported(api: Api, tmp_path: Path, status: int) -> None:
     witness = Witness()

@@ -115,7 +115,11 @@ class Witness:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-        for sock in list(self._open):  # and the connections kept alive: gone too
+        self.drop()  # and the connections kept alive: gone too
+
+    def drop(self) -> None:
+        """Close the connections kept alive, as a server does with idle ones; stay up."""
+        for sock in list(self._open):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
