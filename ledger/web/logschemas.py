@@ -148,8 +148,9 @@ class CosignedSchema(Schema):
     )
 
 
-NOTE = validate.Length(1, 16 * 1024)
-"""A checkpoint with a hundred signature lines is some 12 KB."""
+NOTE = validate.Length(1, 8 * 1024)
+"""A checkpoint and some fifty signature lines: a witness's is some 140 bytes. (Sent as
+JSON escapes, 8 K characters stay below the 64 KiB any body may be.)"""
 REPORTER = Whole(r"[^\x00-\x1f\x7f]{1,200}", error="1 to 200 characters, no control characters")
 
 
