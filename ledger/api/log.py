@@ -47,10 +47,14 @@ from ledger.web import logschemas as ls
 from ledger.web.anonymous import open_to_all
 from ledger.web.tokens import Holder
 
-blp = Blueprint("log", __name__, description="The signed log: its key, checkpoints and proofs")
+blp = Blueprint(
+    "log",
+    __name__,
+    description="The signed log: its key, checkpoints, proofs, cosignatures and gossip",
+)
 
 ANYONE = (Role.CROUPIER, Role.AUDITOR, Role.PLAYER)
-"""Who may have the key, the checkpoints and consistency proofs: every role."""
+"""Every role (the setter may do anything): what the log's reads ask of a token sent."""
 
 
 def _anyone() -> Holder | None:
