@@ -205,6 +205,19 @@ cosignatures = sa.Table(
     sa.Column("received_at", sa.String(32), nullable=False),
 )
 
+# How the ledger's last push to each witness went (ledger.pusher): its state (ok, down,
+# refused), the last error in words, and since when; `witness` is the witness key's vkey.
+# The one process that pushes writes it as the state changes; every server's /readyz
+# reads it. The service's own bookkeeping, not the log: rewritten in place.
+witness_states = sa.Table(
+    "witness_states",
+    metadata,
+    sa.Column("witness", sa.String(300), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("last_error", sa.Text),
+    sa.Column("since", sa.String(32), nullable=False),
+)
+
 # Checkpoints that witnesses and watchers reported being shown, one row per (size, root)
 # signed by the log's key: two rows of one size are a fork, for everyone to see.
 gossip = sa.Table(

@@ -134,18 +134,26 @@ def report(
     own = [s for s in opened.signatures if s.name == log.name and s.key_id == log.key_id]
     kept = opened.text + "\n" + "".join(s.line() for s in own)
     root = checkpoint.root.hex()
-    where = (gossip.c.size == checkpoint.size, gossip.c.root == root)
-    row = conn.execute(sa.select(gossip).where(*where)).first()
-    if row is not None:
-        return Report(*row), False
+    found = reported(conn, checkpoint.size, root)
+    if found is not None:
+        return found, False
     by = None if reported_by is None else reported_by[:MAX_REPORTER]
     conn.execute(
         gossip.insert().values(
             size=checkpoint.size, root=root, note=kept, reported_by=by, reported_at=reported_at
         )
     )
-    row = conn.execute(sa.select(gossip).where(*where)).one()
-    return Report(*row), True
+    found = reported(conn, checkpoint.size, root)
+    assert found is not None
+    return found, True
+
+
+def reported(conn: sa.Connection, size: int, root: str) -> Report | None:
+    """The report kept for the tree of `size` and `root` (hex), if any: what a reader
+    asks before it takes a write lock to keep a report that may be known already."""
+    where = (gossip.c.size == size, gossip.c.root == root)
+    row = conn.execute(sa.select(gossip).where(*where)).first()
+    return None if row is None else Report(*row)
 
 
 def reports(conn: sa.Connection, after: int = 0, limit: int = 100) -> list[Report]:
