@@ -95,3 +95,19 @@ def test_what_a_policy_refuses_names_its_line(text: str, says: str) -> None:
 def test_comments_blank_lines_and_tabs_are_read_as_the_spec_says() -> None:
     text = f"  # a comment\n\n\twitness\ta {X['a'].key.text()}\t\nquorum a\n"
     assert Policy.parse(text).witnessed({"a"})
+
+
+NESTED = ("group X 2 a b c", "group Y any d e f", "group X-and-Y all X Y")
+
+
+@pytest.mark.parametrize("quorum, groups", [("none", ()), ("a", ()), ("X-and-Y", NESTED)])
+def test_a_policy_written_out_reads_back_as_the_same_policy(
+    quorum: str, groups: tuple[str, ...]
+) -> None:
+    """What the console shows a player (text(urls=False)) is the policy it checks with."""
+    rule = policy(quorum, *groups)
+    assert Policy.parse(rule.text()) == rule
+    bare = Policy.parse(rule.text(urls=False))
+    assert "https://" not in rule.text(urls=False) and bare.logs[0].url is None
+    assert bare.witnesses.keys() == rule.witnesses.keys()
+    assert (bare.groups, bare.quorum) == (rule.groups, rule.quorum)

@@ -117,6 +117,18 @@ class Policy:
         """The quorum in words: `2 of treasurer, auditor, chair`."""
         return self._words(self.quorum)
 
+    def text(self, urls: bool = True) -> str:
+        """The policy as a file, which `parse` reads back as the same policy: to show it,
+        or to hand to a reader. Without `urls`, the keys and the quorum alone: all that
+        checking a checkpoint takes (a witness's address is the club's business)."""
+        lines = [f"log {log.key.text()}" + (f" {log.url}" if urls and log.url else "")
+                 for log in self.logs]  # fmt: skip
+        lines += [f"witness {w.name} {w.key.text()}" + (f" {w.url}" if urls and w.url else "")
+                  for w in self.witnesses.values()]  # fmt: skip
+        lines += [f"group {g.name} {g.threshold} {' '.join(g.members)}"
+                  for g in self.groups.values()]  # fmt: skip
+        return "\n".join([*lines, f"quorum {self.quorum}"]) + "\n"
+
     def _words(self, name: str) -> str:
         if name == NONE:
             return "no witness"
