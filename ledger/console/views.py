@@ -409,10 +409,13 @@ def receipt(position: int) -> Any:
             found = proofs.inclusion(conn, position)
         except proofs.ProofRefused as exc:
             abort(404, description=str(exc))
+        kept = _receipts(conn, [position])
     return render_template(
         "receipt.html",
         who=who,
         position=position,
         found=found,
         proof=[h.hex() for h in found.proof],
+        receipts=kept,
+        policy=_club_policy(),
     )

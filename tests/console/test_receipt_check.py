@@ -72,7 +72,7 @@ def status(section: Any) -> str:
 
 def cells(page: Any) -> dict[int, str]:
     found = {}
-    for cell in page.locator("td[data-receipt]").all():
+    for cell in page.locator("[data-receipt]").all():
         found[int(cell.get_attribute("data-receipt"))] = cell.inner_text()
     return found
 
@@ -373,3 +373,54 @@ def test_history_rewritten_and_resigned_with_the_banks_key_fails_the_check(
         "The check FAILED: the witnesses' cosignatures: the cosignature by treasurer does "
         "not verify."
     )
+
+
+# -- one receipt's page, and a browser that cannot check ----------------------------------
+
+
+def test_a_receipts_own_page_checks_it_too(served_sqlite: Served, page: Any) -> None:
+    mine = play(served_sqlite)
+    size = cosign(served_sqlite.book.store.engine, None, TREASURER, AUDITOR)
+    sign_in(page, served_sqlite.url, served_sqlite.token("player", "ann"))
+    page.goto(f"{served_sqlite.url}/console/me/receipts/{mine[1]}")
+    section = page.locator("section.receipt-check[data-done]")
+    section.wait_for()
+    assert section.get_by_role("heading").inner_text() == "This receipt, checked in your browser"
+    assert status(section) == (
+        f"Your receipt holds. Checked in your browser against the checkpoint of size {size} "
+        f"cosigned by treasurer and auditor (the club's policy asks {TWO_OF_THREE})."
+    )
+    assert cells(page) == {mine[1]: "checked"}
+
+
+# What a browser without WebCrypto (a page over plain HTTP, not from this machine), or
+# whose WebCrypto has no Ed25519 (before Chrome 137, Firefox 129, Safari 17), looks like.
+NO_CRYPTO = {
+    "no WebCrypto": (
+        "Object.defineProperty(Crypto.prototype, 'subtle', {get: () => undefined});",
+        "this browser offers its cryptography (WebCrypto) only to pages served over HTTPS "
+        "or from this machine, and this page is neither",
+    ),
+    "no Ed25519": (
+        "const importKey = SubtleCrypto.prototype.importKey;"
+        "SubtleCrypto.prototype.importKey = function (format, data, algorithm, ...rest) {"
+        "  if (algorithm.name === 'Ed25519') return Promise.reject(new DOMException('no', "
+        "'NotSupportedError'));"
+        "  return importKey.call(this, format, data, algorithm, ...rest); };",
+        "this browser's WebCrypto cannot check Ed25519 signatures (NotSupportedError)",
+    ),
+}
+
+
+@pytest.mark.parametrize("lacking", NO_CRYPTO)
+def test_a_browser_that_cannot_check_says_so_and_claims_nothing(
+    served_sqlite: Served, page: Any, lacking: str
+) -> None:
+    script, why = NO_CRYPTO[lacking]
+    mine = play(served_sqlite)
+    cosign(served_sqlite.book.store.engine, None, TREASURER, AUDITOR)
+    page.add_init_script(script)
+    section = checked(served_sqlite, page)
+    assert section.get_attribute("data-done") == "not run"
+    assert status(section) == f"The check could not run: {why}. Nothing was checked."
+    assert cells(page) == dict.fromkeys(mine, "not checked")

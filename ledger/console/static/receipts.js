@@ -176,21 +176,27 @@ async function checkAll(root) {
 function verdict(head, counts, total, policy) {
   const asks = tlog.describe(policy);
   const parts = [];
-  if (counts.failed) parts.push(`The check FAILED for ${counts.failed} of your ${total} receipts (each is named below).`);
-  else if (total === 0) parts.push("You have no receipts to check yet.");
-  else if (counts.unchecked) parts.push(`${counts.unchecked} of your ${total} receipts could not be checked (below).`);
-  else parts.push(`All ${total} of your receipts hold.`);
+  const one = total === 1;
+  if (counts.failed) {
+    parts.push(one ? "The check of your receipt FAILED (below)."
+      : `The check FAILED for ${counts.failed} of your ${total} receipts (each is named below).`);
+  } else if (total === 0) parts.push("You have no receipts to check yet.");
+  else if (counts.unchecked) {
+    parts.push(one ? "Your receipt could not be checked (below)."
+      : `${counts.unchecked} of your ${total} receipts could not be checked (below).`);
+  } else parts.push(one ? "Your receipt holds." : `All ${total} of your receipts hold.`);
   if (counts.pending && !counts.failed) {
-    const are = counts.pending === 1 ? "is" : "are";
-    parts.push(`${counts.pending} of them ${are} signed by the bank and not yet in a cosigned tree: ` +
+    const which = one ? "It is" : `${counts.pending} of them ${counts.pending === 1 ? "is" : "are"}`;
+    parts.push(`${which} signed by the bank and not yet in a cosigned tree: ` +
       `the witnesses cosign a little behind the writes, so look again in a minute.`);
   }
   const bankAlone = "which proves only what the bank says";
+  const they = one ? "it was" : "they were";
   if (!policy.witnesses.size) {
-    parts.push(`The club's policy names no witness: they were checked against the checkpoint ` +
+    parts.push(`The club's policy names no witness: ${they} checked against the checkpoint ` +
       `of size ${head.size}, signed by the bank alone, ${bankAlone}.`);
   } else if (!head.cosigned) {
-    parts.push(`No witness has cosigned a checkpoint of this ledger yet: they were checked ` +
+    parts.push(`No witness has cosigned a checkpoint of this ledger yet: ${they} checked ` +
       `against its newest checkpoint, of size ${head.size}, signed by the bank alone, ${bankAlone}.`);
   } else if (!head.by.length) {
     parts.push(`The newest cosigned checkpoint, of size ${head.size}, is cosigned by none of ` +
