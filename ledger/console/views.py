@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import sqlalchemy as sa
 from flask import (
     Blueprint,
     Response,
@@ -365,7 +366,7 @@ def me() -> Any:
     )
 
 
-def _receipts(conn: Any, positions: Iterable[int]) -> list[dict[str, Any]]:
+def _receipts(conn: sa.Connection, positions: Iterable[int]) -> list[dict[str, Any]]:
     """What the player's browser checks each receipt with (static/receipts.js): the
     event's bytes, to hash its leaf itself, and the checkpoint its write signed."""
     return [

@@ -18,7 +18,9 @@ async function read(url) {
   for (let attempt = 0; ; attempt++) {
     let answer;
     try {
-      answer = await fetch(url, { credentials: "omit", cache: "no-store", headers: { Accept: "application/json" } });
+      answer = await fetch(url, {
+        credentials: "omit", cache: "no-store", headers: { Accept: "application/json" },
+      });
     } catch (error) {
       throw new Unreachable(`the ledger did not answer ${url} (${error.message})`);
     }
@@ -40,7 +42,8 @@ function hashes(list, what) {
   return out;
 }
 
-const words = (names) => names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+const words = (names) =>
+  names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 
 /** `work()`, its CheckFailed named `check` (the page names the check in the game's words). */
 async function named(check, work) {
@@ -57,7 +60,8 @@ async function named(check, work) {
 async function newest(urls, policy) {
   const served = await read(urls.key);
   if (served === null || !policy.logs.some((log) => log.text === served.key)) {
-    throw new tlog.CheckFailed("the log's key", "the key the ledger serves is not the log key in the club's policy");
+    throw new tlog.CheckFailed("the log's key",
+      "the key the ledger serves is not the log key in the club's policy");
   }
   const cosigned = await read(urls.cosigned);
   const note = cosigned?.note ?? (await read(urls.checkpoint))?.checkpoint;
@@ -73,15 +77,19 @@ async function newest(urls, policy) {
  * CheckFailed naming the check. Consistency proofs are shared by receipts of one write. */
 async function checkOne(receipt, head, policy, urls, proven) {
   const { position } = receipt;
-  if (receipt.note === null) throw new tlog.CheckFailed("the receipt", "no checkpoint the log signed holds this event");
-  const mine = await named("your receipt's signature", () => tlog.openCheckpoint(receipt.note, policy.logs));
+  if (receipt.note === null) {
+    throw new tlog.CheckFailed("the receipt", "no checkpoint the log signed holds this event");
+  }
+  const mine = await named("your receipt's signature",
+    () => tlog.openCheckpoint(receipt.note, policy.logs));
   const frame = tlog.fromBase64(receipt.frame) ?? new Uint8Array();
   let event = null;
   try {
     event = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(frame));
   } catch { /* named below */ }
   if (event?.position !== position) {
-    throw new tlog.CheckFailed("the event", `the event's bytes are not those of the event at position ${position}`);
+    throw new tlog.CheckFailed("the event",
+      `the event's bytes are not those of the event at position ${position}`);
   }
   const leaf = await tlog.leafHash(frame);
   const index = BigInt(position - 1);
@@ -89,9 +97,13 @@ async function checkOne(receipt, head, policy, urls, proven) {
   // must then extend the cosigned one.
   const tree = BigInt(position) <= head.size ? head : mine;
   const proof = await read(`${urls.inclusion}?position=${position}&size=${tree.size}`);
-  if (proof === null) throw new tlog.CheckFailed("inclusion", `the ledger has no inclusion proof of it in the tree of ${tree.size}`);
+  if (proof === null) {
+    throw new tlog.CheckFailed("inclusion",
+      `the ledger has no inclusion proof of it in the tree of ${tree.size}`);
+  }
   if (proof.leaf_hash !== tlog.toHex(leaf)) {
-    throw new tlog.CheckFailed("inclusion", "the ledger's leaf at this position is not the hash of this event: the event was changed");
+    throw new tlog.CheckFailed("inclusion",
+      "the ledger's leaf at this position is not the hash of this event: the event was changed");
   }
   await tlog.checkInclusion(index, tree.size, leaf, hashes(proof.proof, "inclusion"), tree.root);
   const [old, now] = mine.size <= head.size ? [mine, head] : [head, mine];

@@ -27,7 +27,7 @@ function subtle() {
   return crypto.subtle;
 }
 
-// -- bytes ---------------------------------------------------------------------------------
+// -- bytes --------------------------------------------------------------------------------
 
 /** Standard padded base64 in its one spelling (as checkpoint.py reads it), else null. */
 export function fromBase64(text) {
@@ -77,7 +77,7 @@ export const leafHash = (record) => sha256(Uint8Array.of(0), record);
 // SHA-256(0x01 || left || right), RFC 9162 2.1.1.
 export const nodeHash = (left, right) => sha256(Uint8Array.of(1), left, right);
 
-// -- Merkle proofs (sizes and indexes as BigInt: a tree may pass 2**53) ------------------------
+// -- Merkle proofs (sizes and indexes as BigInt: a tree may pass 2**53) -------------------
 
 const odd = (n) => (n & 1n) === 1n;
 
@@ -104,7 +104,9 @@ export async function checkInclusion(index, size, leaf, path, root) {
     sn >>= 1n;
   }
   if (sn !== 0n) fail("the path is shorter than the tree is deep");
-  if (!equal(r, root)) fail(`the path does not lead from the event to the root of the tree of ${size}`);
+  if (!equal(r, root)) {
+    fail(`the path does not lead from the event to the root of the tree of ${size}`);
+  }
 }
 
 /** Throw CheckFailed unless `path` proves the tree of `oldSize` with `oldRoot` a prefix of
@@ -150,7 +152,7 @@ export async function checkConsistency(oldSize, newSize, oldRoot, newRoot, path)
   if (sn !== 0n || !equal(fr, oldRoot) || !equal(sr, newRoot)) fail(notPrefix);
 }
 
-// -- signed notes and checkpoints (c2sp.org/signed-note, tlog-checkpoint) ------------------------
+// -- signed notes and checkpoints (c2sp.org/signed-note, tlog-checkpoint) -----------------
 
 const EM_DASH = "\u2014";
 const LOG_KEY = 0x01;      // an Ed25519 log key's type byte (signed-note)
@@ -250,7 +252,7 @@ export async function cosignatures(note, witnesses) {
   return found;
 }
 
-// -- policies (c2sp.org/tlog-policy, as policy.py reads them) -----------------------------------
+// -- policies (c2sp.org/tlog-policy, as policy.py reads them) -----------------------------
 
 /** The logs' and witnesses' keys, the groups and the quorum of a policy's text. */
 export async function parsePolicy(text) {
@@ -268,7 +270,9 @@ export async function parsePolicy(text) {
     } else if (keyword === "quorum") policy.quorum = args[0];
     else throw new CheckFailed("policy", `a policy line this page cannot read: ${raw}`);
   }
-  if (!policy.logs.length || !policy.quorum) throw new CheckFailed("policy", "a policy names a log and a quorum");
+  if (!policy.logs.length || !policy.quorum) {
+    throw new CheckFailed("policy", "a policy names a log and a quorum");
+  }
   return policy;
 }
 
@@ -287,5 +291,6 @@ export function describe(policy, of = policy.quorum) {
   const group = policy.groups.get(of);
   const parts = group.members.map((m) => describe(policy, m));
   const inner = parts.map((p) => (p.includes(" of ") ? `(${p})` : p)).join(", ");
-  return group.threshold === parts.length && parts.length > 1 ? `all of ${inner}` : `${group.threshold} of ${inner}`;
+  const all = group.threshold === parts.length && parts.length > 1;
+  return all ? `all of ${inner}` : `${group.threshold} of ${inner}`;
 }
