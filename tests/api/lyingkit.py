@@ -27,11 +27,13 @@ import itertools
 import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
 from flask import Flask
@@ -82,7 +84,7 @@ def policy_text(keys: dict[str, str], urls: dict[str, str] | None = None) -> str
 
 
 @contextlib.contextmanager
-def serving(app: Flask) -> Iterator[str]:
+def serving(app: WSGIApplication) -> Iterator[str]:
     """`app` over HTTP on a port of its own, in threads of the test: its base URL."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -143,6 +145,17 @@ class Databases:
 
 
 # -- the honest evening, and the attacks made on copies of it ---------------------------
+
+
+def evening_fixture(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Evening]:
+    """What a module's `evening` fixture (module-scoped, on `sqlite` and `postgres`)
+    yields: the honest evening on that database, closed after."""
+    server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
+    played = Evening.play(Databases(tmp_path_factory.mktemp(f"evening-{request.param}"), server))
+    yield played
+    played.close()
 
 
 @dataclasses.dataclass
@@ -249,13 +262,26 @@ def witness(where: Path, name: str) -> Witness:
     return Witness(home.open_state(folder), home.load_cosigner(folder))
 
 
-def _push(store: EventStore, policy: Policy) -> dict[str, Outcome]:
-    """One push of the newest checkpoint to each witness, by the ledger's own pusher."""
+def _push(store: EventStore, policy: Policy, *names: str) -> dict[str, Outcome]:
+    """One push of the newest checkpoint to each witness (of `names`, when given), by
+    the ledger's own pusher."""
     pusher = Pusher(store, policy)
     try:
-        return {name: pusher.push(w) for name, w in policy.witnesses.items()}
+        return {name: pusher.push(policy.witnesses[name]) for name in names or policy.witnesses}
     finally:
         pusher.stop()
+
+
+def one_board(view: WSGIApplication, board: WSGIApplication) -> WSGIApplication:
+    """`view`'s log with `board`'s gossip. A bank that splits its log serves each view
+    to the readers it tells apart; the gossip is where readers compare what they were
+    shown, and it catches the split only where they read one board. Here they do."""
+
+    def front(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        gossip = str(environ.get("PATH_INFO", "")).startswith("/log/gossip")
+        return (board if gossip else view)(environ, start_response)
+
+    return front
 
 
 @dataclasses.dataclass
@@ -314,9 +340,10 @@ class Scene:
         with self.evening._witnesses(self.where) as policy:
             yield policy
 
-    def push(self, policy: Policy) -> dict[str, Outcome]:
-        """One push by the ledger's pusher of the newest checkpoint to each witness."""
-        return _push(self.store(), policy)
+    def push(self, policy: Policy, *names: str) -> dict[str, Outcome]:
+        """One push by the ledger's pusher of the newest checkpoint to each witness (of
+        `names`, when given)."""
+        return _push(self.store(), policy, *names)
 
     def evidence(self, name: str) -> Result:
         return hazard("witness", "evidence", "--dir", str(self.where / "witnesses" / name))

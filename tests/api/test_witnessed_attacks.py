@@ -26,7 +26,7 @@ from ledger.pusher import State
 from ledger.store.log import witnessed
 from ledger.store.log.checkpoint import Checkpoint, parse_note
 from ledger.witness.state import origin_hash
-from tests.api.lyingkit import INSIDERS, Databases, Evening, Scene, serving
+from tests.api.lyingkit import INSIDERS, Evening, Scene, evening_fixture, serving
 from tests.ledger.attackkit import ATTACKS
 from tests.signing import ORIGIN
 
@@ -36,10 +36,7 @@ def evening(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Evening]:
     """The honest evening, witnessed and watched, once per database for the module."""
-    server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
-    played = Evening.play(Databases(tmp_path_factory.mktemp(f"evening-{request.param}"), server))
-    yield played
-    played.close()
+    yield from evening_fixture(request, tmp_path_factory)
 
 
 @pytest.fixture
