@@ -73,11 +73,11 @@ _names = itertools.count()
 
 def policy_text(keys: dict[str, str], urls: dict[str, str] | None = None) -> str:
     """The club's policy (C2SP tlog-policy): the log's key, the two witnesses (with
-    their URLs when the ledger is to push to them), and one of them, at least, to
-    cosign. The readers' (`hazard watch`, `hazard verify`) is the same, without URLs."""
+    the URLs in `urls` of those the ledger is to push to), and one of them, at least,
+    to cosign. The readers' (`hazard watch`, `hazard verify`) is the same, without URLs."""
     lines = [f"log {VERIFIER.text()}"]
     for name, key in keys.items():
-        url = f" {urls[name]}" if urls else ""
+        url = f" {urls[name]}" if urls and name in urls else ""
         lines.append(f"witness {name} {key}{url}")
     lines += [f"group club 1 {' '.join(keys)}", "quorum club"]
     return "\n".join(lines) + "\n"
