@@ -262,13 +262,7 @@ class _Run:
         after, unproven_reports = self.gossip(newest, everything)
         unproven += unproven_reports
         if unproven:
-            return Verdict(Outcome.UNPROVEN, (
-                *self.said,
-                "NOT PROVEN: the ledger did not prove that its newest checkpoint is "
-                "consistent with what this watcher holds:",
-                *unproven,
-                "An honest log can always prove it: hold it suspect until it does.",
-            ))  # fmt: skip
+            return self.not_proven(unproven)
         self.said += self.consistent(newest, before, receipts, len(settled))
         if report:
             try:
@@ -287,8 +281,9 @@ class _Run:
         witness, though: two checkpoints of one size signed by the log prove it. So
         what this watcher holds is held to the newest checkpoint the log signed, and
         one it contradicts stops the run as a fork (a rewrite the witnesses refused,
-        shown to a watcher that saw the history they cosigned); short of that,
-        `unchecked` stands."""
+        shown to a watcher that saw the history they cosigned); one the log cannot
+        prove consistent with it, as an honest log always can, is not proven (a log cut
+        short of it); short of that, `unchecked` stands."""
         if self.state.newest is None and not self.state.receipts:
             return
         try:
@@ -314,6 +309,20 @@ class _Run:
                 return
         if any(isinstance(s, Contradicted) for s in status.values()):
             raise _Stop(self.forked(self.bound(everything, status, newest, before)))
+        unproven = [
+            f"  {everything[i].what}: {s.why}" for i, s in status.items() if isinstance(s, Unproven)
+        ]
+        if unproven:  # a log cut short of what is held, say: no honest log fails to prove it
+            raise _Stop(self.not_proven(unproven))
+
+    def not_proven(self, unproven: list[str]) -> Verdict:
+        return Verdict(Outcome.UNPROVEN, (
+            *self.said,
+            "NOT PROVEN: the ledger did not prove that its newest checkpoint is "
+            "consistent with what this watcher holds:",
+            *unproven,
+            "An honest log can always prove it: hold it suspect until it does.",
+        ))  # fmt: skip
 
     @staticmethod
     def consistent(

@@ -173,8 +173,9 @@ class Evening:
     note: str
     """The newest checkpoint the bank signed, as the witnesses cosigned it and the
     watcher verified it (the bank's signature only)."""
-    attacked: dict[str, tuple[str, Result]] = dataclasses.field(default_factory=dict)
-    """Each attack's copy: its URL, and `hazard verify --deep` on it."""
+    attacked: dict[tuple[str, bool], tuple[str, Result]] = dataclasses.field(default_factory=dict)
+    """Each attack's copy, by the attack and whether the evening went on after it: its
+    URL, and `hazard verify --deep` on it."""
 
     @classmethod
     def play(cls, databases: Databases) -> Evening:
@@ -224,29 +225,36 @@ class Evening:
             }
             yield Policy.parse(policy_text(self.keys, urls))
 
-    def attack(self, name: str) -> tuple[str, Result]:
-        """The copy `name` was made on (made now, the first time), and `hazard verify
-        --deep` on it after the evening went on."""
-        if name not in self.attacked:
+    def attack(self, name: str, goes_on: bool = True) -> tuple[str, Result]:
+        """The copy `name` was made on (made now, the first time), the evening gone on
+        after it by MORE writes unless not `goes_on`, and `hazard verify --deep` on it."""
+        if (name, goes_on) not in self.attacked:
             url = self.databases.copy(self.url)
             engine = db.make_engine(url)
             try:
                 attackkit.ATTACKS[name](Log(engine, self.size, self.note, self.where))
                 store = EventStore(engine, clock=attackkit.clock(LATER), signer=SIGNER)
                 club = Club(Book(store))
-                for _ in range(MORE):
+                for _ in range(MORE if goes_on else 0):
                     club.account_command("cat", Deposited, 25, "setter")
                 store.close()
             finally:
                 engine.dispose()
-            self.attacked[name] = (url, hazard("verify", "--deep", url=url))
-        return self.attacked[name]
+            self.attacked[name, goes_on] = (url, hazard("verify", "--deep", url=url))
+        return self.attacked[name, goes_on]
 
-    def scene(self, where: Path, attack: str | None = None, insider: str = INSIDERS[0]) -> Scene:
-        """A copy of the log `attack` left (the honest one for None), with the
-        cosignatures as `insider` left them, and copies of the witnesses' and the
-        watcher's files as the honest evening left them, in `where`."""
-        url = self.databases.copy(self.attack(attack)[0] if attack else self.url)
+    def scene(
+        self,
+        where: Path,
+        attack: str | None = None,
+        insider: str = INSIDERS[0],
+        goes_on: bool = True,
+    ) -> Scene:
+        """A copy of the log `attack` left (the honest one for None), gone on after it
+        unless not `goes_on`, with the cosignatures as `insider` left them, and copies
+        of the witnesses' and the watcher's files as the honest evening left them, in
+        `where`."""
+        url = self.databases.copy(self.attack(attack, goes_on)[0] if attack else self.url)
         shutil.copytree(self.where / "witnesses", where / "witnesses")
         shutil.copyfile(self.where / "hazard-watch.json", where / "hazard-watch.json")
         shutil.copyfile(self.where / "club.policy", where / "club.policy")
@@ -313,6 +321,10 @@ class Scene:
                            signer=SIGNER)  # fmt: skip
         self._stores.append(store)
         return store
+
+    def write(self) -> None:
+        """The bank takes one more write."""
+        Club(Book(self.store())).account_command("cat", Deposited, 25, "setter")
 
     def newest(self) -> str:
         """The newest checkpoint the bank signs now."""

@@ -43,7 +43,7 @@ def evening(
 def scene(evening: Evening, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
     """A copy of the log the test's `attack` left, the cosignatures as its `insider`
     left them, and copies of the witnesses' and the watcher's files."""
-    made = evening.scene(tmp_path, request.param[0], request.param[1])
+    made = evening.scene(tmp_path, *request.param)
     yield made
     made.close()
 
@@ -64,18 +64,28 @@ def _root(note: str) -> bytes:
     return Checkpoint.parse(parse_note(note)[0]).root
 
 
+def _size(note: str) -> int:
+    return Checkpoint.parse(parse_note(note)[0]).size
+
+
+@pytest.mark.parametrize("goes_on", [True, False], ids=["and the evening goes on", "alone"])
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_each_attack_leaves_a_log_that_hazard_verify_deep_passes(
-    evening: Evening, attack: str, tmp_path: Path
+    evening: Evening, attack: str, goes_on: bool, tmp_path: Path
 ) -> None:
     """The precondition: nothing the bank holds says anything changed. And something
-    did: the bank's own checkpoint of the size the witnesses cosigned is another tree."""
-    _, deep = evening.attack(attack)
+    did: the log's tree of the size the witnesses cosigned is another, or none."""
+    _, deep = evening.attack(attack, goes_on)
     assert deep.exit_code == 0, deep.output
     assert "every checkpoint, signed by the trusted key, and every read model" in deep.output
-    scene = evening.scene(tmp_path, attack)
+    scene = evening.scene(tmp_path, attack, goes_on=goes_on)
     try:
-        assert _root(scene.checkpoint(evening.size)) != _root(evening.note)
+        newest = _size(scene.newest())
+        if newest >= evening.size:
+            assert _root(scene.checkpoint(evening.size)) != _root(evening.note)
+        else:  # a deposit dropped, and nothing written since: the log is shorter
+            assert (attack, goes_on) == ("a deposit dropped and the rest renumbered", False)
+            assert newest == evening.size - 1
     finally:
         scene.close()
 
@@ -163,3 +173,55 @@ def test_hazard_verify_under_the_policy_fails_the_rewritten_log(scene: Scene) ->
             "problem under the policy: for want of a quorum: no stored checkpoint is cosigned "
             "by 1 of treasurer, auditor, as the policy asks"
         ) in found.output
+
+
+# -- before the bank writes again -------------------------------------------------------------
+
+CUT_SHORT = "a deposit dropped and the rest renumbered"
+
+
+@pytest.mark.parametrize(
+    "scene",
+    [(attack, insider, False) for attack in ATTACKS for insider in INSIDERS],
+    ids=[f"{attack}, and the insider {insider}" for attack in ATTACKS for insider in INSIDERS],
+    indirect=True,
+)
+def test_the_attack_alone_before_the_bank_writes_again(scene: Scene) -> None:
+    """The attack, and not a write since. `hazard verify --policy` fails it as above.
+    `hazard watch` stops on it: a fork where the log kept its size; where the log was cut
+    short of the checkpoint the watcher holds, the bank signs no checkpoint of that size
+    any more to be a fork's second note, and the log cannot prove its newest consistent
+    with it, as an honest log always can: not proven (exit 3), the size named. The
+    witnesses are shown it by the ledger's next push that reaches them, and refuse it."""
+    size = scene.evening.size
+    assert scene.verify("--policy", scene.policy).exit_code == 1
+    found = scene.watch()
+    if _size(scene.newest()) == size:
+        assert found.exit_code == 1, found.output
+        assert f"FORK: the bank signed two different histories of size {size}." in found.output
+        assert _text(scene.evening.note) in found.output
+        assert _text(scene.checkpoint(size)) in found.output
+    else:
+        assert found.exit_code == 3, found.output
+        assert (
+            "NOT PROVEN: the ledger did not prove that its newest checkpoint is consistent "
+            "with what this watcher holds:"
+        ) in found.output
+        assert f"the ledger has no checkpoint of size {size} to prove the newest" in found.output
+
+    with scene.witnesses_serving() as policy:
+        pushed = scene.push(policy)
+        if scene.kept_cosignatures:
+            # The pusher reads the witnesses' sizes from the cosignatures kept: it holds
+            # them cosigned at the log's size or past it, and shows them nothing, until
+            # the log grows past what they cosigned.
+            assert {o.state for o in pushed.values()} == {State.OK}, pushed
+            assert scene.evidence("treasurer").output.startswith("No evidence")
+            for _ in range(size + 1 - _size(scene.newest())):
+                scene.write()
+            pushed = scene.push(policy)
+    for name, outcome in pushed.items():
+        assert outcome.state is State.REFUSED, (name, outcome)
+        shown = scene.evidence(name)
+        assert shown.output.startswith("1 refused checkpoint kept as evidence."), shown.output
+        assert _text(scene.evening.note) in shown.output and _text(scene.newest()) in shown.output
