@@ -12,7 +12,7 @@ goes on with a few more writes, as a bank goes on trading; each test then takes 
 of that, with copies of the witnesses' and the watcher's files as the honest evening
 left them. No player's receipt is kept anywhere.
 
-    evening = Evening.play(where, server)        # a module-scoped fixture's
+    evening = Evening.play(Databases(where, server))   # evening_fixture's
     scene = evening.scene(tmp_path, "the consistent rewrite")
     with scene.witnesses_serving() as policy:
         outcomes = scene.push(policy)
@@ -52,10 +52,11 @@ from ledger.store.vocabulary import Deposited
 from ledger.witness import home
 from ledger.witness.app import create_app as witness_app
 from ledger.witness.cosigning import Witness
+from ledger.witness.state import origin_hash
 from tests.ledger import attackkit
 from tests.ledger.cosignkit import unguard_cosignatures
 from tests.ledger.tamperkit import Log, play
-from tests.signing import SIGNER, VERIFIER
+from tests.signing import ORIGIN, SIGNER, VERIFIER
 
 WITNESSES = {"treasurer": "treasurer.example/witness", "auditor": "auditor.example/witness"}
 """The club's two witnesses, by their names in the policy: their own names."""
@@ -192,7 +193,7 @@ class Evening:
                 for name, own in WITNESSES.items()
             }
             evening = cls(databases, url, where, keys, 0, "")
-            with evening._witnesses(where) as policy:
+            with evening.witnesses_in(where) as policy:
                 pushed = _push(store, policy)
             assert all(o.state.value == "ok" for o in pushed.values()), pushed
             latest = proofs.latest_note(engine)
@@ -215,7 +216,7 @@ class Evening:
             self.databases.drop(url)
 
     @contextlib.contextmanager
-    def _witnesses(self, where: Path) -> Iterator[Policy]:
+    def witnesses_in(self, where: Path) -> Iterator[Policy]:
         """The witnesses whose directories are in `where`, served, and the club's
         policy naming them at their URLs."""
         with contextlib.ExitStack() as stack:
@@ -342,14 +343,19 @@ class Scene:
             unguard_cosignatures(conn)
             conn.exec_driver_sql("DELETE FROM cosignatures")
 
-    def witness(self, name: str) -> Witness:
-        return witness(self.where, name)
+    def held(self, name: str) -> str | None:
+        """The newest checkpoint the witness `name` cosigned, as its state holds it."""
+        found = witness(self.where, name)
+        try:
+            return found.newest(origin_hash(ORIGIN))
+        finally:
+            found.state.close()
 
     @contextlib.contextmanager
     def witnesses_serving(self) -> Iterator[Policy]:
         """This scene's copies of the witnesses, served, and the club's policy naming
         them at their URLs (what the ledger pushes by)."""
-        with self.evening._witnesses(self.where) as policy:
+        with self.evening.witnesses_in(self.where) as policy:
             yield policy
 
     def push(self, policy: Policy, *names: str) -> dict[str, Outcome]:

@@ -115,7 +115,7 @@ def test_a_served_witness_that_hangs_holds_no_write_and_killed_mid_push_resumes_
             assert _treasurer(club)["cosigned_size"] == first
             served.kill()  # dies holding them
         newest = sizes[-1]
-        on_disk = scene.witness("treasurer").newest(origin_hash(ORIGIN))
+        on_disk = scene.held("treasurer")
         assert on_disk is not None and _size(on_disk) == first
         with witness_serving(folder, "--port", str(port)) as served:
             eventually(lambda: _treasurer(club)["cosigned_size"] == newest)
