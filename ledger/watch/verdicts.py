@@ -11,6 +11,11 @@ roots agree and the proof holds: consistent. The roots agree and the ledger cann
 prove it (no such checkpoint, a proof that does not verify): not proven, which an
 honest log never is.
 
+A fork needs no witness: when the ledger serves no newest checkpoint the policy accepts
+(the witnesses refused a rewritten log, so nothing of it is cosigned), what the watcher
+holds is still held to the newest checkpoint the log signed alone, and a contradiction
+is a fork all the same.
+
 Where history was changed is told by the receipts that still agree: a receipt known to
 be a prefix of the contradicted one, whose tree the newest still extends, puts the
 first change after it. Which receipts are known prefixes of which the watcher learnt
@@ -224,7 +229,12 @@ class _Run:
     # -- the run ----------------------------------------------------------------------
 
     def run(self, report: bool) -> Verdict:
-        newest = self.newest()
+        try:
+            newest = self.newest()
+        except _Stop as stop:
+            if stop.verdict.outcome is Outcome.UNCHECKED:
+                self.signed_alone(stop.verdict)
+            raise
         before, receipts = self.held()
         everything = ([before] if before is not None else []) + receipts
         self.same_sizes(everything)
@@ -252,13 +262,7 @@ class _Run:
         after, unproven_reports = self.gossip(newest, everything)
         unproven += unproven_reports
         if unproven:
-            return Verdict(Outcome.UNPROVEN, (
-                *self.said,
-                "NOT PROVEN: the ledger did not prove that its newest checkpoint is "
-                "consistent with what this watcher holds:",
-                *unproven,
-                "An honest log can always prove it: hold it suspect until it does.",
-            ))  # fmt: skip
+            return self.not_proven(unproven)
         self.said += self.consistent(newest, before, receipts, len(settled))
         if report:
             try:
@@ -270,6 +274,55 @@ class _Run:
         return Verdict(
             Outcome.CONSISTENT, tuple(self.said), dataclasses.replace(kept, gossip_after=after)
         )
+
+    def signed_alone(self, unchecked: Verdict) -> None:
+        """No newest checkpoint the policy accepts (none cosigned, no quorum, or a
+        cosignature that does not verify): the run could not check. A fork needs no
+        witness, though: two checkpoints of one size signed by the log prove it. So
+        what this watcher holds is held to the newest checkpoint the log signed, and
+        one it contradicts stops the run as a fork (a rewrite the witnesses refused,
+        shown to a watcher that saw the history they cosigned); one the log cannot
+        prove consistent with it, as an honest log always can, is not proven (a log cut
+        short of it); short of that, `unchecked` stands."""
+        if self.state.newest is None and not self.state.receipts:
+            return
+        try:
+            note = self.source.latest()
+            checkpoint = open_checkpoint(note or "", self.logs)
+            before, receipts = self.held()
+        except (SourceError, NotHeld, NoteError, _Stop):
+            return
+        what = "the newest checkpoint the log signed (no quorum cosigned it)"
+        newest = Held(what, note or "", checkpoint)
+        everything = ([before] if before is not None else []) + receipts
+        reason = unchecked.lines[0].removeprefix("could not check: ")
+        self.said = [
+            f"not accepted under the policy: {reason}",
+            f"what this watcher holds is held to {what}: a fork needs no witness",
+        ]
+        self.same_sizes(everything)
+        status: dict[int, Status] = {}
+        for i, item in enumerate(everything):
+            try:
+                status[i] = self.compare(item, newest)
+            except (SourceError, NotHeld):
+                return
+        if any(isinstance(s, Contradicted) for s in status.values()):
+            raise _Stop(self.forked(self.bound(everything, status, newest, before)))
+        unproven = [
+            f"  {everything[i].what}: {s.why}" for i, s in status.items() if isinstance(s, Unproven)
+        ]
+        if unproven:  # a log cut short of what is held, say: no honest log fails to prove it
+            raise _Stop(self.not_proven(unproven))
+
+    def not_proven(self, unproven: list[str]) -> Verdict:
+        return Verdict(Outcome.UNPROVEN, (
+            *self.said,
+            "NOT PROVEN: the ledger did not prove that its newest checkpoint is "
+            "consistent with what this watcher holds:",
+            *unproven,
+            "An honest log can always prove it: hold it suspect until it does.",
+        ))  # fmt: skip
 
     @staticmethod
     def consistent(

@@ -7,24 +7,48 @@ file, gossip) can tell. Shared by the witnessing tests of the ledger and the API
 
 Each attack works on the database in place, as the insider would, behind the
 append-only triggers (tamperkit.unguarded), and returns the newest checkpoint note it
-signed, the one the bank would now serve.
+signed, the one the bank would now serve. The cosignatures witnesses returned and the
+gossip are left as they were: what the insider does with them is the test's to say.
+
+The evening attacked is tamperkit.play's, played on `clock()`: the consistent rewrite
+plays it again on the same clock, so that all it changes is what it means to.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
 from ledger.books import projections
-from ledger.store import codec
+from ledger.store import codec, schema
 from ledger.store.eventstore import GENESIS, EventStore, Recorded
 from ledger.store.log import merkle, tree
-from tests.ledger.tamperkit import Log, unguarded
+from tests.ledger.tamperkit import Log, play, unguarded
 from tests.signing import SIGNER
 
 Attack = Callable[[Log], str]
+
+EVENING = datetime(2026, 11, 23, 20, 0, tzinfo=UTC)
+KEPT = {"alembic_version", "tokens", "cosignatures", "gossip", "witness_states"}
+"""What the consistent rewrite leaves: the bank's tokens and its schema, and what
+witnesses and others said (the insider's to keep or drop, as the test says)."""
+
+
+def clock(start: datetime = EVENING) -> Callable[[], str]:
+    """The evening's clock: a write a second from `start`, 20:00 on 23 November 2026
+    unless told. Two evenings played on two of these are at the same times, write for
+    write."""
+    seconds = itertools.count()
+
+    def now() -> str:
+        at = start + timedelta(seconds=next(seconds))
+        return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+    return now
 
 
 def _rows(conn: sa.Connection) -> list[Recorded]:
@@ -124,7 +148,27 @@ def deposit_dropped(log: Log) -> str:
     return _rebuilt(log)
 
 
+def consistent_rewrite(log: Log) -> str:
+    """The round's deciding throw made another, as consistent with the rules as the
+    first: ann's 1+3, which nicked her chance of 4, made a 3+4, which throws her out,
+    so that the two bets on it are paid to the other side. The whole evening is played
+    again through the service, on the same clock and with the bank's key, into the
+    emptied database: every event after the throw, every hash, the tree, every
+    checkpoint and every read model are what the service makes of those dice."""
+    with unguarded(log) as conn:
+        for table in reversed(schema.metadata.sorted_tables):
+            if table.name not in KEPT:
+                conn.execute(table.delete())
+    store = EventStore(log.engine, clock=clock(), signer=SIGNER)
+    try:
+        play(store, last_throw=(3, 4))
+    finally:
+        store.close()
+    return _newest(log)
+
+
 ATTACKS: dict[str, Attack] = {
+    "the consistent rewrite": consistent_rewrite,
     "an amount rewritten": amount_rewritten,
     "two events reordered": reordered,
     "a deposit dropped and the rest renumbered": deposit_dropped,

@@ -24,8 +24,11 @@ from ledger.store.vocabulary import Deposited, Withdrawn
 from tests.signing import ORIGIN
 
 
-def play(store: EventStore) -> None:
-    """A small evening at the club: players paid in and out, a round with money."""
+def play(store: EventStore, last_throw: tuple[int, int] = (1, 3)) -> None:
+    """A small evening at the club: players paid in and out, a round with money. Ann
+    calls 7 and throws a chance of 4, and her `last_throw` decides the round: a 4 (1+3)
+    nicks it and the bets go her way; a 7 (say 3+4) throws her out and they go the
+    other."""
     club = Club(Book(store))
     for name in ("ann", "bob", "cat"):
         club.create_player(name, "setter")
@@ -41,7 +44,7 @@ def play(store: EventStore) -> None:
         lambda s: hz.lay(s, "bob", 400),
         lambda s: hz.cover(s, 4000),
         lambda s: hz.throw(s, 2, 2),
-        lambda s: hz.throw(s, 1, 3),
+        lambda s: hz.throw(s, *last_throw),
     ]
     club.command(
         "t1", "croupier:cy", lambda s, _: hz.open_table(hz.BUILTIN["english"]), new_table=True

@@ -28,6 +28,7 @@ from tests.watch.watchkit import (
     evening,
     forged,
     more,
+    note_of,
     policy_text,
     rewrite,
 )
@@ -201,6 +202,49 @@ def test_a_policy_that_asks_no_witness_reads_the_newest_checkpoint(store: EventS
     assert found.outcome is Outcome.CONSISTENT and found.state is not None
     assert parse_note(found.state.newest or "")[0].split("\n")[1] == "4"
     assert ran(store, State()).outcome is Outcome.UNCHECKED  # the club's policy asks two
+
+
+def test_a_rewrite_no_quorum_cosigned_is_a_fork_with_what_is_held(store: EventStore) -> None:
+    """The witnesses refused the rewrite, so nothing of it is cosigned: the run cannot
+    accept a newest, but the log's own checkpoint of the size it holds is another tree,
+    and two notes of one size signed by the log need no witness to be a fork."""
+    evening(store, 8)
+    held = cosign(store.engine, 8, TREASURER, AUDITOR)
+    first = ran(store, State())
+    assert first.state is not None
+    rewrite(store.engine, 5)  # every cosignature dropped with it
+    more(store, 2)
+    found = ran(store, first.state)
+    assert found.outcome is Outcome.FORKED and found.state is None, said(found)
+    text = said(found)
+    assert found.lines[:2] == (
+        f"not accepted under the policy: {store.engine.url} has no cosigned checkpoint yet; "
+        "the policy asks 2 of treasurer, auditor, chair",
+        "what this watcher holds is held to the newest checkpoint the log signed (no quorum "
+        "cosigned it): a fork needs no witness",
+    )
+    assert "FORK: the bank signed two different histories of size 8." in text
+    assert "The checkpoint of size 10 does not extend the one of size 8" in text
+    assert held.rstrip("\n") in text and note_of(store.engine, 8).rstrip("\n") in text
+
+
+def test_no_quorum_over_a_log_that_extends_what_is_held_is_still_no_quorum(
+    store: EventStore,
+) -> None:
+    """Held to what the log signed alone, a log that only grew contradicts nothing:
+    the run could not check, and says why, exactly as before."""
+    evening(store, 6)
+    cosign(store.engine, 6, TREASURER, AUDITOR)
+    first = ran(store, State())
+    assert first.state is not None
+    more(store, 3)
+    cosign(store.engine, 9, TREASURER)
+    found = ran(store, first.state)
+    assert found.outcome is Outcome.UNCHECKED and found.state is None
+    assert found.lines == (
+        "no quorum: the newest checkpoint (size 9) has cosignatures from treasurer only; "
+        "the policy asks 2 of treasurer, auditor, chair",
+    )
 
 
 class Tampered(LocalSource):
