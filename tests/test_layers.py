@@ -194,7 +194,6 @@ def test_the_check_catches_the_schema_imported_above_the_books() -> None:
 # -- cycles -------------------------------------------------------------------------------
 
 
-
 def test_no_modules_import_one_another_in_a_cycle() -> None:
     """Counting the imports made inside functions, which Python runs late enough to hold
     a cycle open (create_app and the blueprints that took `require` from it did)."""
