@@ -98,3 +98,13 @@ def test_lines_by_unknown_keys_are_ignored_and_signatures_merge_once() -> None:
 def test_a_timestamp_of_zero_is_never_signed() -> None:
     with pytest.raises(ValueError):
         Cosigner("w", SEED).cosign(parse_note(note())[0], 0)
+
+
+def test_a_cosignature_of_time_zero_is_not_taken() -> None:
+    """tlog-witness: a witness's timestamp MUST NOT be zero; a line that signs time 0
+    verifies as Ed25519 but makes no statement, and counts for no quorum."""
+    key = Cosigner("witness.example.com/w1", SEED).key
+    signed = note()
+    text, _ = parse_note(signed)
+    with pytest.raises(BadSignature):
+        cosignatures(signed + spec_line(key.name, SEED, text, 0), [key])

@@ -100,7 +100,9 @@ class WitnessKey:
         if len(blob) != 8 + 64:
             return None
         timestamp = int.from_bytes(blob[:8], "big")
-        if timestamp > MAX_TIMESTAMP:
+        # tlog-witness: the timestamp MUST NOT be zero (a cosignature of zero time makes
+        # no statement that this was the largest tree the witness had seen).
+        if not 0 < timestamp <= MAX_TIMESTAMP:
             return None
         try:
             self._key.verify(blob[8:], message(text, timestamp))
