@@ -10,7 +10,7 @@ The issue's target (issue 24): writes with two witnesses pushing in the backgrou
 most 5% slower than writes with none, in the same run.
 
 bench.seed's log (--events, cached) is served by `hazard serve --workers 2 --port 0`,
-with the key that signed it, on a fresh copy each time, in two ways:
+with the key that signed it, twice at once, each on a fresh copy of its own:
 
   none        no HAZARD_POLICY: nothing is pushed;
   witnessed   HAZARD_POLICY naming two witnesses, real ones (`hazard witness serve`, each
@@ -19,21 +19,25 @@ with the key that signed it, on a fresh copy each time, in two ways:
               the newest checkpoint is pushed to each, and its cosignature kept, every
               second, all through the run.
 
-Both witnesses run through both ways (idle in `none`), so the only difference is the
-policy. Each repetition serves both ways, in an order that alternates, and runs the
-write workloads on each (bench.api's machinery: closed-loop clients, each on its own
-HTTP/1.1 connection, an untimed warm-up then a timed run):
+Both witnesses run through both ways (idle while `none` is driven), so the only
+difference is the policy. Each repetition runs every write workload on both servers,
+with bench.api's machinery (closed-loop clients, each on its own HTTP/1.1 connection):
+an untimed warm-up on each, then the timed run, each way's --seconds taken in slices of
+--slice seconds, one way's slice then the other's, who goes first alternating (ABBA),
+so that whatever else the machine does meanwhile falls on both ways alike.
 
   throw     POST /tables/<t>/throws on the tables bench.seed left in the chance phase,
             dice that are neither the main nor the chance (bench.api's workload);
   deposit   POST /players/<p>/deposits {amount}, a seeded player at random.
 
-Reported: per way and workload, writes a second and p50/p99 of one write, medians over
-the repetitions; and the ratio witnessed / none, per repetition and its median, against
-the target (throughput at least 0.95 of none's). So that the comparison is real, each
-witnessed run is checked to have been cosigned all along: /readyz's witnesses are `ok`,
-the size each cosigned advanced during the timed run, and it reaches the log's newest
-within a few intervals after the run. Speed is reported, never asserted.
+Reported: per way and workload, writes a second, p50/p99 of one write and the server's
+CPU a write, medians over the repetitions; and the ratio witnessed / none per
+repetition and its median, against the target (writes a second at least 0.95 of
+none's). So that the comparison is real, each witnessed run is checked to have been
+cosigned all along: /readyz's witnesses are `ok`, the size each cosigned advanced
+during the run and reaches the log's newest within a few intervals after it, and the
+cosignatures kept in the database are counted (about one a second a witness). Speed is
+reported, never asserted.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import io
 import json
 import os
 import random
@@ -69,6 +74,7 @@ from bench.api import (
     _Http,
     _rotated,
     drive,
+    percentile,
     run_summary,
     scan_log,
     throw_workload,
@@ -109,7 +115,7 @@ class Witness:
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-    env["PYTHONPATH"] = str(REPO)
+    env.setdefault("PYTHONPATH", str(REPO))  # this checkout's, unless told another's
     return env
 
 
@@ -151,16 +157,37 @@ def witnesses(workdir: Path, log_vkey: str, count: int) -> Iterator[list[Witness
             where = workdir / f"witness{i}"
             shutil.rmtree(where, ignore_errors=True)
             name = f"w{i}.bench.example/witness"
-            out = _hazard("witness", "init", "--name", name, "--log", log_vkey, "--dir",
-                          str(where), cwd=workdir)  # fmt: skip
+            out = _hazard(
+                "witness",
+                "init",
+                "--name",
+                name,
+                "--log",
+                log_vkey,
+                "--dir",
+                str(where),
+                cwd=workdir,
+            )
             vkey = out.splitlines()[0].strip()
             log = workdir / f"witness{i}.log"
             with open(log, "wb") as sink:
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "ledger", "witness", "serve", "--dir", str(where),
-                     "--port", "0"],
-                    cwd=workdir, env=_env(), stdout=sink, stderr=subprocess.STDOUT,
-                )  # fmt: skip
+                    [
+                        sys.executable,
+                        "-m",
+                        "ledger",
+                        "witness",
+                        "serve",
+                        "--dir",
+                        str(where),
+                        "--port",
+                        "0",
+                    ],
+                    cwd=workdir,
+                    env=_env(),
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                )
             found = re.search(r"serving at (http://\S+)", _banner(log, process, "a witness"))
             assert found is not None
             running.append(Witness(f"w{i}", vkey, found.group(1), process, log))
@@ -183,10 +210,16 @@ def policy(path: Path, log_vkey: str, found: Sequence[Witness]) -> Path:
 
 @contextlib.contextmanager
 def serve(
-    source: Path, workdir: Path, name: str, settings: dict[str, str], workers: int
+    source: Path,
+    workdir: Path,
+    name: str,
+    settings: dict[str, str],
+    workers: int,
+    key: Path | None = None,
 ) -> Iterator[Server]:
-    """`hazard serve --port 0` on a fresh copy of `source`, with `settings` in its
-    environment, until the block ends."""
+    """`hazard serve --port 0` on a fresh copy of `source`, signing with `key` (default:
+    the key bench.seed keeps beside it), with `settings` in its environment, until the
+    block ends."""
     database = workdir / f"{name}.sqlite3"
     for leftover in workdir.glob(f"{name}.sqlite3*"):
         leftover.unlink()
@@ -197,14 +230,17 @@ def serve(
     finally:
         os.close(fd)
     env = _env()
-    env.update(DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key_for(source)))
+    env.update(DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key or key_for(source)))
     env.update(TMPDIR=str(workdir), **settings)
     log = workdir / f"serve-{name}.log"
     with open(log, "wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "ledger", "serve", "--port", "0", "--workers", str(workers)],
-            cwd=workdir, env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            cwd=workdir,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     try:
         found = re.search(
             r"serving at http://127\.0\.0\.1:(\d+)", _banner(log, process, "hazard serve")
@@ -314,9 +350,12 @@ def merged(runs: Sequence[Run]) -> Run:
 
 
 def sliced(
-    args: argparse.Namespace, r: int, servers: dict[str, Server], w: dict[str, Workload],
+    args: argparse.Namespace,
+    r: int,
+    servers: dict[str, Server],
+    w: dict[str, Workload],
     token: str,
-) -> dict[str, Run]:  # fmt: skip
+) -> dict[str, Run]:
     """Each way's timed run of a workload, in slices taken in turn (ABBA...), so that
     whatever else the machine does falls on both alike."""
     if args.warmup > 0:
@@ -327,16 +366,28 @@ def sliced(
     for k in range(slices):
         for way in WAYS if (k + r) % 2 == 0 else WAYS[::-1]:
             seed = args.seed + 1000 * r + 10 * k + 1
-            run = drive(servers[way].port, token, w[way], args.clients, args.seconds / slices,
-                        seed, servers[way])  # fmt: skip
+            run = drive(
+                servers[way].port,
+                token,
+                w[way],
+                args.clients,
+                args.seconds / slices,
+                seed,
+                servers[way],
+            )
             taken[way].append(run)
     return {way: merged(runs) for way, runs in taken.items()}
 
 
 def repetition(
-    args: argparse.Namespace, r: int, source: Path, meta: dict[str, Any], workdir: Path,
-    club: Path, found: Sequence[Witness],
-) -> list[dict[str, Any]]:  # fmt: skip
+    args: argparse.Namespace,
+    r: int,
+    source: Path,
+    meta: dict[str, Any],
+    workdir: Path,
+    club: Path,
+    found: Sequence[Witness],
+) -> list[dict[str, Any]]:
     """Both ways served at once, each on its own copy, and every workload run on both
     in slices taken in turn: a summary per way and workload."""
     settings = {
@@ -381,8 +432,10 @@ def repetition(
         if scanned["tracebacks"] or scanned["error_lines"]:
             keep = workdir / f"serve-{way}-r{r + 1}.log"
             shutil.copyfile(server.log, keep)
-            _say(f"  {way}: server log has {scanned['tracebacks']} tracebacks, "
-                 f"{scanned['error_lines']} error lines (kept: {keep})")  # fmt: skip
+            _say(
+                f"  {way}: server log has {scanned['tracebacks']} tracebacks, "
+                f"{scanned['error_lines']} error lines (kept: {keep})"
+            )
             for s in out:
                 if s["way"] == way:
                     s["server_log"] = {**scanned, "log": str(keep)}
@@ -455,44 +508,133 @@ def measure(
     return runs
 
 
+def push_cost(
+    args: argparse.Namespace, source: Path, meta: dict[str, Any], workdir: Path
+) -> dict[str, Any]:
+    """What one push costs the process that pushes, in-process: `--writes-a-push`
+    deposits on a copy of the log, then a push to each witness (ledger.pusher.Pusher.push,
+    as its threads make it), `--pushes` times; each push's wall time and the CPU this
+    thread spent on it (time.thread_time: the HTTP wait is not CPU). With --profile, a
+    cProfile of the pushes alone."""
+    import cProfile
+    import pstats
+
+    from ledger.books.book import Book
+    from ledger.pusher import Pusher, State
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+    from ledger.store.log.keys import load_signer
+    from ledger.store.log.policy import Policy
+    from ledger.store.vocabulary import Deposited
+
+    signer = load_signer(key_for(source))
+    database = workdir / "pushed.sqlite3"
+    shutil.copyfile(source, database)
+    walls: list[float] = []
+    cpus: list[float] = []
+    profile = cProfile.Profile() if args.profile else None
+    with witnesses(workdir, signer.verifier.text(), args.witnesses) as found:
+        club_policy = Policy.read_file(
+            policy(workdir / "club.policy", signer.verifier.text(), found)
+        )
+        store = EventStore(db.make_engine(f"sqlite:///{database}"), signer=signer)
+        club = Club(Book(store))
+        pusher = Pusher(store, club_policy, args.interval)
+        rng = random.Random(args.seed)
+        try:
+            for _ in range(args.pushes):
+                for _ in range(args.writes_a_push):
+                    player = rng.choice(meta["players"])
+                    club.account_command(player, Deposited, rng.randrange(1, 100) * 100, "setter")
+                for witness in pusher.witnesses:
+                    wall, cpu = time.perf_counter(), time.thread_time()
+                    if profile is not None:
+                        profile.enable()
+                    outcome = pusher.push(witness)
+                    if profile is not None:
+                        profile.disable()
+                    walls.append(time.perf_counter() - wall)
+                    cpus.append(time.thread_time() - cpu)
+                    if outcome.state is not State.OK:
+                        raise SystemExit(f"a push to {witness.name}: {outcome}")
+        finally:
+            store.close()
+            store.engine.dispose()
+    for leftover in workdir.glob("pushed.sqlite3*"):
+        leftover.unlink()
+    walls.sort()
+    cpus.sort()
+    found_cost = {
+        "pushes": len(walls),
+        "writes_a_push": args.writes_a_push,
+        "wall_p50_ms": round(percentile(walls, 0.5) * 1000, 3),
+        "wall_p99_ms": round(percentile(walls, 0.99) * 1000, 3),
+        "cpu_p50_ms": round(percentile(cpus, 0.5) * 1000, 3),
+        "cpu_p99_ms": round(percentile(cpus, 0.99) * 1000, 3),
+        "cpu_mean_ms": round(statistics.fmean(cpus) * 1000, 3),
+    }
+    if profile is not None:
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
+        found_cost["profile"] = out.getvalue()
+    return found_cost
+
+
 def summarise(runs: list[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
     rows, ratios = [], []
     for name in names:
         for way in WAYS:
             mine = [x for x in runs if x["way"] == way and x["workload"] == name]
-            rows.append({
-                "way": way,
-                "workload": name,
-                "repetitions": len(mine),
-                "throughput": statistics.median(x["throughput"] for x in mine),
-                "p50_ms": statistics.median(x["p50_ms"] for x in mine),
-                "p99_ms": statistics.median(x["p99_ms"] for x in mine),
-                "failed": sum(x["failed"] for x in mine),
-                "server_cpu_cores": statistics.median(x["server_cpu_cores"] for x in mine),
-                "other_cpu_cores": statistics.median(x["other_cpu_cores"] for x in mine),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "way": way,
+                    "workload": name,
+                    "repetitions": len(mine),
+                    "throughput": statistics.median(x["throughput"] for x in mine),
+                    "p50_ms": statistics.median(x["p50_ms"] for x in mine),
+                    "p99_ms": statistics.median(x["p99_ms"] for x in mine),
+                    "failed": sum(x["failed"] for x in mine),
+                    "server_cpu_cores": statistics.median(x["server_cpu_cores"] for x in mine),
+                    # The server's CPU a write: what the pushes add, whatever the machine's load.
+                    "server_cpu_ms_per_write": statistics.median(
+                        1000 * x["server_cpu_cores"] / x["throughput"]
+                        for x in mine
+                        if x["throughput"]
+                    ),
+                    "other_cpu_cores": statistics.median(x["other_cpu_cores"] for x in mine),
+                }
+            )
         pairs = {}
         for x in runs:
             if x["workload"] == name:
                 pairs.setdefault(x["repetition"], {})[x["way"]] = x
         per = [
-            (p["witnessed"]["throughput"] / p["none"]["throughput"],
-             p["witnessed"]["p50_ms"] / p["none"]["p50_ms"],
-             p["witnessed"]["p99_ms"] / p["none"]["p99_ms"])
-            for _, p in sorted(pairs.items()) if len(p) == 2 and p["none"]["throughput"]
-        ]  # fmt: skip
+            (
+                p["witnessed"]["throughput"] / p["none"]["throughput"],
+                p["witnessed"]["p50_ms"] / p["none"]["p50_ms"],
+                p["witnessed"]["p99_ms"] / p["none"]["p99_ms"],
+            )
+            for _, p in sorted(pairs.items())
+            if len(p) == 2 and p["none"]["throughput"]
+        ]
         ratio = statistics.median(t for t, _, _ in per)
-        ratios.append({
-            "workload": name,
-            "throughput_ratio": round(ratio, 3),
-            "p50_ratio": round(statistics.median(p for _, p, _ in per), 3),
-            "p99_ratio": round(statistics.median(p for _, _, p in per), 3),
-            "throughput_ratio_per_repetition": [round(t, 3) for t, _, _ in per],
-            "target": TARGET,
-            "met": ratio >= TARGET,
-        })  # fmt: skip
+        ratios.append(
+            {
+                "workload": name,
+                "throughput_ratio": round(ratio, 3),
+                "p50_ratio": round(statistics.median(p for _, p, _ in per), 3),
+                "p99_ratio": round(statistics.median(p for _, _, p in per), 3),
+                "throughput_ratio_per_repetition": [round(t, 3) for t, _, _ in per],
+                "target": TARGET,
+                "met": ratio >= TARGET,
+            }
+        )
     witnessed = [x["cosigned"] for x in runs if x["way"] == "witnessed"]
     return {
+        "witness_cpu_cores": statistics.median(
+            x["witness_cpu_cores"] for x in runs if x["way"] == "witnessed"
+        ),
         "rows": rows,
         "ratios": ratios,
         "cosigned_every_run": all(c["real"] for c in witnessed),
@@ -511,38 +653,70 @@ def render(report: dict[str, Any]) -> str:
         f" (affinity {m['cpu_affinity']})",
         "",
         f"{'way':<10} {'workload':<8} {'writes/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'failed':>7}"
-        f" {'CPU: server':>11} {'other':>6}",
+        f" {'CPU: server':>11} {'ms/write':>8} {'other':>6}",
     ]
     for r in s["rows"]:
         lines.append(
             f"{r['way']:<10} {r['workload']:<8} {r['throughput']:>9.1f} {r['p50_ms']:>8.2f}"
             f" {r['p99_ms']:>8.2f} {r['failed']:>7} {r['server_cpu_cores']:>11.2f}"
-            f" {r['other_cpu_cores']:>6.2f}"
+            f" {r['server_cpu_ms_per_write']:>8.2f} {r['other_cpu_cores']:>6.2f}"
         )
     lines += [
         "",
         f"Witnessed / none (medians of the per-repetition ratios; target writes/s >= {TARGET:g}):",
     ]
     for x in s["ratios"]:
+        each = ", ".join(f"{v:.3f}" for v in x["throughput_ratio_per_repetition"])
         lines.append(
             f"  {x['workload']:<8} writes/s {x['throughput_ratio']:.3f}"
             f"  p50 {x['p50_ratio']:.3f}  p99 {x['p99_ratio']:.3f}"
-            f"  (writes/s per repetition {', '.join(f'{v:.3f}' for v in x['throughput_ratio_per_repetition'])})"
-            f"  {'MET' if x['met'] else 'MISSED'}"
+            f"  {'MET' if x['met'] else 'MISSED'}  (writes/s per repetition {each})"
         )
     lines += [
         "",
         f"Cosigned: {'every' if s['cosigned_every_run'] else 'NOT every'} witnessed run of"
         f" {s['witnessed_runs']} (both witnesses ok, their cosigned size advanced during the"
-        " run and reached the log's newest after it)",
+        " run and reached the log's newest after it); the two witnesses' CPU while"
+        f" witnessed: {s['witness_cpu_cores']:.3f} cores",
+        *_push_lines(report),
         "",
         "writes/s: successful writes a second over all clients; p50/p99: one write as the",
         "client sees it; each figure is the median over the repetitions. CPU in cores over",
-        "the run: server, hazard serve's workers; other, every other process (the witnesses",
-        "included): well above 0, the figures are noise.",
+        "the run: server, hazard serve's workers (ms/write: their CPU a write); other, every",
+        "other process (the witnesses included): well above 0, the figures are noisy, and",
+        "the ratios, of slices taken in turn, are what to read.",
         f"Total run time {report['total_seconds']:.0f} s.",
     ]
     return "\n".join(lines)
+
+
+def _push_lines(report: dict[str, Any]) -> list[str]:
+    """The in-process push, and what the pushes take of the server at the interval."""
+    cost, p = report.get("push"), report["parameters"]
+    if not cost:
+        return []
+    a_second = p["witnesses"] / p["interval"]
+    cpu = cost["cpu_mean_ms"] * a_second  # ms of CPU a second
+    lines = [
+        "",
+        f"One push, in-process ({cost['pushes']} pushes, {cost['writes_a_push']} deposits"
+        f" before each): wall p50 {cost['wall_p50_ms']:.2f} ms, p99 {cost['wall_p99_ms']:.2f};"
+        f" CPU p50 {cost['cpu_p50_ms']:.2f} ms, p99 {cost['cpu_p99_ms']:.2f}, mean"
+        f" {cost['cpu_mean_ms']:.2f}.",
+        f"At {a_second:g} pushes a second: {cpu:.1f} ms of CPU a second, "
+        f"{cpu / 10:.2f}% of one core",
+    ]
+    for row in report["summary"]["rows"]:
+        if row["way"] == "none" and row["server_cpu_ms_per_write"]:
+            writes = cpu / row["server_cpu_ms_per_write"]
+            lines.append(
+                f"  = the CPU of {writes:.1f} {row['workload']}s a second"
+                f" ({row['server_cpu_ms_per_write']:.2f} ms each), "
+                f"{100 * writes / row['throughput']:.2f}% of none's {row['throughput']:.0f}/s"
+            )
+    if "profile" in cost:
+        lines += ["", cost["profile"]]
+    return lines
 
 
 QUICK: dict[str, Any] = {"seconds": 4.0, "slice": 2.0, "warmup": 1.0, "repeat": 1}
@@ -552,30 +726,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.witnessing", description=(__doc__ or "").split("\n")[0]
     )
-    parser.add_argument("--events", type=int, default=DEFAULT_EVENTS,
-                        help=f"the seeded log's size (default {DEFAULT_EVENTS})")  # fmt: skip
-    parser.add_argument(
-        "--seconds", type=float, default=SECONDS, help="timed run, each way (default 12)"
-    )
-    parser.add_argument("--slice", type=float, default=SLICE,
-                        help="the timed run is taken in slices this long, each way in turn (3)")  # fmt: skip
-    parser.add_argument("--warmup", type=float, default=WARMUP, help="untimed run before (2)")
-    parser.add_argument("--repeat", type=int, default=5, help="repetitions (default 5)")
-    parser.add_argument("--clients", type=int, default=CLIENTS, help="concurrent clients (4)")
-    parser.add_argument("--workers", type=int, default=2, help="hazard serve's workers (2)")
-    parser.add_argument("--witnesses", type=int, default=WITNESSES, help="witnesses (2)")
-    parser.add_argument("--interval", type=float, default=INTERVAL_S,
-                        help="HAZARD_WITNESS_INTERVAL, seconds (default 1)")  # fmt: skip
-    parser.add_argument("--workloads", default=",".join(WORKLOADS),
-                        help=f"comma-separated, of {', '.join(WORKLOADS)} (default both)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
-    parser.add_argument("--cache-dir", type=Path, default=REPO / ".bench-cache",
-                        help="where seeded databases are kept (default .bench-cache/)")  # fmt: skip
-    parser.add_argument("--dir", type=Path, default=None,
-                        help="where served copies and witnesses go (default: a temp dir)")  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: one repetition of 3 s runs")  # fmt: skip
+    add = parser.add_argument
+    add("--events", type=int, default=DEFAULT_EVENTS, help="the seeded log's size (10000)")
+    add("--seconds", type=float, default=SECONDS, help="timed run, each way (default 12)")
+    add("--slice", type=float, default=SLICE, help="taken in slices this long, in turn (3)")
+    add("--warmup", type=float, default=WARMUP, help="untimed run before, each way (2)")
+    add("--repeat", type=int, default=5, help="repetitions (default 5)")
+    add("--clients", type=int, default=CLIENTS, help="concurrent clients (4)")
+    add("--workers", type=int, default=2, help="hazard serve's workers (2)")
+    add("--witnesses", type=int, default=WITNESSES, help="witnesses (2)")
+    add("--interval", type=float, default=INTERVAL_S, help="HAZARD_WITNESS_INTERVAL, s (1)")
+    add("--workloads", default=",".join(WORKLOADS), help="of throw,deposit (default both)")
+    add("--seed", type=int, default=SEED, help=f"seed (default {SEED})")
+    add("--cache-dir", type=Path, default=REPO / ".bench-cache", help="seeded databases")
+    add("--dir", type=Path, default=None, help="served copies, witnesses (default: a temp dir)")
+    add("--json", action="store_true", help="print JSON instead of a table")
+    add("--quick", action="store_true", help="a smoke run: one repetition of 4 s runs")
+    add("--pushes", type=int, default=50, help="in-process pushes timed, a witness (50; 0: none)")
+    add("--writes-a-push", type=int, default=100, help="deposits before each push (100)")
+    add("--profile", action="store_true", help="also cProfile the in-process pushes")
     args = parser.parse_args(argv)
     if args.quick:
         parser.set_defaults(**QUICK)
@@ -591,6 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="hazard-bench-witnessing-", dir=args.dir))
     try:
         runs = measure(args, found.path, found.meta, workdir)
+        cost = push_cost(args, found.path, found.meta, workdir) if args.pushes > 0 else None
     except BaseException:
         _say(f"stopped: {workdir} is kept for inspection (the served database, the logs)")
         raise
@@ -613,6 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": args.seed,
         },
         "summary": summarise(runs, args.workloads),
+        "push": cost,
         "runs": runs,
     }
     report["total_seconds"] = round(time.perf_counter() - started, 1)
