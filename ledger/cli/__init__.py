@@ -17,6 +17,7 @@ never open one, start without them.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -78,14 +79,23 @@ class _Hazard(click.Group):
         try:
             return super().invoke(ctx)
         except Exception as exc:
-            from ledger.store.eventstore import is_busy
-
-            if is_busy(exc):
+            if _database_busy(exc):
                 raise click.ClickException(
                     "the database is busy: another writer held it past the lock timeout "
                     "(HAZARD_LOCK_TIMEOUT); nothing was written, try again"
                 ) from None
             raise
+
+
+def _database_busy(exc: Exception) -> bool:
+    """Whether `exc` is the database giving up on a lock. Only a command that opened
+    the store can meet one: one that never did (`hazard watch --url`, any `--help`,
+    whose click.exceptions.Exit comes this way) is not made to import it to ask."""
+    if "ledger.store.eventstore" not in sys.modules:
+        return False
+    from ledger.store.eventstore import is_busy
+
+    return is_busy(exc)
 
 
 @click.group(cls=_Hazard)

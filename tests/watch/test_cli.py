@@ -239,8 +239,9 @@ def loaded(here: Path, *args: str) -> tuple[int, list[str]]:
 
 
 def test_a_watcher_over_http_or_a_file_imports_no_database(store: EventStore, here: Path) -> None:
-    """`hazard watch --url` and `hazard watch check` start without SQLAlchemy, the books
-    or the engine: most of the command's second went on importing them (bench.watch)."""
+    """`hazard watch --url`, `hazard watch check` and their help start without
+    SQLAlchemy, the books or the engine: most of the command's second went on importing
+    them (bench.watch)."""
     evening(store, 6)
     cosign(store.engine, 6, TREASURER, AUDITOR)
     (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, 5))
@@ -251,3 +252,4 @@ def test_a_watcher_over_http_or_a_file_imports_no_database(store: EventStore, he
         [],
     )
     assert (here / "hazard-watch.json").exists()
+    assert loaded(here, "watch", "--help") == (0, [])
