@@ -220,6 +220,7 @@ def serve(
     """`hazard serve --port 0` on a fresh copy of `source`, signing with `key` (default:
     the key bench.seed keeps beside it), with `settings` in its environment, until the
     block ends."""
+    workdir = workdir.resolve()  # the server runs in it
     database = workdir / f"{name}.sqlite3"
     for leftover in workdir.glob(f"{name}.sqlite3*"):
         leftover.unlink()
@@ -230,7 +231,9 @@ def serve(
     finally:
         os.close(fd)
     env = _env()
-    env.update(DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str(key or key_for(source)))
+    env.update(
+        DATABASE_URL=f"sqlite:///{database}", HAZARD_KEY=str((key or key_for(source)).resolve())
+    )
     env.update(TMPDIR=str(workdir), **settings)
     log = workdir / f"serve-{name}.log"
     with open(log, "wb") as sink:
