@@ -539,7 +539,7 @@ def push_cost(
     profile = cProfile.Profile() if args.profile else None
     with witnesses(workdir, signer.verifier.text(), args.witnesses) as found:
         club_policy = Policy.read_file(
-            policy(workdir / "club.policy", signer.verifier.text(), found)
+            str(policy(workdir / "club.policy", signer.verifier.text(), found))
         )
         store = EventStore(db.make_engine(f"sqlite:///{database}"), signer=signer)
         club = Club(Book(store))
@@ -608,7 +608,7 @@ def summarise(runs: list[dict[str, Any]], names: Sequence[str]) -> dict[str, Any
                     "other_cpu_cores": statistics.median(x["other_cpu_cores"] for x in mine),
                 }
             )
-        pairs = {}
+        pairs: dict[int, dict[str, dict[str, Any]]] = {}
         for x in runs:
             if x["workload"] == name:
                 pairs.setdefault(x["repetition"], {})[x["way"]] = x
