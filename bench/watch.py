@@ -22,14 +22,23 @@ Three runs are timed, each `--repeat` times, and the median reported:
   kind, as a process of its own, start to exit (Python's start-up and imports in it);
 - **baseline**: `hazard watch --help`, start to exit: Python's start-up and the same
   imports, doing nothing, timed beside it (interleaved), so that the two can be told
-  apart.
+  apart;
+- **http**: `hazard watch --url ...` of the first kind, as a player's or an auditor's
+  watcher runs it: the same log served by `hazard serve` (a copy, with its key), read
+  without a token, a request a proof;
+- **check**: `hazard watch check FILE --policy ...`, start to exit: one tlog-proof of a
+  deposit (in a small log of its own, cosigned by two of the three witnesses) checked
+  offline.
 
-Speed is reported, never asserted.
+With `--code DIR`, each command (command, baseline, http, check) is also run with
+another checkout's `ledger/` (PYTHONPATH=DIR), interleaved with this one's: the two
+side by side. Speed is reported, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -37,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -122,6 +132,50 @@ def notes(engine: sa.Engine, wanted: list[int]) -> dict[int, str]:
     return {int(size): note for size, note in rows}
 
 
+@contextlib.contextmanager
+def served(path: Path, work: Path) -> Iterator[str]:
+    """`hazard serve` on a copy of the log at `path`, signing with its key: its URL."""
+    from bench.witnessing import serve
+    from ledger.store.log.keys import write_secret
+
+    key = work / "log.key"
+    if not key.exists():
+        write_secret(key, SIGNER.text())
+    with serve(path, work, "served", {}, workers=2, key=key) as server:
+        yield f"http://127.0.0.1:{server.port}"
+
+
+def receipt_file(work: Path) -> Path:
+    """A deposit's tlog-proof, as a player keeps it: a log of its own (a player opened,
+    then the deposit), its newest checkpoint cosigned by two of the three witnesses."""
+    from ledger.books.book import Book
+    from ledger.service import Club
+    from ledger.store.eventstore import EventStore
+    from ledger.store.log import tlogproof
+    from ledger.store.vocabulary import Deposited
+
+    proof = work / "deposit.tlog-proof"
+    database = work / "receipt.sqlite3"
+    for leftover in [proof, *work.glob("receipt.sqlite3*")]:
+        leftover.unlink(missing_ok=True)
+    engine = db.make_engine(f"sqlite:///{database}")
+    db.upgrade(engine)
+    store = EventStore(engine, signer=SIGNER)
+    club = Club(Book(store))
+    club.create_player("ann", "setter")
+    receipt = club.account_command("ann", Deposited, 250, "setter")["receipt"]
+    size = receipt["positions"][-1]
+    text = receipt["checkpoint"][: receipt["checkpoint"].rindex("\n\n") + 1]
+    with engine.begin() as conn:
+        for witness in WITNESSES[:2]:
+            witnessed.record(conn, size, witness.key, witness.cosign(text, 1_790_000_000), AT)
+    with engine.connect() as conn:
+        proof.write_text(tlogproof.of(conn, receipt["positions"][0]))
+    store.close()
+    engine.dispose()
+    return proof
+
+
 def timed(run: object, repeat: int) -> list[float]:
     assert callable(run)
     times = []
@@ -139,6 +193,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--code", type=Path, help="also run the commands with this checkout's ledger/, beside"
+    )
     args = parser.parse_args()
 
     path = cached(args.cache, args.events, args.receipts)
@@ -163,26 +220,31 @@ def main() -> None:
     work = args.cache / "watch-command"
     work.mkdir(exist_ok=True)
     (work / "club.policy").write_text(policy_text())
-    command = [
-        sys.executable, "-m", "ledger", "watch", "--database-url", f"sqlite:///{path.resolve()}",
-        "--policy", "club.policy", "--state", "w.json",
-    ]  # fmt: skip
+    proof = receipt_file(work)
+    hazard = [sys.executable, "-m", "ledger", "watch"]
+    watching = ["--policy", "club.policy", "--state", "w.json"]
+    database = ["--database-url", f"sqlite:///{path.resolve()}"]
+    codes = {"": dict(os.environ), **({"@code": _on(args.code)} if args.code else {})}
 
-    def whole() -> None:
-        state.save(work / "w.json", first_state)
-        done = subprocess.run(command, cwd=work, capture_output=True, text=True, env=os.environ)
-        assert done.returncode == 0, done.stdout + done.stderr
+    def command(argv: list[str], env: dict[str, str]) -> Callable[[], None]:
+        def run() -> None:
+            state.save(work / "w.json", first_state)
+            done = subprocess.run(hazard + argv, cwd=work, capture_output=True, text=True, env=env)
+            assert done.returncode == 0, done.stdout + done.stderr
 
-    def bare() -> None:
-        help_ = [sys.executable, "-m", "ledger", "watch", "--help"]
-        done = subprocess.run(help_, capture_output=True)
-        assert done.returncode == 0
+        return run
 
-    results: dict[str, list[float]] = {"first": [], "steady": [], "command": [], "baseline": []}
-    runs = {"first": first, "steady": steady, "command": whole, "baseline": bare}
-    for _ in range(args.repeat):  # interleaved, so that a busy spell falls on each alike
-        for name, run in runs.items():
-            results[name] += timed(run, 1)
+    with served(path, work) as url:
+        runs: dict[str, Callable[[], None]] = {"first": first, "steady": steady}
+        for suffix, env in codes.items():
+            runs["command" + suffix] = command([*database, *watching], env)
+            runs["baseline" + suffix] = command(["--help"], env)
+            runs["http" + suffix] = command(["--url", url, *watching], env)
+            runs["check" + suffix] = command(["check", proof.name, "--policy", "club.policy"], env)
+        results: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeat):  # interleaved, so that a busy spell falls on each alike
+            for name, run in runs.items():
+                results[name] += timed(run, 1)
     engine.dispose()
     report = {
         "events": args.events,
@@ -202,11 +264,21 @@ def main() -> None:
         "steady": f"next run: held {held:,}, receipts settled",
         "command": "the command, a process start to exit (first run)",
         "baseline": "baseline: `hazard watch --help`, start to exit",
+        "http": "over HTTP: `hazard watch --url`, start to exit (first run)",
+        "check": "`hazard watch check FILE`, start to exit",
     }
+    if args.code:
+        print(f"  (@code: the same command with {args.code}'s ledger/)")
     for name, label in what.items():
-        print(
-            f"  {label:<52} {report['median_ms'][name]:8.1f} ms  (min {report['min_ms'][name]:.1f})"
-        )
+        for key, shown in ((name, label), (name + "@code", "  @code")):
+            if key in report["median_ms"]:
+                median, least = report["median_ms"][key], report["min_ms"][key]
+                print(f"  {shown:<58} {median:8.1f} ms  (min {least:.1f})")
+
+
+def _on(code: Path) -> dict[str, str]:
+    """The environment that runs `hazard` with the checkout at `code`."""
+    return {**os.environ, "PYTHONPATH": str(code.resolve())}
 
 
 if __name__ == "__main__":

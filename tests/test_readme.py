@@ -170,6 +170,8 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
             _witnesses_kept_up(tmp_path, url)  # the club's witnesses saw its evening
+        if "deposit.tlog-proof" in args and not (tmp_path / "deposit.tlog-proof").exists():
+            _a_receipt_kept(tmp_path, url)  # what a player keeps of a deposit
         if "club.policy" in args:
             _witnesses_kept_up(tmp_path, url)
         if args[0] == "dispute" and not disputed:
@@ -220,6 +222,39 @@ def _witnesses_kept_up(here: Path, url: str) -> None:
             cosign(engine, None, *WITNESSES.values())
     finally:
         engine.dispose()
+
+
+def _a_receipt_kept(here: Path, url: str) -> None:
+    """A deposit signed by the key made here, its receipt's checkpoint kept as
+    deposit.txt, then cosigned by the club's witnesses, and its tlog-proof kept as
+    deposit.tlog-proof: what a player keeps of a write (docs/player.md)."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+    from ledger.store.log import tlogproof
+    from ledger.store.vocabulary import Deposited
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the page makes the key before it keeps a receipt"
+    store = EventStore(db.make_engine(url), signer=signer)
+    try:
+        club = Club(Book(store))
+        club.create_player("dee", "setter")
+        receipt = club.account_command("dee", Deposited, 250, "setter")["receipt"]
+    finally:
+        store.close()
+        store.engine.dispose()
+    (here / "deposit.txt").write_text(receipt["checkpoint"], encoding="utf-8")
+    _witnesses_kept_up(here, url)
+    engine = db.make_engine(url)
+    try:
+        with engine.connect() as conn:
+            proof = tlogproof.of(conn, receipt["positions"][0])
+    finally:
+        engine.dispose()
+    (here / "deposit.tlog-proof").write_text(proof, encoding="utf-8")
 
 
 def _a_kept_checkpoint(here: Path, url: str) -> None:

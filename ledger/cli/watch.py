@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-from sqlalchemy.exc import DatabaseError
 
 from ledger.cli import _book, database_option
 from ledger.store.log.policy import Policy, PolicyError
 from ledger.watch import receipts, state, verdicts
 from ledger.watch.evidence import Outcome, Verdict
-from ledger.watch.sources import HttpSource, LocalSource, Source, SourceError
+from ledger.watch.sources import HttpSource, LocalSource, SourceError
 
 DEFAULT_STATE = "hazard-watch.json"
 POLICY_HELP = (
@@ -91,26 +90,13 @@ def watch(
     policy = _policy(policy_path)
     where = Path(state_path or DEFAULT_STATE)
     held = _state(where)
-    source: Source
-    book = None
     try:
         if url is not None:
-            source = HttpSource(url)
+            found = verdicts.watch(held, HttpSource(url), policy, report=report)
         else:
-            book = _book(database_url)
-            log = policy.logs[0].key if policy.logs else None
-            source = LocalSource(book.store.engine, log)
-        found = verdicts.watch(held, source, policy, report=report)
+            found = _watch_database(database_url, held, policy, report)
     except SourceError as e:
         _cannot(str(e))
-    except click.ClickException as e:  # the database, which _book names
-        _cannot(e.message)
-    except DatabaseError as e:
-        _cannot(f"the database: {e.orig}")
-    finally:
-        if book is not None:  # no connection outlives the command
-            book.store.close()
-            book.store.engine.dispose()
     for line in found.lines:
         click.echo(line)
     if found.state is None:
@@ -119,6 +105,28 @@ def watch(
         raise SystemExit(int(found.outcome))
     state.save(where, found.state)
     click.echo(f"saved: {where}")
+
+
+def _watch_database(
+    database_url: str | None, held: state.State, policy: Policy, report: bool
+) -> Verdict:
+    """The watch over the log in a database (an auditor's copy). SQLAlchemy is imported
+    here, for this alone: over HTTP the command starts without it."""
+    from sqlalchemy.exc import DatabaseError
+
+    book = None
+    try:
+        book = _book(database_url)
+        log = policy.logs[0].key if policy.logs else None
+        return verdicts.watch(held, LocalSource(book.store.engine, log), policy, report=report)
+    except click.ClickException as e:  # the database, which _book names
+        _cannot(e.message)
+    except DatabaseError as e:
+        _cannot(f"the database: {e.orig}")
+    finally:
+        if book is not None:  # no connection outlives the command
+            book.store.close()
+            book.store.engine.dispose()
 
 
 @watch.command("add")

@@ -5,6 +5,9 @@ anonymous reads over HTTP."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,3 +210,46 @@ def test_check_proves_a_tlog_proof_offline_and_names_its_event(
     short = hazard("watch", "check", "deposit.tlog-proof", "--policy", "alone.policy")
     assert short.exit_code == 2 and "not witnessed: the policy asks all of" in short.output
     assert SIGNER.name in good.output
+
+
+LOADED = """
+import json, sys
+from ledger.cli import main
+try:
+    main(sys.argv[1:], prog_name="hazard")
+except SystemExit as stopped:
+    print(json.dumps([stopped.code, sorted(m for m in {HEAVY} if m in sys.modules)]))
+"""
+HEAVY = ("sqlalchemy", "alembic", "flask", "engine", "ledger.books", "ledger.service")
+"""What a watcher that opens no database has no use for: the database's code, the
+books and the engine beneath them, the API's Flask."""
+
+
+def loaded(here: Path, *args: str) -> tuple[int, list[str]]:
+    """How `hazard ARGS` exited, in a process of its own in `here`, and which of HEAVY
+    it imported."""
+    program = LOADED.replace("{HEAVY}", repr(set(HEAVY)))
+    ran = subprocess.run(
+        [sys.executable, "-c", program, *args],
+        cwd=here, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.stderr == "" or ran.returncode == 0, ran.stderr
+    code, found = json.loads(ran.stdout.splitlines()[-1])
+    return code, found
+
+
+def test_a_watcher_over_http_or_a_file_imports_no_database(store: EventStore, here: Path) -> None:
+    """`hazard watch --url`, `hazard watch check` and their help start without
+    SQLAlchemy, the books or the engine: most of the command's second went on importing
+    them (bench.watch)."""
+    evening(store, 6)
+    cosign(store.engine, 6, TREASURER, AUDITOR)
+    (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, 5))
+    with ledger_serving(store.engine) as (url, _):
+        assert loaded(here, "watch", "--url", url, "--policy", "club.policy") == (0, [])
+    assert loaded(here, "watch", "check", "deposit.tlog-proof", "--policy", "club.policy") == (
+        0,
+        [],
+    )
+    assert (here / "hazard-watch.json").exists()
+    assert loaded(here, "watch", "--help") == (0, [])

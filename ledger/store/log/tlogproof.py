@@ -28,12 +28,14 @@ import base64
 import binascii
 import dataclasses
 import re
+from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
-from ledger.store.log import merkle, proofs, tree, witnessed
+from ledger.store.log import merkle
 from ledger.store.log.checkpoint import MAX_SIZE, NoteError, parse_note
 from ledger.store.log.policy import Policy, Verdict
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 HEADER = "c2sp.org/tlog-proof@v1"
 MAX_INDEX = MAX_SIZE - 1
@@ -133,6 +135,10 @@ def text(frame: bytes, index: int, path: list[bytes], note: str) -> str:
 def of(conn: sa.Connection, position: int) -> str:
     """The tlog-proof of the event at `position` (NoEvent past the log's end), in the
     newest cosigned checkpoint that holds it, or else the newest checkpoint."""
+    # The database's modules here, not at the top: a reader checking a file (`hazard
+    # watch check`) starts without them, or SQLAlchemy under them.
+    from ledger.store.log import proofs, tree, witnessed
+
     found = proofs.event(conn, position)
     cosigned = witnessed.newest(conn)
     if cosigned is not None and cosigned.size >= position:
