@@ -8,6 +8,10 @@ The key that signs the log's checkpoints is a file (HAZARD_KEY, or hazard.key he
 a store opened without one reads, but refuses to write (every write hands out a
 signed checkpoint). `hazard key create` makes one; `hazard serve` makes one on a log
 that has never been signed, and refuses a key other than the one that signed it.
+
+The club's witnesses are a policy file (HAZARD_POLICY, C2SP tlog-policy) whose log is
+the service's own key; the app pushes its checkpoints to those with a URL, every
+HAZARD_WITNESS_INTERVAL seconds at most (ledger.pusher).
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ledger import pusher
 from ledger.books.book import Book
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.log import keys, proofs
 from ledger.store.log.checkpoint import NoteError, open_checkpoint
+from ledger.store.log.policy import Policy
 
 KEY_ENV = "HAZARD_KEY"
 DEFAULT_KEY = "hazard.key"
@@ -92,3 +98,25 @@ def open_book(url: str | None = None, must_exist: bool = False) -> Book:
         engine.dispose()
         raise
     return Book(EventStore(engine, signer=signer, key_path=str(path)))
+
+
+def witnesses(
+    store: EventStore,
+    path: str | None = None,
+    interval: str | float | None = None,
+    observe: pusher.Observer | None = None,
+    timeout: float = pusher.TIMEOUT_S,
+) -> tuple[Policy | None, pusher.Pusher | None]:
+    """The club's policy (`path`, default HAZARD_POLICY), refused (PolicyError) unless
+    its log is `store`'s key, and a pusher to its witnesses that have a URL, not yet
+    started (None when there are none). `interval` defaults to HAZARD_WITNESS_INTERVAL."""
+    if path is None:
+        path = os.environ.get(pusher.POLICY_ENV)
+    policy = pusher.policy_for(path, store.signer.verifier if store.signer else None)
+    if interval is None:
+        interval = os.environ.get(pusher.INTERVAL_ENV)
+    seconds = pusher.interval_setting(None if interval is None else str(interval))
+    if not pusher.pushed_to(policy):
+        return policy, None
+    assert policy is not None
+    return policy, pusher.Pusher(store, policy, seconds, timeout, observe)

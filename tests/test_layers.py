@@ -1,4 +1,4 @@
-"""Imports point one way: engine <- store <- books <- service <- web <- api and cli.
+"""Imports point one way: engine <- store <- books <- service <- web <- api, cli, witness.
 
 Every module of engine/ and ledger/ is read (not imported, tests/importkit.py) and each
 import it makes, at the top or inside a function, is held to its layer: a module may
@@ -32,12 +32,20 @@ LAYERS = (
             "ledger.exports",  # reads the store and the books; the CLI and API serve it
             "ledger.audit",
             "ledger.commands",  # the club's commands, which every surface calls
+            "ledger.watch",  # a client that remembers: hazard watch, and the console's check
         ),
     ),
     ("web", ("ledger.web",)),  # what the API and the console share, below both
     (
         "api and cli",
-        ("ledger.api", "ledger.console", "ledger.cli", "ledger.wsgi", "ledger.__main__"),
+        (
+            "ledger.api",
+            "ledger.console",
+            "ledger.cli",
+            "ledger.wsgi",
+            "ledger.__main__",
+            "ledger.witness",  # a service of its own, run by others, served as `hazard serve` is
+        ),
     ),
 )
 
@@ -184,7 +192,6 @@ def test_the_check_catches_the_schema_imported_above_the_books() -> None:
 
 
 # -- cycles -------------------------------------------------------------------------------
-
 
 
 def test_no_modules_import_one_another_in_a_cycle() -> None:

@@ -40,7 +40,8 @@ def readme_commands(text: str, in_blocks: bool = True) -> list[str]:
     """Every `hazard ...` command a page prints: in ```sh blocks (less comments; not
     for a page the walk runs, `in_blocks=False`) and inline, as a reader would copy it.
     Synopses (`[--opt]`, ROLE, NAME, FILE.jsonl, ...) are patterns, not commands;
-    `hazard serve` runs until stopped (tests/api/test_serve.py)."""
+    `hazard serve` and `hazard witness serve` run until stopped (tests/api/test_serve.py,
+    tests/witness/test_serve.py)."""
     found: list[str] = []
     for block in re.findall(r"```sh\n(.*?)```", text, re.S) if in_blocks else []:
         for line in block.splitlines():
@@ -52,7 +53,7 @@ def readme_commands(text: str, in_blocks: bool = True) -> list[str]:
         words = command.split()[1:]
         if "[" in command or any(re.fullmatch(r"[A-Z][A-Z_|]+(\.[a-z]+)?", w) for w in words):
             continue
-        if words[0] == "serve":
+        if words[0] == "serve" or words[:2] == ["witness", "serve"]:
             continue
         runnable.append(command)
     return runnable
@@ -168,6 +169,11 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
             _the_public_key_kept(tmp_path)  # what `hazard key show` printed, saved
         if args[0] == "export" and not played:
             played.append(_tables_played(tmp_path, url))  # t1, ann: what the exports name
+            _witnesses_kept_up(tmp_path, url)  # the club's witnesses saw its evening
+        if "deposit.tlog-proof" in args and not (tmp_path / "deposit.tlog-proof").exists():
+            _a_receipt_kept(tmp_path, url)  # what a player keeps of a deposit
+        if "club.policy" in args:
+            _witnesses_kept_up(tmp_path, url)
         if args[0] == "dispute" and not disputed:
             # docs/api.md's evening and round 2, which the docs' disputes are over, on
             # a database of their own (its t1 is not the exports' t1)
@@ -195,6 +201,60 @@ def _the_public_key_kept(here: Path) -> None:
     signer = load_key(here / "hazard.key")
     assert signer is not None, "the docs make the key before they name club.pub"
     (here / "club.pub").write_text(signer.verifier.text() + "\n", encoding="utf-8")
+
+
+def _witnesses_kept_up(here: Path, url: str) -> None:
+    """The club's three witnesses as the ledger's pushes keep them, each having cosigned
+    the newest checkpoint (signed by the key made here), and the auditor's own policy
+    over them saved as club.policy: the log's key, the three, and 2 of them."""
+    from ledger.bootstrap import load_key
+    from ledger.store import db
+    from tests.ledger.cosignkit import WITNESSES, cosign, newest_size, policy_text
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the docs make the key before they name club.policy"
+    policy = here / "club.policy"
+    if not policy.exists():
+        policy.write_text(policy_text("2", signer.verifier), encoding="utf-8")
+    engine = db.make_engine(url)
+    try:
+        if newest_size(engine):
+            cosign(engine, None, *WITNESSES.values())
+    finally:
+        engine.dispose()
+
+
+def _a_receipt_kept(here: Path, url: str) -> None:
+    """A deposit signed by the key made here, its receipt's checkpoint kept as
+    deposit.txt, then cosigned by the club's witnesses, and its tlog-proof kept as
+    deposit.tlog-proof: what a player keeps of a write (docs/player.md)."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+    from ledger.store.log import tlogproof
+    from ledger.store.vocabulary import Deposited
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the page makes the key before it keeps a receipt"
+    store = EventStore(db.make_engine(url), signer=signer)
+    try:
+        club = Club(Book(store))
+        club.create_player("dee", "setter")
+        receipt = club.account_command("dee", Deposited, 250, "setter")["receipt"]
+    finally:
+        store.close()
+        store.engine.dispose()
+    (here / "deposit.txt").write_text(receipt["checkpoint"], encoding="utf-8")
+    _witnesses_kept_up(here, url)
+    engine = db.make_engine(url)
+    try:
+        with engine.connect() as conn:
+            proof = tlogproof.of(conn, receipt["positions"][0])
+    finally:
+        engine.dispose()
+    (here / "deposit.tlog-proof").write_text(proof, encoding="utf-8")
 
 
 def _a_kept_checkpoint(here: Path, url: str) -> None:

@@ -3,6 +3,11 @@
 create_app()                      # DATABASE_URL, or the embedded SQLite default
 create_app(book=Book(...))        # tests: an explicit store
 create_app(HEAVY_READS_AT_ONCE=4) # `hazard serve`: heavy reads a worker runs at once
+create_app(HAZARD_POLICY=path)    # witnesses, as HAZARD_POLICY names them ("": none)
+
+With a policy that names witnesses with a URL, the app starts pushing its checkpoints
+to them in the background (ledger.pusher), in a thread of the process that made it:
+make it after any fork (gunicorn's workers do, without --preload).
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from ledger import bootstrap
 from ledger.api import problems
 from ledger.api.contract import ContractApi, of, to_yaml
 from ledger.books.book import Book
+from ledger.pusher import TIMEOUT_S, Outcome
 from ledger.service import Club
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.log.keys import Signer
-from ledger.web import heavy
+from ledger.store.log.policy import Witness
+from ledger.web import anonymous, heavy
 from ledger.web.numbers import AsciiIntConverter
 from ledger.web.tokens import Holder, holder
 
@@ -34,11 +41,13 @@ API_SETTINGS = {
         "security": [{"bearer": []}],
         "info": {
             "description": "An event-sourced betting ledger for the game of Hazard.\n\n"
-            "Every operation needs a bearer token (`hazard token create`); its role "
-            "(setter, croupier, auditor, player) decides what it may do. Errors are RFC "
-            "9457 problem details (application/problem+json) with a stable `type`: see "
-            "the Problem schema. Writes take an optional Idempotency-Key; writes to a "
-            "table an optional If-Match, the version GET /tables/{table} gives as ETag."
+            "Every operation needs a bearer token (`hazard token create`) but the log's "
+            "public reads (its key, checkpoints, cosignatures, consistency proofs, the "
+            "hashes of an inclusion proof, the gossip), which anyone may make without one; "
+            "a token's role (setter, croupier, auditor, player) decides what it may do. "
+            "Errors are RFC 9457 problem details (application/problem+json) with a stable "
+            "`type`: see the Problem schema. Writes take an optional Idempotency-Key; writes "
+            "to a table an optional If-Match, the version GET /tables/{table} gives as ETag."
         },
     },
 }
@@ -63,6 +72,11 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     app.extensions["hazard.heavy"] = heavy.HeavyReads(
         book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)
     )
+    # What one worker serves at once of the requests that come without a token.
+    app.extensions["hazard.strangers"] = anonymous.Strangers(
+        app.config.get("ANONYMOUS_AT_ONCE", anonymous.AT_ONCE)
+    )
+    _witnesses(app, book)
     api = ContractApi(app)  # Api, its errors documented as problems (ledger.api.contract)
     api.spec.components.security_scheme(
         "bearer",
@@ -117,11 +131,35 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         g.holder = None
         if request.blueprint not in protected:
             return
-        g.holder = bearer(book.store.engine, request.headers.get("Authorization"))
+        sent = request.headers.get("Authorization")
+        view = app.view_functions.get(request.endpoint or "")
+        if sent is None and anonymous.is_open(view):
+            return  # the log's public reads: anyone, without a token (ledger.web.anonymous)
+        g.holder = bearer(book.store.engine, sent)
         if g.holder is None:
             abort(401, message="a valid bearer token is required")
 
     return app
+
+
+def _witnesses(app: Flask, book: Book) -> None:
+    """The club's policy, and its pusher started when it names witnesses to push to."""
+    from ledger.api import metrics
+
+    def observe(witness: Witness, outcome: Outcome) -> None:
+        metrics.witnessed(witness.name, outcome.state.value, outcome.cosigned_size)
+
+    policy, pusher = bootstrap.witnesses(
+        book.store,
+        app.config.get("HAZARD_POLICY"),
+        app.config.get("HAZARD_WITNESS_INTERVAL"),
+        observe,
+        app.config.get("WITNESS_TIMEOUT", TIMEOUT_S),
+    )
+    app.extensions["hazard.policy"] = policy
+    app.extensions["hazard.pusher"] = pusher
+    if pusher is not None:
+        pusher.start()
 
 
 def generate() -> str:
@@ -131,7 +169,8 @@ def generate() -> str:
     try:
         # A key of its own: nothing is signed, but the app will not start without one.
         signer = Signer.generate("openapi.hazard/ledger")
-        return to_yaml(of(create_app(book=Book(EventStore(engine, signer=signer)))))
+        store = EventStore(engine, signer=signer)
+        return to_yaml(of(create_app(book=Book(store), HAZARD_POLICY="")))
     finally:
         engine.dispose()
 
@@ -154,6 +193,8 @@ def may_send_body(app: Flask, method: str, path: str, authorization: str | None)
     except HTTPException:  # no such path or method; a redirect
         return False
     if endpoint.rpartition(".")[0] not in app.extensions["hazard.protected"]:
+        return True
+    if authorization is None and anonymous.is_open(app.view_functions.get(endpoint)):
         return True
     engine = app.extensions["hazard.club"].store.engine
     return bearer(engine, authorization) is not None

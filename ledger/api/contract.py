@@ -7,8 +7,8 @@ declare; `document` adds what it cannot know:
     application/problem+json (flask-smorest would say application/json);
   - every operation behind the bearer token (all but those marked `security: []`)
     may answer 401 and 403, every one with a body 400, 413 and 415, every write 503
-    (busy), and every heavy read (ledger.web.heavy) 429 and 503, whether or not its
-    view says so;
+    (busy), every heavy read (ledger.web.heavy) 429 and 503, and every one open to
+    callers without a token (ledger.web.anonymous) 503, whether or not its view says so;
   - a query parameter is never null: a query carries text (apispec documents a field
     whose load_default is None, absent, as nullable, with null among its values);
   - links: which values of an answer the next request takes (ledger.api.links);
@@ -79,8 +79,8 @@ SHARED_RESPONSES = {
         "content": {PROBLEM_JSON: {"schema": PROBLEM_REF}},
     },
     "Overloaded": {
-        "description": "The server already runs as many heavy reads as it takes at once "
-        "(`urn:hazard:overloaded`): retry",
+        "description": "The server already runs as many heavy reads, or as many requests "
+        "without a token, as it takes at once (`urn:hazard:overloaded`): retry",
         "headers": {
             "Retry-After": {"description": "Seconds to wait", "schema": {"type": "string"}}
         },
@@ -133,6 +133,8 @@ def document(spec: APISpec) -> dict[str, Any]:
                 _also(operation, "503", "Busy")
             if operation.pop(heavy.MARK, False):
                 _also(operation, "429", "TooManyRequests")
+                _also(operation, "503", "Overloaded")
+            if {} in operation.get("security", []):  # open to strangers, in their pool
                 _also(operation, "503", "Overloaded")
             if "requestBody" in operation:
                 _also(operation, "400", "BadRequest")

@@ -40,9 +40,11 @@ _PROOFS: list[Link] = [
     ("inclusion", "GET /log/proofs/inclusion", {"query.position": POSITION}, None),
     ("checkpoint", "GET /log/checkpoints/{size}", {"path.size": POSITION}, None),
     ("consistency", "GET /log/proofs/consistency", {"query.from": POSITION}, None),
+    ("tlog-proof", "GET /log/proofs/tlog-proof", {"query.position": POSITION}, None),
 ]
-"""A write's receipt: the proof that its first event is in the log, the checkpoint of
-the tree it ended (its size is the position), and that today's log extends it."""
+"""A write's receipt: the proof that its first event is in the log (as JSON, and as a
+tlog-proof file), the checkpoint of the tree it ended (its size is the position), and
+that today's log extends it."""
 _ACCOUNT_WRITE: list[Link] = [
     *_PLAYER_READS,
     ("deposit", "POST /players/{name}/deposits", {"path.name": PLAYER}, None),
@@ -178,6 +180,8 @@ LINKS: dict[str, list[Link]] = {
         ("checkpoint", "GET /log/checkpoints/{size}", {"path.size": SIZE}, None),
         ("consistency", "GET /log/proofs/consistency", {"query.from": SIZE}, None),
         ("inclusion", "GET /log/proofs/inclusion", {"query.size": SIZE}, None),
+        ("cosigned", "GET /log/cosigned", {"query.size": SIZE}, None),
+        ("gossip", "POST /log/gossip", {}, {"note": "$response.body#/checkpoint"}),
     ],
     "GET /audit/head": [
         ("events", "GET /events", {"query.stream": "$response.body#/stream"}, None),

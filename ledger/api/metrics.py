@@ -1,4 +1,5 @@
-"""Prometheus metrics: requests counted and timed by route template, method and status.
+"""Prometheus metrics: requests counted and timed by route template, method and status;
+and the witnesses the log is pushed to (ledger.pusher), each one's state and size.
 
 Labels are the route's template (`/tables/<table>/throws`), never the path a client
 sent, and a method outside the usual few is `other`: a label value per table, player or
@@ -22,6 +23,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -42,6 +44,40 @@ LATENCY = Histogram(
     LABELS,
     registry=REGISTRY,
 )
+
+# The witnesses, as the pushing process (ledger.pusher) finds them, labelled by their
+# name in the policy (a few, and bounded by it). One process pushes; under multiprocess
+# mode a gauge is that process's latest, and goes with it when it ends.
+WITNESS_UP = Gauge(
+    "hazard_witness_up",
+    "1 while the witness cosigns what it is pushed, 0 while it is down or refuses.",
+    ("witness",),
+    registry=REGISTRY,
+    multiprocess_mode="livemostrecent",
+)
+WITNESS_SIZE = Gauge(
+    "hazard_witness_cosigned_size",
+    "The largest checkpoint the witness has cosigned (its tree size).",
+    ("witness",),
+    registry=REGISTRY,
+    multiprocess_mode="livemostrecent",
+)
+WITNESS_FAILURES = Counter(
+    "hazard_witness_failures",
+    "Pushes the witness did not cosign, by what it came to (down or refused).",
+    ("witness", "state"),
+    registry=REGISTRY,
+)
+
+
+def witnessed(name: str, state: str, cosigned_size: int) -> None:
+    """A push to the witness `name` came to `state` (ledger.pusher.State's value)."""
+    if state == "waiting":
+        return
+    WITNESS_UP.labels(name).set(1 if state == "ok" else 0)
+    WITNESS_SIZE.labels(name).set(cosigned_size)
+    if state != "ok":
+        WITNESS_FAILURES.labels(name, state).inc()
 
 
 def multiprocess_dir() -> str | None:

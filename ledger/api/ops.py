@@ -13,8 +13,9 @@ import logging
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Blueprint, Flask, Response
+from flask import Blueprint, Flask, Response, current_app
 
+from ledger import pusher
 from ledger.api import docs, metrics, observe
 from ledger.api.problems import problem
 from ledger.store import db
@@ -33,16 +34,20 @@ def healthz() -> dict[str, Any]:
 
 @blp.get("/readyz")
 def readyz() -> Response | dict[str, Any]:
-    """Readiness: the database answers and its schema is the one this code needs."""
+    """Readiness: the database answers and its schema is the one this code needs. It
+    lists the witnesses the log is pushed to, and how each answered, but stays ready
+    when they are down or refuse: writes never wait on a witness (ledger.pusher)."""
+    engine = club().book.store.engine
     try:
-        db.require_current(club().book.store.engine)
+        db.require_current(engine)
+        witnesses = pusher.standings(engine, current_app.extensions.get("hazard.policy"))
     except db.SchemaBehind as exc:
         return _not_ready(str(exc))
     except sa.exc.SQLAlchemyError as exc:
         # The driver's message can name hosts and users: logged, not returned.
         log.warning("readiness: database unreachable: %s", exc)
         return _not_ready(f"the database is unreachable ({type(exc).__name__})")
-    return {"status": "ready"}
+    return {"status": "ready", "witnesses": witnesses}
 
 
 def _not_ready(detail: str) -> Response:

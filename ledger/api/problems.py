@@ -73,8 +73,9 @@ TYPES: dict[str, str] = {
     "too-many-requests": "429: this token already runs as many heavy reads (exports, "
     "replays, recalls, reports, the log's checks) as one caller may at once; nothing was "
     "read: retry after `Retry-After` seconds",
-    "overloaded": "503: the server already runs as many heavy reads as it takes at once; "
-    "nothing was read: retry after `Retry-After` seconds",
+    "overloaded": "503: the server already runs as many heavy reads, or as many requests "
+    "without a token, as it takes at once; nothing was read: retry after `Retry-After` "
+    "seconds",
     "no-signing-key": "503: the service has no key to sign the log's checkpoints, so it "
     "writes nothing (`hazard key create`)",
 }

@@ -7,6 +7,8 @@ The master does what must happen once, before any worker forks:
     anything imports prometheus_client (see ledger.api.metrics), removed at exit; the
     ones servers killed by SIGKILL left behind are removed first (a live server's
     is locked, and stays);
+  - the witnesses' policy (HAZARD_POLICY), refused unless its log is the service's
+    key: each worker pushes only once it holds the pusher's lock (ledger.pusher);
   - on a database with no tokens, the first setter token, printed once with the URL
     of the docs. That happens in gunicorn's when_ready hook: after the port is bound
     (so a port in use costs no token, and --port 0 can report the real port) and before
@@ -32,7 +34,7 @@ from sqlalchemy.engine import make_url
 
 from ledger import jsonlogging
 from ledger.api import slowclients
-from ledger.bootstrap import ensure_key, open_book
+from ledger.bootstrap import ensure_key, open_book, witnesses
 from ledger.store import db
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -72,8 +74,12 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
 
         jsonlogging.configure()
         servererrors.install()  # gunicorn's own error pages as problems too
-        # Half the threads for the heavy reads, at most: the light requests keep the rest.
-        return create_app(HEAVY_READS_AT_ONCE=max(1, self.cfg.threads // 2))
+        # Half the threads for the heavy reads, at most, and a quarter for callers
+        # without a token: the club's light requests keep the rest.
+        return create_app(
+            HEAVY_READS_AT_ONCE=max(1, self.cfg.threads // 2),
+            ANONYMOUS_AT_ONCE=max(1, self.cfg.threads // 4),
+        )
 
 
 def url_of(host: str, port: int) -> str:
@@ -234,6 +240,7 @@ def serve(
         store = open_book(url).store  # creates or checks the schema, then lets go of it
         try:
             new_key = ensure_key(store)  # a key for a log never signed; the log's own, else
+            witnesses(store)  # HAZARD_POLICY names the log's key, or serve stops here
         finally:
             store.close()
             store.engine.dispose()

@@ -501,7 +501,10 @@ def _write_settlements(
             {
                 "position": step.row.position,
                 "stream": stream,
-                "round": bet.round,
+                # The round whose event closed it, as the rounds hold it: a next-total bet
+                # outlives a round that ends with no throw (a forfeit, a pass, a caster
+                # leaving) and is decided by the next round's throw, in that round.
+                "round": _round_of(steps, i, decider) or bet.round,
                 "bet_id": bet.id,
                 "kind": bet.kind.value,
                 "outcome": "settled" if isinstance(event, ev.BetSettled) else "voided",

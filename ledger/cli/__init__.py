@@ -2,32 +2,33 @@
 
 A module per group of commands, beside the code it drives: play (odds, simulate), db
 (db upgrade, projections rebuild), keys, tokens, verify, exports (export, import),
-disputes, audit (replay, recall, fairness) and serve (serve, openapi). Here: `main`,
-the one `--database-url` option, and the book and the club a command opens.
+disputes, audit (replay, recall, fairness), serve (serve, openapi), witness (the
+witness a treasurer or an auditor runs) and watch (the client that remembers). Here:
+`main`, the one `--database-url` option, and the book and the club a command opens.
 
 `main` imports a command's module when the command is run (every module for `hazard
 --help`, and for a name it does not know, to list them): `hazard odds` never imports
-Flask, and no command pays for another's imports (the API's, gunicorn's).
+Flask, and no command pays for another's imports (the API's, gunicorn's). The helpers
+below import the database's code (SQLAlchemy, the books, the service) when a command
+opens a database, not before: `hazard watch --url` and `hazard watch check`, which
+never open one, start without them.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import sqlalchemy as sa
-from sqlalchemy.exc import DatabaseError
 
-from engine.errors import RuleBroken
-from ledger.books.book import Book
-from ledger.bootstrap import open_book
-from ledger.service import Club
-from ledger.store.db import NoDatabase, SchemaBehind
-from ledger.store.eventstore import Refused, is_busy
-from ledger.store.log.keys import BadKey
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from ledger.books.book import Book
+    from ledger.service import Club
 
 COMMANDS = {
     "odds": "ledger.cli.play.odds",
@@ -45,6 +46,8 @@ COMMANDS = {
     "fairness": "ledger.cli.audit.fairness",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
+    "witness": "ledger.cli.witness.witness",
+    "watch": "ledger.cli.watch.watch",
 }
 """Every command of `hazard`, and where it is defined (module.attribute)."""
 
@@ -76,12 +79,23 @@ class _Hazard(click.Group):
         try:
             return super().invoke(ctx)
         except Exception as exc:
-            if is_busy(exc):
+            if _database_busy(exc):
                 raise click.ClickException(
                     "the database is busy: another writer held it past the lock timeout "
                     "(HAZARD_LOCK_TIMEOUT); nothing was written, try again"
                 ) from None
             raise
+
+
+def _database_busy(exc: Exception) -> bool:
+    """Whether `exc` is the database giving up on a lock. Only a command that opened
+    the store can meet one: one that never did (`hazard watch --url`, any `--help`,
+    whose click.exceptions.Exit comes this way) is not made to import it to ask."""
+    if "ledger.store.eventstore" not in sys.modules:
+        return False
+    from ledger.store.eventstore import is_busy
+
+    return is_busy(exc)
 
 
 @click.group(cls=_Hazard)
@@ -104,6 +118,10 @@ database_option: Callable[[Decorated], Decorated] = click.option(
 def _opening() -> Iterator[None]:
     """Opening the database: one it cannot read (unreachable, or an SQLite file cut
     short or not a database at all) is a clear error naming why, not a traceback."""
+    from sqlalchemy.exc import DatabaseError
+
+    from ledger.store.eventstore import is_busy
+
     try:
         yield
     except DatabaseError as exc:
@@ -116,6 +134,10 @@ def _book(database_url: str | None = None) -> Book:
     """The book for `database_url` (default: DATABASE_URL), which must exist: SQLite is
     upgraded, others checked. A database that is not there, or behind, or unreachable,
     is a clear error, not a crash, and an SQLite file is never made here."""
+    from ledger.bootstrap import open_book
+    from ledger.store.db import NoDatabase, SchemaBehind
+    from ledger.store.log.keys import BadKey
+
     try:
         with _opening():
             return open_book(database_url, must_exist=True)
@@ -135,6 +157,10 @@ def _club(database_url: str | None, writing: bool = True) -> Iterator[Club]:
     """The club on the database, for one command. A refusal of the engine's rules is
     printed with its code, and exits 1; so does the service's (no such table, ...).
     Either way nothing was written, and no connection outlives the command."""
+    from engine.errors import RuleBroken
+    from ledger.service import Club
+    from ledger.store.eventstore import Refused
+
     book = _book(database_url)
     written = "; nothing was written" if writing else ""
     try:

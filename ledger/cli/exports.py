@@ -13,7 +13,7 @@ import click
 
 from ledger.bootstrap import KEY_ENV, key_path, load_key
 from ledger.cli import _engine, _Null, _opening, database_option
-from ledger.cli.keys import trusted_key
+from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import jsonl, offline, restore
 from ledger.exports.scope import NotFound, ScopeError, scope_of
 from ledger.store import db as database
@@ -166,16 +166,33 @@ def _write_export(prepared: Any, output: str | None) -> None:
     help="the public key (a verifier key, or a file holding one) the file's checkpoints "
     "must be signed by; default: the key the file names, which is then taken on trust",
 )
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="FILE",
+    help="your own witness policy (C2SP tlog-policy): the file's cosigned checkpoint "
+    "must hold under it, before anything is kept, and its witnesses' cosignatures are "
+    "restored",
+)
 @database_option
-def import_(file: Any, vkey: str | None, database_url: str | None) -> None:
+def import_(file: Any, vkey: str | None, policy_path: str | None, database_url: str | None) -> None:
     """Restore a whole-log export (`hazard export --all`) into an empty database,
     checking every line as `hazard verify FILE` does: a file that does not verify, or
     a database that is not empty, is refused and nothing is written.
 
     The export holds only the public key: to go on writing to the restored log, the
     service needs the signing key that signed it (HAZARD_KEY), so keep the key file
-    with the export. API tokens are not exported: make new ones (`hazard token create`)."""
-    verifier = trusted_key(vkey)[0] if vkey is not None else None
+    with the export. API tokens are not exported: make new ones (`hazard token create`).
+
+    With --policy, your own policy file (never one the file names), the cosigned
+    checkpoint the file carries must hold under it, as `hazard verify FILE --policy`
+    checks, or nothing is written; the cosignatures of its witnesses are restored."""
+    policy, verifier = None, None
+    if policy_path is not None:
+        policy, verifier, _ = reader_policy(policy_path, vkey)
+    elif vkey is not None:
+        verifier = trusted_key(vkey)[0]
     url = database_url or database.database_url()
     engine = database.make_engine(url)
     try:
@@ -196,7 +213,7 @@ def import_(file: Any, vkey: str | None, database_url: str | None) -> None:
             bar[0].update(done - bar[0].pos)
 
         try:
-            restored = restore.restore(engine, file, key=verifier, progress=progress)
+            restored = restore.restore(engine, file, key=verifier, progress=progress, policy=policy)
         except (offline.Disagreement, restore.RestoreError) as exc:
             raise click.ClickException(f"{file.name}: {exc}; nothing was written") from None
         finally:
@@ -212,7 +229,34 @@ def import_(file: Any, vkey: str | None, database_url: str | None) -> None:
     if restored.size:
         click.echo(f"checkpoint: size {restored.size}, root {restored.root}")
     click.echo(f"key: {restored.key}" + ("" if verifier else " (the file's own, taken on trust)"))
+    _says_cosignatures(restored, policy is not None)
     _says_signing_key(restored.key)
+
+
+def _says_cosignatures(restored: restore.Restored, under_policy: bool) -> None:
+    """What became of the witnesses' cosignatures the file carried."""
+    cosigned = restored.cosigned
+    if cosigned is None:
+        if under_policy:
+            click.echo("cosignatures: none in the file (your policy asks for no witness)")
+        return
+    if not under_policy:
+        click.echo(
+            f"cosignatures: the file's {cosigned.lines} of the checkpoint of size "
+            f"{cosigned.size} were not checked, nor kept: the file is taken on the bank's "
+            "key alone (give --policy, your own policy file, to check and keep them)"
+        )
+        return
+    if not restored.cosignatures:
+        click.echo(
+            f"cosignatures: the checkpoint of size {cosigned.size} is past the log restored: "
+            "none kept"
+        )
+        return
+    click.echo(
+        f"cosignatures: {len(restored.cosignatures)} of the checkpoint of size "
+        f"{cosigned.size} restored, checked under your policy: " + ", ".join(restored.cosignatures)
+    )
 
 
 def _says_signing_key(public: str) -> None:

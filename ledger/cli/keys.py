@@ -3,12 +3,14 @@ checks signatures trusts (`--key`), which is never one read from the database.""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 
 from ledger.bootstrap import DEFAULT_ORIGIN, KEY_ENV, key_path, load_key
 from ledger.store.log.keys import BadKey, Verifier, create_key
+from ledger.store.log.policy import Log, Policy, PolicyError
 
 
 def trusted_key(
@@ -43,6 +45,31 @@ def trusted_key(
             f"{wanted}: no signing key at {path} ({KEY_ENV}); give the log's public key with --key"
         )
     return signer.verifier, f"the public half of the signing key at {path}"
+
+
+def reader_policy(path: str, vkey: str | None) -> tuple[Policy, Verifier, str]:
+    """`--policy FILE`: the caller's own policy (never one the database, a file or the
+    service names), the log key it trusts and where that came from. The key is the
+    policy's `log` (`--key` chooses among several, and must be one of them); a policy
+    that lists no log (tlog-policy allows it) trusts the key `trusted_key` gives."""
+    try:
+        policy = Policy.read_file(path)
+    except PolicyError as exc:
+        raise click.BadParameter(str(exc), param_hint="--policy") from None
+    if not policy.logs:
+        verifier, source = trusted_key(vkey)
+        return dataclasses.replace(policy, logs=(Log(verifier),)), verifier, source
+    listed = [log.key for log in policy.logs]
+    if vkey is not None:
+        verifier, source = trusted_key(vkey)
+        if verifier.public_key not in {k.public_key for k in listed}:
+            raise click.BadParameter(
+                f"{verifier.text()} is not a log the policy {path} lists", param_hint="--key"
+            )
+        return policy, verifier, source
+    if len(listed) > 1:
+        raise click.UsageError(f"the policy {path} lists {len(listed)} logs: say which with --key")
+    return policy, listed[0], f"the log of the policy {path}"
 
 
 @click.group()

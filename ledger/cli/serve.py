@@ -9,6 +9,7 @@ from sqlalchemy.exc import OperationalError
 from ledger.api import generate
 from ledger.store.db import BadSetting, SchemaBehind
 from ledger.store.log.keys import BadKey
+from ledger.store.log.policy import PolicyError
 
 
 @click.command()
@@ -59,7 +60,7 @@ def serve(host: str, port: int, workers: int, threads: int, io_timeout: float) -
 
     try:
         run(host, port, workers, threads, io_timeout)
-    except (SchemaBehind, BadSetting, BadKey) as exc:
+    except (SchemaBehind, BadSetting, BadKey, PolicyError) as exc:
         raise click.ClickException(str(exc)) from None
     except OperationalError as exc:
         raise click.ClickException(f"cannot open the database: {exc.orig}") from None

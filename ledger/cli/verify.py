@@ -11,7 +11,7 @@ import click
 
 from ledger.books import deep as read_models
 from ledger.cli import _book
-from ledger.cli.keys import trusted_key
+from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import offline
 from ledger.store.eventstore import EventStore
 from ledger.store.log import check
@@ -56,6 +56,15 @@ RESTARTS = {
     "that wrote FILE, and write it again when all verifies",
 )
 @click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="FILE",
+    help="your own witness policy (C2SP tlog-policy: the log's key, the witnesses' "
+    "keys, the quorum): the newest checkpoint a quorum of them cosigned must be the "
+    "events' tree (with FILE: the file's cosigned checkpoint must hold under it)",
+)
+@click.option(
     "--deep",
     is_flag=True,
     help="also recompute every read model (balances, postings, settlements, rounds, "
@@ -66,6 +75,7 @@ def verify(
     receipt_path: str | None,
     vkey: str | None,
     state_path: str | None,
+    policy_path: str | None,
     deep: bool,
     file: str | None,
 ) -> None:
@@ -76,18 +86,27 @@ def verify(
     With FILE (an export, `hazard export --format jsonl`; `-` for stdin), check the file
     alone, touching no database: its hashes, its proofs up to the signed checkpoint, and
     every table replayed through the engine. Give --key, the key your club published,
-    or the file's own key is used (and said to be)."""
+    or the file's own key is used (and said to be).
+
+    With --policy, your own policy file (never one the database or the file names):
+    the checkpoint the witnesses cosigned must hold under it, a quorum of its witnesses,
+    and be the events' tree; without it, the log is checked against the bank's key
+    alone."""
     if file is not None:
         given = (("--checkpoint", receipt_path), ("--state", state_path), ("--deep", deep or None))
         used = [name for name, value in given if value is not None]
         if used:
             raise click.UsageError(
                 f"{', '.join(used)} check the database; with FILE, only the file is checked "
-                "(and only --key applies)"
+                "(and only --key and --policy apply)"
             )
-        _verify_file(file, vkey)
+        _verify_file(file, vkey, policy_path)
         return
-    verifier, source = trusted_key(vkey)
+    policy = None
+    if policy_path is not None:
+        policy, verifier, source = reader_policy(policy_path, vkey)
+    else:
+        verifier, source = trusted_key(vkey)
     receipt = _receipt(receipt_path, verifier) if receipt_path is not None else None
     state = _state(state_path) if state_path is not None else None
     store = _book().store
@@ -99,8 +118,8 @@ def verify(
 
     try:
         verified = check.verify(
-            store.engine, verifier, receipt=receipt, state=state, progress=progress,
-            limit_findings=SHOWN_PROBLEMS,
+            store.engine, verifier, receipt=receipt, state=state, policy=policy,
+            progress=progress, limit_findings=SHOWN_PROBLEMS,
         )  # fmt: skip
     finally:
         store.engine.dispose()  # no connection outlives the command (nothing was written)
@@ -123,6 +142,9 @@ def verify(
     if receipt is not None:
         click.echo(f"checkpoint {receipt_path} (size {receipt.size}): {verified.parting}")
     _echo_findings(report)
+    if verified.witnessing is not None:
+        for line in verified.witnessing.lines(str(policy_path)):
+            click.echo(line)
     failed = not verified.ok
     if deep:
         failed = _deep(store) or failed
@@ -130,7 +152,9 @@ def verify(
         raise SystemExit(1)
     click.echo(
         "every hash chain verifies, and so do the positions, the tree and every "
-        "checkpoint, signed by the trusted key" + (", and every read model" if deep else "")
+        "checkpoint, signed by the trusted key"
+        + (", and the checkpoint your policy's witnesses cosigned" if policy else "")
+        + (", and every read model" if deep else "")
     )
     if state_path is not None:
         Path(state_path).write_text(verified.state.text() + "\n", encoding="utf-8")
@@ -173,9 +197,14 @@ def _echo_findings(report: check.Report) -> None:
         click.echo(f"  ... and {report.more} more")
 
 
-def _verify_file(file: str, vkey: str | None) -> None:
-    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline)."""
-    verifier = trusted_key(vkey)[0] if vkey is not None else None
+def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
+    """`hazard verify FILE`: the offline check of an export (ledger.exports.offline),
+    under the caller's policy when given (whose log is then the key expected)."""
+    policy, verifier = None, None
+    if policy_path is not None:
+        policy, verifier, _ = reader_policy(policy_path, vkey)
+    elif vkey is not None:
+        verifier = trusted_key(vkey)[0]
     show = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:
@@ -186,7 +215,7 @@ def _verify_file(file: str, vkey: str | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
     try:
-        verified = offline.verify(stream, verifier, progress if show else None)
+        verified = offline.verify(stream, verifier, progress if show else None, policy)
     except offline.Disagreement as exc:
         if show:
             click.echo("", err=True)

@@ -2,8 +2,10 @@
 auditor, served by the same app as the API, on the same write path and the same roles.
 
 Pages are rendered by the server (Jinja2); a little plain JavaScript (static/console.js)
-keeps a table's view live and stops a double click posting twice. Every asset is served
-from this package: no CDN. A person signs in by pasting their API token once; it is
+keeps a table's view live and stops a double click posting twice, and the player's page
+checks her receipts in her own browser (static/receipts.js, with the log's proofs and
+signatures in static/tlog.js), so that the check is not the server's word. Every asset
+is served from this package: no CDN. A person signs in by pasting their API token once; it is
 kept in Flask's signed session cookie (HttpOnly, SameSite=Strict, Secure over HTTPS),
 never in a URL or a page. Every form carries a CSRF token and an idempotency key.
 """

@@ -5,14 +5,17 @@ so the console can do exactly what that token may, and writes no SQL of its own.
 
 from __future__ import annotations
 
+import base64
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import sqlalchemy as sa
 from flask import (
     Blueprint,
     Response,
     abort,
+    current_app,
     g,
     redirect,
     render_template,
@@ -32,7 +35,8 @@ from ledger.commands import NotPermitted, Role
 from ledger.commands.tables import Sent
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
-from ledger.store.log import proofs
+from ledger.store.log import proofs, receipts
+from ledger.store.log.policy import Log, Policy
 from ledger.web import club, heavy, sent_by, tablewrites
 from ledger.web.logschemas import InclusionQuerySchema
 from ledger.web.numbers import QueryInteger
@@ -347,6 +351,7 @@ def me() -> Any:
     ]
     with club().store.engine.connect() as conn:
         mine = disputeviews.listing(conn, claimant=who.name, limit=100)
+        kept = _receipts(conn, (line["position"] for line in lines))
     return render_template(
         "me.html",
         who=who,
@@ -356,7 +361,35 @@ def me() -> Any:
         lines=lines,
         open_bets=open_bets,
         disputes=mine,
+        receipts=kept,
+        policy=_club_policy(),
     )
+
+
+def _receipts(conn: sa.Connection, positions: Iterable[int]) -> list[dict[str, Any]]:
+    """What the player's browser checks each receipt with (static/receipts.js): the
+    event's bytes, to hash its leaf itself, and the checkpoint its write signed."""
+    return [
+        {
+            "position": r.position,
+            "frame": base64.b64encode(r.frame).decode(),
+            "size": r.size,
+            "note": r.note,
+        }
+        for r in receipts.written(conn, positions)
+    ]
+
+
+def _club_policy() -> Policy | None:
+    """The club's policy, as the service was given it (HAZARD_POLICY); with none, the
+    log's key alone, asking no witness; None when the ledger signs nothing. The page
+    says it is the club's: a player who checks with it trusts the club to have named
+    the right witnesses, and a careful one keeps a copy of their own (hazard watch)."""
+    policy: Policy | None = current_app.extensions.get("hazard.policy")
+    signer = club().store.signer
+    if policy is None and signer is not None:
+        policy = Policy((Log(signer.verifier),), {}, {}, "none")
+    return policy
 
 
 @blp.route("/console/me/receipts/<int:position>", methods=["GET"])
@@ -377,10 +410,13 @@ def receipt(position: int) -> Any:
             found = proofs.inclusion(conn, position)
         except proofs.ProofRefused as exc:
             abort(404, description=str(exc))
+        kept = _receipts(conn, [position])
     return render_template(
         "receipt.html",
         who=who,
         position=position,
         found=found,
         proof=[h.hex() for h in found.proof],
+        receipts=kept,
+        policy=_club_policy(),
     )

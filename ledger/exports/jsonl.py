@@ -2,22 +2,26 @@
 
 `prepare` resolves the scope in one short read of the log and raises NotFound or
 ScopeError before a byte is written. That read fixes the file's head: the newest signed
-checkpoint, whose size n the file is tied to. `Prepared.chunks` then reads everything
-else a page at a time, each page in a short read transaction of its own, ended before a
-byte of it is handed on: a client that takes an hour to read its file holds nothing in
-the database between pages (no snapshot pinning SQLite's WAL, no PostgreSQL transaction
-holding back its xmin). What it reads is fixed by n and never changes: the events up to
-n, the tree's hashes of subtrees within them, the checkpoints of sizes up to n, the
-postings of those events (a rebuild of the read models rewrites them in one
-transaction, the same), the cached table states (any one folds to the same state). So
-a write committed meanwhile is not in the file, which is the log at n byte for byte,
-and memory stays bounded whatever the size of the log: of the tree only its frontier is
-kept (at most 64 hashes), and of the events one page.
+checkpoint, whose size n the file is tied to; and with it the newest checkpoint at or
+below n that a witness cosigned, with the cosignatures kept for it then, which the
+closing carries for its readers' policies (cosignatures come seconds after their
+checkpoints: one that arrives while the file is written is not in it). `Prepared.chunks`
+then reads everything else a page at a time, each page in a short read transaction of
+its own, ended before a byte of it is handed on: a client that takes an hour to read its
+file holds nothing in the database between pages (no snapshot pinning SQLite's WAL, no
+PostgreSQL transaction holding back its xmin). What it reads is fixed by n and never
+changes: the events up to n, the tree's hashes of subtrees within them, the checkpoints
+of sizes up to n, the postings of those events (a rebuild of the read models rewrites
+them in one transaction, the same), the cached table states (any one folds to the same
+state). So a write committed meanwhile is not in the file, which is the log at n byte
+for byte, and memory stays bounded whatever the size of the log: of the tree only its
+frontier is kept (at most 64 hashes), and of the events one page.
 
 Each event line is written by hand around the stored payload text, which the store
 keeps canonical already (codec.frame does the same for the hashed bytes), because
 parsing and re-encoding every payload cost more than everything else together. The
-file holds nothing of the moment it was made: the same log exports to the same bytes.
+file holds nothing of the moment it was made: the same log, with the same cosignatures
+kept, exports to the same bytes.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ledger.exports.scope import NotFound, Scope
 from ledger.exports.verdict import figures_view
 from ledger.store import codec, db, snapshots
 from ledger.store.eventstore import decode_rows
-from ledger.store.log import merkle, tree
+from ledger.store.log import merkle, quorum, tree
 from ledger.store.log.keys import Verifier
 
 MEDIA_TYPE = "application/jsonl"
@@ -91,6 +95,9 @@ class _Plan:
     checkpoint: tuple[int, str, str, str]
     """The newest stored checkpoint: (size, root hex, issued_at, note)."""
     key: Verifier
+    cosigned: tuple[int, str] | None = None
+    """The newest checkpoint at or below it that a witness cosigned: (size, its note
+    with every cosignature line stored then)."""
     tables: dict[str, int] = field(default_factory=dict)
     """Every table stream in the file, by the version of its first exported event."""
 
@@ -187,7 +194,9 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
         last = max((w.end for w in windows), default=n)
     if first > last:  # nothing in scope: the file still ties the (empty) range to the log
         first, last, windows = n + 1, n, []
-    plan = _Plan(scope, first, last, windows, checkpoint, key)
+    # Read with the head, in the same snapshot: the cosignatures stored as the export
+    # begins are the ones it carries, whatever arrives while it is written.
+    plan = _Plan(scope, first, last, windows, checkpoint, key, quorum.newest_within(conn, n))
     if windows is None:
         plan.tables = _tables_between(conn, first, last)
     else:
@@ -371,15 +380,19 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
     body = _Body(engine, plan, start)
     yield from body.run(out, progress)
     size, _root, issued_at, note = plan.checkpoint
-    proof = []
-    if 0 < last < size:
-        with db.short_read(engine) as conn:
+    proof: list[bytes] = []
+    witnessed: dict[str, Any] = {}
+    with db.short_read(engine) as conn:
+        if 0 < last < size:
             proof = merkle.prove_tree(size, last, tree.reader(conn))
+        if plan.cosigned is not None:
+            witnessed = _cosigned(plan.cosigned, size, tree.reader(conn))
     out.add(
         _line(
             {
                 "checkpoint": {"issued_at": issued_at, "note": note, "size": size},
                 "consistency": [h.hex() for h in proof],
+                **witnessed,
                 "events": body.events,
                 "money": body.money_view(),
                 "record": "closing",
@@ -390,6 +403,16 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
             }
         )
     )
+
+
+def _cosigned(cosigned: tuple[int, str], size: int, read: merkle.HashReader) -> dict[str, Any]:
+    """The closing's `cosigned`: the checkpoint witnesses cosigned, with every
+    cosignature line, and the consistency proof from it to the closing's checkpoint
+    of `size` (never the other way: it is at or below the head the file is fixed at).
+    A log no witness cosigned has none, and its file reads as before witnesses were."""
+    at, note = cosigned
+    proof = merkle.prove_tree(size, at, read) if 0 < at < size else []
+    return {"cosigned": {"consistency": [h.hex() for h in proof], "note": note, "size": at}}
 
 
 def _opened_rules(conn: sa.Connection, streams: list[str]) -> dict[str, Any]:

@@ -20,6 +20,12 @@ rebuild` runs: accounts and balances, postings, settlements and their parties,
 rounds. Snapshots are a cache: one is written per table, of its state after its last
 event, so that the next command at a long table need not fold it from the start.
 
+Given the reader's policy, the file's cosigned checkpoint is held to it before the
+closing is handed on (so a file that fails it writes nothing), and the cosignatures of
+the policy's witnesses are kept in `cosignatures`, each verified again as the ledger
+verifies one a witness returns (`witnessed.record`); without a policy there is no key
+to check them with, and none is kept.
+
 Not in an export, so not restored: API tokens (make new ones with `hazard token
 create`), the idempotency keys' stored answers (`commands`), and the signing key. The
 export holds only the public key; for the service to go on appending to the restored
@@ -48,9 +54,11 @@ import sqlalchemy as sa
 from ledger.books import projections, tableviews
 from ledger.exports import offline
 from ledger.store import db, restoring, snapshots
-from ledger.store.eventstore import APPEND_LOCK, Known, Recorded
-from ledger.store.log import merkle, tree
+from ledger.store.eventstore import APPEND_LOCK, Known, Recorded, utc_now
+from ledger.store.log import merkle, tree, witnessed
+from ledger.store.log.checkpoint import parse_note
 from ledger.store.log.keys import Verifier
+from ledger.store.log.policy import Policy
 
 BATCH = 5000
 """Events written (and replayed into the read models) at a time."""
@@ -89,6 +97,10 @@ class Restored:
     """The public key that signed the checkpoints (the header's)."""
     frontier: merkle.Frontier = field(default_factory=merkle.Frontier)
     """The tree's right edge at `size`: EventStore.frontier may start from it."""
+    cosigned: offline.CosignedLine | None = None
+    """The file's cosigned checkpoint, as checked (under the policy, if one was given)."""
+    cosignatures: list[str] = field(default_factory=list)
+    """The policy's witnesses whose cosignatures of it were restored (verified first)."""
 
 
 def restore(
@@ -96,11 +108,13 @@ def restore(
     lines: Iterable[bytes],
     key: Verifier | None = None,
     progress: Progress | None = None,
+    policy: Policy | None = None,
 ) -> Restored:
     """Restore the whole-log export `lines` into the empty database behind `engine`
     (migrated to the code's head), trusting `key` (default: the file's own key, as
-    `offline.read` takes it). Raises offline.Disagreement, Partial or NotEmpty having
-    written nothing."""
+    `offline.read` takes it) and, given the reader's `policy`, holding the file's
+    cosigned checkpoint to it and restoring its witnesses' cosignatures. Raises
+    offline.Disagreement, Partial or NotEmpty having written nothing."""
     db.require_current(engine)
     with engine.connect().execution_options(writes=True) as conn, conn.begin(), _no_collector():
         if conn.dialect.name == "postgresql":  # no append may slip in beside the restore
@@ -108,8 +122,8 @@ def restore(
         _require_empty(conn)
         writer = _Writer(conn, progress)
         tables = tableviews.Replay(conn)
-        projections.replay(conn, writer.batches(offline.read(lines, key)), tables)
-        return writer.finish(tables.states)
+        projections.replay(conn, writer.batches(offline.read(lines, key, policy)), tables)
+        return writer.finish(tables.states, policy)
 
 
 def require_empty_database(engine: sa.Engine) -> None:
@@ -121,6 +135,23 @@ def require_empty_database(engine: sa.Engine) -> None:
         count = restoring.event_count(conn)
     if count:
         raise NotEmpty(_holds(count))
+
+
+def _cosignatures(conn: sa.Connection, policy: Policy, cosigned: offline.CosignedLine) -> list[str]:
+    """Keep the cosignatures of the restored checkpoint by the policy's witnesses, each
+    verified again by `witnessed.record` over the checkpoint as restored; the names
+    of those kept. Lines by witnesses the policy does not name are not kept: there is
+    no key to check them with."""
+    text, lines = parse_note(cosigned.note)
+    received_at = utc_now()
+    kept = []
+    for witness in policy.witnesses.values():
+        for line in lines:
+            if witness.key.matches(line) and witness.key.timestamp(text, line) is not None:
+                witnessed.record(conn, cosigned.size, witness.key, line, received_at)
+                kept.append(witness.name)
+                break
+    return kept
 
 
 def _holds(count: int) -> str:
@@ -263,6 +294,7 @@ class _Writer:
             self._checkpoint(closing.line, size, None, get("issued_at"), get("note"))
             self._grow([])
             self._write_checkpoints()
+        self.out.cosigned = getattr(closing, "cosigned", None)
         self.closed = True
 
     def _flush(self) -> list[Known]:
@@ -311,10 +343,14 @@ class _Writer:
         if newest[0] >= self.out.size:
             self.out.size, self.out.root, self.out.note = newest[0], newest[1], newest[3]
 
-    def finish(self, states: dict[str, Any]) -> Restored:
-        """After the replay: a snapshot of every table's last state, and the counts."""
+    def finish(self, states: dict[str, Any], policy: Policy | None = None) -> Restored:
+        """After the replay: a snapshot of every table's last state, the cosignatures
+        the policy's witnesses made of the file's cosigned checkpoint, and the counts."""
         if not self.closed:  # offline.read raises first; this is the belt to its braces
             raise RestoreError("the file ended without its closing record: nothing was restored")
+        cosigned = self.out.cosigned
+        if policy is not None and cosigned is not None and cosigned.size in self.stored:
+            self.out.cosignatures = _cosignatures(self.conn, policy, cosigned)
         for stream, state in sorted(states.items()):
             if state.rules is not None:
                 snapshots.save_in(self.conn, stream, state)

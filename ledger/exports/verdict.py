@@ -12,6 +12,7 @@ from engine.rules import RuleSet
 from engine.state import TableState
 from ledger.store.eventstore import Recorded
 from ledger.store.log.keys import Verifier
+from ledger.store.log.quorum import times
 
 FIGURES = ("deposited", "paid", "staked", "withdrawn", "adjusted")
 """What the closing record says of each account's money, in its order."""
@@ -88,6 +89,22 @@ class CheckpointLine(NamedTuple):
     note: str
 
 
+class CosignedLine(NamedTuple):
+    """The closing's cosigned checkpoint, proved a prefix of the closing's checkpoint."""
+
+    line: int
+    size: int
+    root: bytes
+    note: str
+    """The log's note with every cosignature line the file carries."""
+    cosigned: Mapping[str, int]
+    """Under the reader's policy, its witnesses whose cosignatures verify, each with
+    the time it cosigned; empty when checked without a policy."""
+    lines: int
+    """Signature lines in the note besides the log's own: the witnesses' (unchecked
+    without a policy)."""
+
+
 @dataclass(frozen=True)
 class Closing:
     line: int
@@ -99,6 +116,8 @@ class Closing:
     skipped: int
     types: dict[str, int]
     money: dict[str, dict[str, int]]
+    cosigned: CosignedLine | None = None
+    """The newest checkpoint a witness had cosigned when the file was made, if any."""
 
 
 Item = Header | Snapshot | EventLine | SkipLine | CheckpointLine | Closing
@@ -141,6 +160,11 @@ class Verified:
     key_given: bool
     money: dict[str, Money]
     trusted: list[str] = field(default_factory=list)
+    witnessed: CosignedLine | None = None
+    """The cosigned checkpoint that held under the reader's policy (None: no policy
+    given, or `quorum none` and the file carries none)."""
+    policy: str | None = None
+    """What the reader's policy asks, in words (None: no policy given)."""
 
     def lines(self) -> list[str]:
         """What `hazard verify FILE` prints."""
@@ -163,8 +187,16 @@ class Verified:
                 else ""
             ),
             f"key: {self.key.text()}"
-            + (" (the key you gave)" if self.key_given else " (the file's own: see below)"),
+            + (
+                " (your policy's log)"
+                if self.policy is not None
+                else " (the key you gave)"
+                if self.key_given
+                else " (the file's own: see below)"
+            ),
         ]
+        if self.policy is not None:
+            out.extend(self._witnessed())
         if self.money:
             width = max(len(a) for a in self.money)
             out.append("money, in minor units:")
@@ -181,3 +213,16 @@ class Verified:
             out.append("taken on trust:")
             out.extend(f"  - {sentence}" for sentence in self.trusted)
         return out
+
+    def _witnessed(self) -> list[str]:
+        """What the reader's policy made of the file's cosigned checkpoint."""
+        asks = f"policy: your policy asks for {self.policy}"
+        seen = self.witnessed
+        if seen is None:
+            return [asks]
+        by = times(seen.cosigned) or "no witness"
+        return [
+            asks,
+            f"witnessed: the checkpoint of size {seen.size}, cosigned by {by}; "
+            f"the file's checkpoint of size {self.checkpoint_size} is consistent with it",
+        ]

@@ -192,6 +192,46 @@ checkpoints = sa.Table(
     sa.CheckConstraint("size >= 1", name="size_positive"),
 )
 
+# Each witness's cosignature line of a stored checkpoint, as the witness returned it
+# (C2SP tlog-cosignature); `witness` is the witness key's vkey. The checkpoint's note with
+# these lines added is the cosigned checkpoint. Append-only.
+cosignatures = sa.Table(
+    "cosignatures",
+    metadata,
+    sa.Column("size", sa.BigInteger, sa.ForeignKey("checkpoints.size"), primary_key=True),
+    sa.Column("witness", sa.String(300), primary_key=True),
+    sa.Column("line", sa.Text, nullable=False),
+    sa.Column("cosigned_at", sa.BigInteger, nullable=False),
+    sa.Column("received_at", sa.String(32), nullable=False),
+)
+
+# How the ledger's last push to each witness went (ledger.pusher): its state (ok, down,
+# refused), the last error in words, and since when; `witness` is the witness key's vkey.
+# The one process that pushes writes it as the state changes; every server's /readyz
+# reads it. The service's own bookkeeping, not the log: rewritten in place.
+witness_states = sa.Table(
+    "witness_states",
+    metadata,
+    sa.Column("witness", sa.String(300), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("last_error", sa.Text),
+    sa.Column("since", sa.String(32), nullable=False),
+)
+
+# Checkpoints that witnesses and watchers reported being shown, one row per (size, root)
+# signed by the log's key: two rows of one size are a fork, for everyone to see.
+gossip = sa.Table(
+    "gossip",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("root", sa.String(64), nullable=False),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("reported_by", sa.String(200)),
+    sa.Column("reported_at", sa.String(32), nullable=False),
+    sa.UniqueConstraint("size", "root"),
+)
+
 # The server seed of each caster's turn at a server-dice table (engine.serverdice): kept
 # secret until the turn ends and its SeedRevealed carries it into the log. `version` is
 # the version of the turn's SeedCommitted in `stream`. Written in the transaction that

@@ -178,6 +178,7 @@ def club(generated: ModuleType, tmp_path: Path) -> Iterator[Club]:
         found.clients["setter"] = generated.AuthenticatedClient(
             base_url=found.base_url, token=setter.group(1)
         )
+        found.clients["anyone"] = generated.Client(base_url=found.base_url)  # no token
         for role, name in [("croupier", "cecil"), ("auditor", "audrey")]:
             found.token(role, name)
         for name in ("ann", "bob"):
@@ -359,6 +360,18 @@ def the_log(club: Club) -> None:
     assert (grown.old.size, grown.new.size) == (5, newest.size)
     mine = club("audrey", "log.get_log_proofs_inclusion", position=4, size=newest.size)
     assert mine.event.position == 4 and mine.checkpoint.size == newest.size
+    # What anyone may read, with no token: the hashes, and no event.
+    hashes = club("anyone", "log.get_log_proofs_inclusion", position=4, size=newest.size)
+    assert hashes.leaf_hash == mine.leaf_hash and "event" not in hashes.to_dict()
+    assert club("anyone", "log.get_log_key").key == key.key
+    none = club("anyone", "log.get_log_cosigned", answers=404)
+    assert isinstance(none, club.package.models.Problem)
+    assert club("anyone", "log.get_log_cosigned", size=5).witnesses == []
+    proof = club("audrey", "log.get_log_proofs_tlog_proof", position=4)
+    assert proof.startswith("c2sp.org/tlog-proof@v1\n") and "\nindex 3\n" in proof
+    gossip = club.package.models.Gossip(note=newest.checkpoint, reported_by="bob's phone")
+    assert club("anyone", "log.post_log_gossip", body=gossip).new
+    assert club("anyone", "log.get_log_gossip").items[0].note == newest.checkpoint
 
 
 def more_of_the_table(club: Club) -> None:

@@ -348,9 +348,10 @@ def test_a_body_less_write_refuses_a_body_rather_than_ignoring_it(sqlite_api: Ap
     assert bank.post(f"/tables/{context['t']}/close").status_code == 201
 
 
-def _get_paths() -> list[tuple[str, list[str]]]:
+def _get_paths(anonymous: bool = False) -> list[tuple[str, list[str]]]:
     """Every GET operation of the contract outside the console and operators'
-    endpoints, as (path template, its query parameters)."""
+    endpoints (those open to callers without a token, when `anonymous`), as (path
+    template, its query parameters)."""
     import pathlib
 
     import yaml
@@ -361,12 +362,15 @@ def _get_paths() -> list[tuple[str, list[str]]]:
         get = item.get("get")
         if get is None or path in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
             continue
+        if anonymous and {} not in get.get("security", []):
+            continue
         query = [p["name"] for p in get.get("parameters", []) if p.get("in") == "query"]
         found.append((path, query))
     return found
 
 
 GETS = _get_paths()
+PUBLIC_GETS = _get_paths(anonymous=True)
 HOSTILE_QUERY = [HUGE, "-" + HUGE, str(2**63), "-1", "0", "a%00b", "%00", "..", "a/b", "x" * 300,
                  "%C3%A4nn%C3%A4", "%EF%BC%91", "%FF", "%ED%A0%80", "1.5", "true", "%E2%80%AE",
                  "%20", ""]  # fmt: skip
@@ -390,11 +394,12 @@ def _ask_hostile(
     context: dict[str, Any],
     values: list[str] = HOSTILE_QUERY,
     path_values: list[str] = HOSTILE_PATH,
+    role: str | None = "setter",
 ) -> int:
     """Send each hostile value in each query parameter of `path` (and an unknown one),
-    and in each of its path parameters: a 4xx problem or an answer, never a 5xx, and
-    never an event. The number of requests."""
-    bank = api.client()
+    and in each of its path parameters, with `role`'s token (None: none): a 4xx problem
+    or an answer, never a 5xx, and never an event. The number of requests."""
+    bank = api.client(role)
     before = event_count(api)
     tried = 0
     base = _fill(path, context)
@@ -427,6 +432,53 @@ def test_a_read_refuses_hostile_parameters_and_writes_nothing(
     bank = club(sqlite_api)
     context = prepare(bank, "disputed")
     assert _ask_hostile(sqlite_api, path, query, context) >= 40
+
+
+@pytest.mark.parametrize(("path", "query"), PUBLIC_GETS, ids=[p for p, _ in PUBLIC_GETS])
+def test_a_public_read_refuses_hostile_parameters_from_anyone(
+    api: Api, path: str, query: list[str]
+) -> None:
+    """The log's reads open to callers without a token, sent hostile values by one."""
+    assert {p for p, _ in PUBLIC_GETS} >= {"/log/key", "/log/cosigned", "/log/gossip"}
+    bank = club(api)
+    context = prepare(bank, "disputed")
+    _ask_hostile(api, path, query, context, role=None)
+
+
+def test_a_gossip_report_refuses_hostile_input_from_anyone_and_keeps_nothing(api: Api) -> None:
+    """POST /log/gossip, which anyone may send: every hostile body, with no token and
+    with the setter's, and every bad token with a good body, is a 4xx problem that
+    keeps no report; then the good body, without a token, is kept once."""
+    from ledger.store.schema import gossip
+
+    bank = club(api)
+    note = bank.ok("get", "/log/checkpoint")["checkpoint"]
+    body = {"note": note, "reported_by": "treasurer"}
+
+    def reports() -> int:
+        with api.book.store.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(gossip)).scalar_one())
+
+    # All of the writes' hostile bodies but a null reporter, which is no reporter.
+    cases = [c for c in _hostile_bodies(WRITES[0], body) if c[0] != "('reported_by',)='None'"]
+    bad_notes = (note + "x", note.replace("\n\n", "\n"), "\u2014 x y\n", note * 10)
+    cases += [(f"note={n[:12]!r}", _json({"note": n}), None) for n in bad_notes]
+    tried = 0
+    for who in (api.client(None), bank):
+        for what, data, content_type in cases:
+            answer = who._client.post("/log/gossip", data=data,
+                                      headers=who._headers(_headers(content_type)))  # fmt: skip
+            _problem(answer, what=what)
+            tried += 1
+    for what, headers in _tokens(api):
+        if what in ("missing", "wrong role"):
+            continue  # anyone may report, a token or none
+        headers = {**headers, "Content-Type": "application/json"}
+        answer = bank._client.post("/log/gossip", data=_json(body), headers=headers)
+        assert _problem(answer, 400, 401, 431, what=what)["status"] != 422
+    assert reports() == 0 and tried > 60
+    kept = api.client(None).post("/log/gossip", json=body)
+    assert kept.status_code == 201 and reports() == 1
 
 
 BOTH = ["deposit", "throw", "offer side bet", "open dispute", "resolve dispute"]

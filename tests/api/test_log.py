@@ -1,7 +1,9 @@
 """The signed log over HTTP, on SQLite and PostgreSQL: every write's receipt, the key,
 checkpoints, inclusion and consistency proofs (checked here with the project's own
 RFC 9162 checks; test_independent_verifier.py checks them with none of its code), what
-each refuses, and who may have which."""
+each refuses, and who may have which: anyone, without a token, all but the events;
+an inclusion proof's event, those who may see it (test_public_log.py: cosignatures,
+tlog-proofs and gossip)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import sqlalchemy as sa
 from ledger.store.log import merkle
 from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.schema import checkpoints
+from ledger.web.tokens import holder, revoke
 from tests.api import rolekit as roles
 from tests.api.conftest import Api, Client
 from tests.api.readkit import play, problem
@@ -131,6 +134,14 @@ def _check_inclusion(body: dict[str, Any]) -> None:
     assert canonical.encode() == record
 
 
+def _check_hashes(body: dict[str, Any]) -> None:
+    """The proof without its event: the leaf hash to the signed root."""
+    checkpoint = open_checkpoint(body["checkpoint"]["checkpoint"], [VERIFIER])
+    proof = [bytes.fromhex(h) for h in body["proof"]]
+    leaf = bytes.fromhex(body["leaf_hash"])
+    merkle.check_record(proof, checkpoint.size, checkpoint.root, body["leaf_index"], leaf)
+
+
 def test_an_inclusion_proof_of_every_event_in_every_checkpoint(api: Api) -> None:
     bank = api.client()
     receipts = _receipts(bank)
@@ -223,20 +234,27 @@ def test_a_checkpoint_rewritten_in_the_store_is_not_served_as_signed(api: Api) -
 # -- who may have which -----------------------------------------------------------------
 
 PUBLIC = ["/log/key", "/log/checkpoint", "/log/checkpoints/{size}",
-          "/log/proofs/consistency?from={size}"]  # fmt: skip
-"""Every role may have these: they reveal no event."""
+          "/log/proofs/consistency?from={size}", "/log/cosigned?size={size}",
+          "/log/gossip"]  # fmt: skip
+"""Anyone may have these, without a token: they reveal no event."""
 
 
-def test_every_role_may_have_the_key_checkpoints_and_consistency_proofs(api: Api) -> None:
+def test_every_role_and_anyone_may_have_the_key_checkpoints_and_consistency_proofs(
+    api: Api,
+) -> None:
     bank = api.client()
     size = _size(_receipts(bank)[0])
     clients = [api.client(role, f"{role}-1") for role in ("setter", "croupier", "auditor")]
     clients.append(api.client("player", "ann"))
+    dead = api.client("player", "bob")
+    revoke(api.book.store.engine, holder(api.book.store.engine, dead.token or "").id)
     for path in PUBLIC:
-        for client in clients:
-            client.ok("get", path.format(size=size))
-        anonymous = problem(api.client(None).get(path.format(size=size)), 401)
-        assert anonymous["type"] == "urn:hazard:unauthenticated"
+        answers = [client.ok("get", path.format(size=size)) for client in clients]
+        anonymous = api.client(None).ok("get", path.format(size=size))
+        assert all(answer == anonymous for answer in answers), path
+        # A token sent is still read: a dead one is refused, as everywhere.
+        refused = problem(dead.get(path.format(size=size)), 401)
+        assert refused["type"] == "urn:hazard:unauthenticated"
 
 
 def _position(events: list[dict[str, Any]], type_: str, **payload: Any) -> int:
@@ -280,25 +298,27 @@ def test_inclusion_proofs_go_to_those_whose_events_they_are(api: Api) -> None:
         for client in (bank, auditor):
             _check_inclusion(client.ok("get", "/log/proofs/inclusion",
                                        query_string={"position": position}))  # fmt: skip
+        hashes = api.client(None).ok("get", "/log/proofs/inclusion",
+                                     query_string={"position": position})  # fmt: skip
+        assert "event" not in hashes and "record" not in hashes
+        _check_hashes(hashes)
         for name in ("ann", "bob", "cat", "dan", "croupier"):
             client = croupier if name == "croupier" else api.client("player", name)
             response = _proof(client, position)
+            assert response.status_code == 200, (position, name, response.get_json())
             if name in allowed:
-                assert response.status_code == 200, (position, name, response.get_json())
                 _check_inclusion(response.get_json())
-            else:
-                body = problem(response, 403)
-                assert body["type"] == "urn:hazard:forbidden", (position, name)
-                assert f"position {position}" in body["detail"]
-    assert problem(api.client(None).get("/log/proofs/inclusion?position=1"), 401)
+            else:  # the hashes anyone may have, and no more
+                assert response.get_json() == hashes, (position, name)
 
 
 def test_the_log_routes_are_all_tried_by_every_role(api: Api) -> None:
-    """A new /log route must join PUBLIC or the inclusion test above (as test_roles.py's
+    """A new /log route must join PUBLIC or the inclusion tests (as test_roles.py's
     matrix asks of the others)."""
     routes = {rule.rule for rule in api.app.url_map.iter_rules() if rule.rule.startswith("/log")}
     tried = {path.split("?")[0].replace("{size}", "<int:size>") for path in PUBLIC}
-    assert routes == tried | {"/log/proofs/inclusion"}
+    # The inclusion proof and its tlog-proof: tried above and in test_public_log.py.
+    assert routes == tried | {"/log/proofs/inclusion", "/log/proofs/tlog-proof"}
 
 
 def test_a_consistency_proof_from_a_receipt_shows_a_root_in_base64_as_signed(api: Api) -> None:

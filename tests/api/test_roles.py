@@ -96,6 +96,9 @@ ELSEWHERE = {
     "/log/checkpoints/<int:size>": "tests/api/test_log.py",
     "/log/proofs/inclusion": "tests/api/test_log.py",
     "/log/proofs/consistency": "tests/api/test_log.py",
+    "/log/proofs/tlog-proof": "tests/api/test_public_log.py",
+    "/log/cosigned": "tests/api/test_log.py",
+    "/log/gossip": "tests/api/test_log.py",
     "/reports/dice": "tests/api/test_roles.py (rolekit.OPS)",
     "/disputes": "tests/api/test_roles.py (rolekit.OPS)",
 }

@@ -113,6 +113,7 @@ def test_the_links_reach_most_operations() -> None:
         "GET /audit/verify",
         "GET /log/checkpoint",
         "GET /log/key",
+        "GET /log/gossip",
     }
     assert len(LINKS) > 20
 

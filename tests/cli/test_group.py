@@ -31,6 +31,7 @@ TAKES_A_DATABASE_URL = [
     "token create",
     "token list",
     "token revoke",
+    "watch",
 ]
 """The commands that took `--database-url` when the CLI was one module, and take it now."""
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,19 @@ def served(tmp_path: Path) -> Iterator[Served]:
     engine = db.make_engine(f"sqlite:///{tmp_path / 'console.sqlite3'}")
     db.upgrade(engine)
     store = EventStore(engine, signer=SIGNER)
-    app = create_app(book=Book(store))
+    try:
+        with serving(store) as served:
+            yield served
+    finally:
+        store.close()
+        engine.dispose()
+
+
+@contextmanager
+def serving(store: EventStore, **config: Any) -> Iterator[Served]:
+    """The app on `store`, with `config` (HAZARD_POLICY, ...), behind a real server; its
+    witness pusher, if the policy starts one, stopped with it."""
+    app = create_app(book=Book(store), **config)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -68,8 +81,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
     finally:
         server.shutdown()
         thread.join()
-        store.close()
-        engine.dispose()
+        pusher = app.extensions.get("hazard.pusher")
+        if pusher is not None:
+            pusher.stop()
 
 
 @pytest.fixture(scope="session")

@@ -175,7 +175,13 @@ def test_an_evening_through_the_console(
     # Each line has its receipt: the event's leaf and audit path to a signed checkpoint.
     reader.get_by_role("link", name="receipt").last.click()
     reader.get_by_role("heading", name="Receipt of the event at position").wait_for()
-    assert "test.hazard/ledger" in reader.locator("pre").inner_text()  # the signed note
+    assert "test.hazard/ledger" in reader.locator("dl.receipt pre").inner_text()  # the note
+    # ...which her browser checks for itself: the club names no witness, so against the
+    # bank's signature alone, and the page says so.
+    check = reader.locator("section.receipt-check[data-done]")
+    assert check.get_attribute("data-done") == "passed"
+    said = check.locator("#receipt-check-status").inner_text()
+    assert said.startswith("Your receipt holds. The club's policy names no witness: it was")
     reader.context.close()
 
     # The auditor steps through round 3's replay, throw by throw...

@@ -24,8 +24,11 @@ from ledger.store.vocabulary import Deposited, Withdrawn
 from tests.signing import ORIGIN
 
 
-def play(store: EventStore) -> None:
-    """A small evening at the club: players paid in and out, a round with money."""
+def play(store: EventStore, last_throw: tuple[int, int] = (1, 3)) -> None:
+    """A small evening at the club: players paid in and out, a round with money. Ann
+    calls 7 and throws a chance of 4, and her `last_throw` decides the round: a 4 (1+3)
+    nicks it and the bets go her way; a 7 (say 3+4) throws her out and they go the
+    other."""
     club = Club(Book(store))
     for name in ("ann", "bob", "cat"):
         club.create_player(name, "setter")
@@ -41,7 +44,7 @@ def play(store: EventStore) -> None:
         lambda s: hz.lay(s, "bob", 400),
         lambda s: hz.cover(s, 4000),
         lambda s: hz.throw(s, 2, 2),
-        lambda s: hz.throw(s, 1, 3),
+        lambda s: hz.throw(s, *last_throw),
     ]
     club.command(
         "t1", "croupier:cy", lambda s, _: hz.open_table(hz.BUILTIN["english"]), new_table=True
@@ -139,9 +142,12 @@ def a_deposit(log: Log, name: str = "ann", nth: int = 2) -> Recorded:
 OTHER = Signer.generate(ORIGIN)
 
 
-def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int, int]:
-    """Everything made again from a changed history, signed by a key of the same name:
-    nothing stored is left to say where, and only the receipt says that it changed."""
+def whole_log_rehashed_and_resigned(
+    log: Log, conn: sa.Connection, signer: Signer = OTHER
+) -> tuple[int, int]:
+    """Everything made again from a changed history, signed by a key of the same name
+    (or, given `signer`, the bank's own, as an insider holding it would): nothing
+    stored is left to say where, and only the receipt says that it changed."""
     row = a_deposit(log)
     set_row(conn, row.position, payload=multiplied(row.payload))
     rehash_stream(conn, row.stream, row.version)
@@ -150,7 +156,7 @@ def whole_log_rehashed_and_resigned(log: Log, conn: sa.Connection) -> tuple[int,
     conn.execute(sa.text("DELETE FROM tree_hashes"))
     assert tree.build(conn) >= log.size
     for size, issued_at in issued:
-        tree.issue(conn, OTHER, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
+        tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
     return (1, log.size)
 
 

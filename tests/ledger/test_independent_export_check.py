@@ -94,6 +94,41 @@ def open_note(note: str, key: tuple[str, bytes, bytes]) -> tuple[str, int, bytes
     return origin, int(size), base64.b64decode(root)
 
 
+def parse_witness(text: str) -> tuple[str, bytes, bytes]:
+    """A witness's vkey (c2sp.org/tlog-cosignature): `name+hexid+base64(0x04 || key)`,
+    the id SHA-256(name || 0x0A || 0x04 || key)[:4]."""
+    name, hex_id, material = text.split("+", 2)
+    raw = base64.b64decode(material)
+    assert raw[0] == 4 and len(raw) == 33, "an Ed25519 cosignature/v1 key"
+    key_id = sha(name.encode() + b"\n" + raw)[:4]
+    assert key_id.hex() == hex_id, "the key id is the key's"
+    return name, key_id, raw[1:]
+
+
+def cosigned_by(note: str, witness: tuple[str, bytes, bytes]) -> bool:
+    """Whether `witness` cosigned the checkpoint in `note`: a line by its name and key
+    id whose blob is timestamp (8 bytes, big-endian) || Ed25519 signature over
+    "cosignature/v1\ntime <timestamp>\n" || the checkpoint's text. A line that names
+    the witness but does not verify is a forgery: the note is refused."""
+    name, key_id, public = witness
+    text, _, signatures = note.rpartition("\n\n")
+    text += "\n"
+    found = False
+    for line in signatures.rstrip("\n").split("\n"):
+        _, signer, blob = line.split(" ")
+        raw = base64.b64decode(blob)
+        if signer != name or raw[:4] != key_id:
+            continue
+        timestamp = int.from_bytes(raw[4:12], "big")
+        message = b"cosignature/v1\ntime %d\n" % timestamp + text.encode()
+        try:
+            Ed25519PublicKey.from_public_bytes(public).verify(raw[12:], message)
+        except InvalidSignature:
+            raise ValueError(f"the cosignature by {name} does not verify") from None
+        found = True
+    return found
+
+
 def consistent(
     first: int, second: int, first_hash: bytes, second_hash: bytes, proof: list[bytes]
 ) -> bool:
@@ -284,6 +319,10 @@ class Disputes:
 class Checker:
     key: str | None = None
     """The key expected, as the club published it; None: the file's own."""
+    witnesses: tuple[str, ...] = ()
+    """The reader's witnesses (vkeys), of whom `quorum` must have cosigned the closing's
+    cosigned checkpoint: a `k of them` policy, the simplest tlog-policy quorum."""
+    quorum: int = 0
 
     def check(self, data: bytes) -> dict[str, Any]:
         assert data.endswith(b"\n"), "the file ends with its closing line's newline"
@@ -397,6 +436,7 @@ class Checker:
             raise Rejected(end, "the closing checkpoint is not the log's")
         if last and not consistent(last, signed_size, root(), signed_root, proof):
             raise Rejected(end, "the signed checkpoint does not prove the tree of these events")
+        self._witnessed(end, closing, key, header["origin"], signed_size, signed_root)
         for book in books.values():
             if book.voiding is not None:
                 book.void_done()
@@ -417,6 +457,38 @@ class Checker:
             raise Rejected(end, "the money is not what the events moved")
         on_trust = sum(len(turn.throws) for turn in turns.values())
         return {**counted, "money": money, "size": signed_size, "on_trust": on_trust}
+
+    def _witnessed(
+        self,
+        end: int,
+        closing: dict[str, Any],
+        key: tuple[str, bytes, bytes],
+        origin: str,
+        signed_size: int,
+        signed_root: bytes,
+    ) -> None:
+        """The closing's `cosigned`: signed by the log, a prefix of the closing's signed
+        checkpoint by its consistency proof, and cosigned by `quorum` of `witnesses`."""
+        cosigned = closing.get("cosigned")
+        if cosigned is None:
+            if self.quorum:
+                raise Rejected(end, "no cosigned checkpoint: no quorum")
+            return
+        try:
+            at_origin, size, at_root = open_note(cosigned["note"], key)
+        except ValueError as exc:
+            raise Rejected(end, f"the cosigned checkpoint: {exc}") from None
+        proof = [bytes.fromhex(h) for h in cosigned["consistency"]]
+        if at_origin != origin or size != cosigned["size"] or size > signed_size:
+            raise Rejected(end, "the cosigned checkpoint is not the log's")
+        if size and not consistent(size, signed_size, at_root, signed_root, proof):
+            raise Rejected(end, "the cosigned checkpoint is not a prefix of the signed one")
+        try:
+            count = sum(cosigned_by(cosigned["note"], parse_witness(w)) for w in self.witnesses)
+        except ValueError as exc:
+            raise Rejected(end, str(exc)) from None
+        if count < self.quorum:
+            raise Rejected(end, f"{count} of the witnesses cosigned, not {self.quorum}: no quorum")
 
     @staticmethod
     def _replay(
@@ -563,6 +635,39 @@ def test_tampered_copies_are_rejected(log: tuple[sa.Engine, str]) -> None:
     skip["hashes"][0] = "cd" * 32
     with pytest.raises(Rejected, match="closing root"):
         checker.check(b"".join(canonical(r) + b"\n" for r in records))
+
+
+def test_the_cosigned_checkpoint_checks_out_and_a_stripped_or_forged_one_does_not(
+    log: tuple[sa.Engine, str],
+) -> None:
+    """The witnesses made with the ledger's code (the file's side); the checker reads
+    the cosignatures from the C2SP texts alone."""
+    from tests.ledger.cosignkit import AUDITOR, CHAIR, TREASURER, cosign, sizes
+
+    engine, key = log
+    witnesses = tuple(w.key.text() for w in (TREASURER, AUDITOR, CHAIR))
+    cosign(engine, sizes(engine)[-3], TREASURER, CHAIR)
+    for scope in ({"everything": True}, {"table": "t1"}):
+        data = exported(engine, **scope)
+        assert Checker(key, witnesses, 2).check(data)
+        with pytest.raises(Rejected, match="1 of the witnesses cosigned, not 2"):
+            Checker(key, witnesses[1:], 2).check(data)
+        records = [json.loads(line) for line in data.splitlines()]
+        closing = records[-1]
+        cosigned = dict(closing["cosigned"])
+        del closing["cosigned"]
+        stripped = b"".join(canonical(r) + b"\n" for r in records)
+        assert Checker(key).check(stripped)
+        with pytest.raises(Rejected, match="no cosigned checkpoint"):
+            Checker(key, witnesses, 2).check(stripped)
+        lines = cosigned["note"].rpartition("\n\n")[2]
+        last = lines.rstrip("\n").split("\n")[-1]
+        blob = bytearray(base64.b64decode(last.split(" ")[2]))
+        blob[-1] ^= 1
+        forged = last.rsplit(" ", 1)[0] + " " + base64.b64encode(bytes(blob)).decode()
+        closing["cosigned"] = {**cosigned, "note": cosigned["note"].replace(last, forged)}
+        with pytest.raises(Rejected, match="does not verify"):
+            Checker(key, witnesses, 2).check(b"".join(canonical(r) + b"\n" for r in records))
 
 
 def test_the_checker_imports_nothing_from_ledger() -> None:

@@ -546,3 +546,70 @@ def test_a_time_range_is_read_from_its_index(
     if engine.dialect.name == "sqlite":
         assert "USING INDEX ix_settlements_recorded_at (recorded_at>? AND recorded_at<?)" in text
     assert "SCAN settlements" not in text and "Seq Scan" not in text, text
+
+
+def _forfeited_with_an_offer_open(store: EventStore) -> None:
+    """cat, the caster, stakes 300 and bob lays 238 against him; bob offers a next-total
+    bet nobody takes; cat cannot cover and forfeits, which voids the round's bets and
+    passes the dice. The offer, not scoped to its round, stays open until ann's first
+    throw (6+6) voids it as never accepted: in ann's round."""
+    from ledger.service import Club
+
+    club = Club(Book(store))
+    for name, money in (("ann", 2000), ("bob", 2000), ("cat", 400)):
+        club.create_player(name, "setter")
+        club.account_command(name, Deposited, money, "setter")
+    club.account_command("setter", Deposited, 100_000, "setter")
+    club.command(
+        "t1", "croupier", lambda s, _: hz.open_table(hz.BUILTIN["hard-core"]), new_table=True
+    )
+    offer = ev.Proposition(ev.PropositionKind.NEXT_TOTAL, frozenset({2, 9, 10, 12}))
+    CASTS = (("ann", 6), ("bob", 2), ("cat", 1))
+    steps: list[Callable[[hz.TableState, Any], list[hz.Event]]] = [
+        *(lambda s, _, n=n: hz.seat(s, n) for n in ("ann", "bob", "cat")),
+        *(lambda s, _, n=n, d=d: hz.cast_for_caster(s, n, d) for n, d in CASTS),
+        lambda s, _: hz.stake(s, 300),
+        lambda s, _: hz.lay(s, "bob", 238),
+        lambda s, _: hz.offer_side_bet(s, "bob", offer, True, 237, 142),
+        lambda s, funds: hz.cover(s, funds(s.caster) if s.caster else 0, None),
+        lambda s, _: hz.throw(s, 6, 6),
+    ]  # fmt: skip
+    for step in steps:
+        club.command("t1", "croupier", step)
+
+
+def _settlement_rounds(engine: sa.Engine) -> list[tuple[int, int, str | None]]:
+    """(round, round of the span holding it, reason) of each settlement."""
+    with engine.connect() as conn:
+        spans = conn.execute(sa.select(rounds)).all()
+        found = conn.execute(sa.select(settlements).order_by(settlements.c.position)).all()
+    return [
+        (
+            row.round,
+            next(s.round for s in spans if s.first_position <= row.position <= s.last_position),
+            row.reason,
+        )
+        for row in found
+    ]
+
+
+def test_a_bet_decided_in_the_next_round_is_settled_in_that_round(store: EventStore) -> None:
+    """Regression (found by the service's stateful model): a next-total offer that lived
+    through a forfeit was recorded as settled in the round it was made in, while the
+    rounds put the throw that voided it, and so the voiding, in the next round. A
+    settlement is in the round of the event that closed it, as written, as rebuilt, and
+    as migration 0011 moves the rows stored before it."""
+    from alembic import command
+
+    _forfeited_with_an_offer_open(store)
+    expected = [(1, 1, "forfeit"), (1, 1, "forfeit"), (2, 2, "never-accepted")]
+    assert _settlement_rounds(store.engine) == expected
+    projections.rebuild(store, batch=1)
+    assert _settlement_rounds(store.engine) == expected
+
+    with db.serialised(store.engine, db.UPGRADE_LOCK) as conn:
+        command.downgrade(db._alembic_config(conn), "0010")
+    # As the rows were stored before: the voiding under the round the offer was made in.
+    assert [r[0] for r in _settlement_rounds(store.engine)] == [1, 1, 1]
+    db.upgrade(store.engine)
+    assert _settlement_rounds(store.engine) == expected

@@ -22,7 +22,9 @@ What is checked, in the order of the format's "What hazard verify checks", and w
   opening or its snapshot, which re-runs every command and holds what it derives to
   the file, under the rule set its TableOpened (or snapshot) names, which must be the
   header's (`tables`);
-- the closing's counts (`closing`) and money (`money`) are recomputed from the events.
+- the closing's counts (`closing`) and money (`money`) are recomputed from the events;
+- the closing's cosigned checkpoint is a prefix of its checkpoint and, under the
+  reader's policy, holds: the log's signature and a quorum of cosignatures (`witnesses`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ledger.exports.verdict import (
     FIGURES,
     CheckpointLine,
     Closing,
+    CosignedLine,
     Disagreement,
     EventLine,
     Header,
@@ -46,11 +49,13 @@ from ledger.exports.verdict import (
     figures_view,
 )
 from ledger.store.log.keys import Verifier
+from ledger.store.log.policy import Policy
 
 __all__ = [
     "FIGURES",
     "CheckpointLine",
     "Closing",
+    "CosignedLine",
     "Disagreement",
     "EventLine",
     "Header",
@@ -66,19 +71,25 @@ __all__ = [
 ]
 
 
-def read(lines: Iterable[bytes], key: Verifier | None = None) -> Iterator[Item]:
+def read(
+    lines: Iterable[bytes], key: Verifier | None = None, policy: Policy | None = None
+) -> Iterator[Item]:
     """Check the export `lines` (bytes, with or without their newline) and yield each
     record once it is checked; raise Disagreement at the first line that disagrees.
     With `key`, the file must be signed by it; without, the header's key is used (and
-    the caller should say so)."""
-    return Check(key).run(lines)
+    the caller should say so). With the reader's `policy`, the closing's cosigned
+    checkpoint must hold under it (the closing is not handed on otherwise)."""
+    return Check(key, policy=policy).run(lines)
 
 
 def verify(
-    lines: Iterable[bytes], key: Verifier | None = None, progress: Progress | None = None
+    lines: Iterable[bytes],
+    key: Verifier | None = None,
+    progress: Progress | None = None,
+    policy: Policy | None = None,
 ) -> Verified:
     """Check the whole file; what was verified, or Disagreement."""
-    check = Check(key, progress)
+    check = Check(key, progress, policy)
     # The cyclic collector held off: a check allocates a row, an event and a table
     # state or two per line, none in a cycle, and the collector's passes over the
     # tables' states cost a tenth of the time. Reference counting frees them as usual.

@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account
+from ledger.exports.offline import witnesses
 from ledger.exports.offline.money import Tally
 from ledger.exports.offline.tables import Tables
 from ledger.exports.offline.tree import Tree
 from ledger.exports.verdict import Closing, Disagreement, Header, Verified
+from ledger.store.log.policy import Policy
 
 
 def close(
@@ -24,9 +26,11 @@ def close(
     tables: Tables,
     tally: Tally,
     types: dict[str, int],
+    policy: Policy | None = None,
 ) -> Closing:
     """The closing record on line `number`, checked against all the file held:
-    `streams`, every stream with an event or a snapshot in it."""
+    `streams`, every stream with an event or a snapshot in it; and its cosigned
+    checkpoint under the reader's `policy`, when given."""
     where = f"closing record (line {number})"
     if tree.size != header.last:
         raise Disagreement(
@@ -41,6 +45,7 @@ def close(
             number, f"the {where} is of size {c.get('size')!r}, the header's last is {header.last}"
         )
     root, checkpoint = tree.close(number, where, c)
+    cosigned = witnesses.check(number, c.get("cosigned"), tree, checkpoint, policy)
     _counts(number, where, c, types, tree.skipped)
     tally.check(number, where, c.get("money"))
     tables.finish(number, where)
@@ -53,6 +58,7 @@ def close(
         tree.skipped,
         dict(types),
         tally.view(),
+        cosigned,
     )
 
 
@@ -117,6 +123,7 @@ def summary(
     closing: Closing,
     *,
     key_given: bool,
+    policy: Policy | None = None,
     tree: Tree,
     mid_chain: list[str],
     tables: Tables,
@@ -151,6 +158,7 @@ def summary(
             "prev_hash of each one's first event here is taken as given"
         )
     trusted.extend(tables.referees_trusted())
+    trusted.extend(_witnessed_trusted(header, closing, policy))
     return Verified(
         scope=header.scope,
         first=header.first,
@@ -168,4 +176,33 @@ def summary(
         key_given=key_given,
         money=tally.totals(),
         trusted=trusted,
+        witnessed=closing.cosigned if policy is not None else None,
+        policy=policy.describe() if policy is not None else None,
     )
+
+
+def _witnessed_trusted(header: Header, closing: Closing, policy: Policy | None) -> list[str]:
+    """What rests on the bank's key alone: without a policy, the whole file; under one,
+    the file's positions after the checkpoint its witnesses cosigned."""
+    cosigned = closing.cosigned
+    if policy is None:
+        carried = (
+            f"its cosigned checkpoint (size {cosigned.size}, {cosigned.lines} witness "
+            "cosignature line(s)) was not checked"
+            if cosigned is not None
+            else "it carries no witness's cosignature"
+        )
+        return [
+            "the file is checked against the bank's key alone: nothing shows that anyone "
+            f"but the bank saw this log ({carried}: give --policy, your own policy file)"
+        ]
+    if cosigned is None:
+        return []  # `quorum none`: the policy asks for no witness
+    if cosigned.size < header.last:
+        start = max(cosigned.size + 1, header.first)
+        return [
+            f"positions {start}..{header.last} are after the checkpoint the witnesses "
+            f"cosigned (size {cosigned.size}): signed by the bank's key alone, not yet "
+            "witnessed when the file was made"
+        ]
+    return []

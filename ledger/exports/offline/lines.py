@@ -30,6 +30,7 @@ from ledger.exports.verdict import (
 from ledger.store import codec
 from ledger.store.eventstore import CorruptEvent, RowDecoder
 from ledger.store.log.keys import Verifier
+from ledger.store.log.policy import Policy
 
 Progress = Callable[[int, int], None]
 """Called now and then with (positions covered so far, positions the file covers)."""
@@ -42,9 +43,15 @@ _POSITION = re.compile(rb'"(?:position|from)":([0-9]+)')
 class Check:
     """One file's check, a line at a time."""
 
-    def __init__(self, key: Verifier | None, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        key: Verifier | None,
+        progress: Progress | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         self.expected = key
         self.progress = progress
+        self.policy = policy
         self.header: Header | None = None
         self.closing: Closing | None = None
         self.body = False
@@ -234,6 +241,7 @@ class Check:
             tables=self.tables,
             tally=self.tally,
             types=self.types,
+            policy=self.policy,
         )
 
     def verified(self) -> Verified:
@@ -243,6 +251,7 @@ class Check:
             self.header,
             self.closing,
             key_given=self.expected is not None,
+            policy=self.policy,
             tree=self.tree,
             mid_chain=self.chains.mid_chain,
             tables=self.tables,

@@ -116,7 +116,7 @@ class Tree:
             )
         if size == self.checkpoint_seen_at:
             raise Disagreement(number, f"a second checkpoint of size {size}")
-        checkpoint = self._open(number, c.get("note"), f"the checkpoint of size {size}")
+        checkpoint = self.signed(number, c.get("note"), f"the checkpoint of size {size}")
         if checkpoint.size != size:
             raise Disagreement(
                 number, f"the checkpoint line says size {size}, its signed note {checkpoint.size}"
@@ -150,7 +150,7 @@ class Tree:
             or not isinstance(cp.get("issued_at"), str)
         ):
             raise Disagreement(number, f"the {where} has no checkpoint of size and time")
-        signed = self._open(number, cp.get("note"), f"the {where}'s checkpoint")
+        signed = self.signed(number, cp.get("note"), f"the {where}'s checkpoint")
         _issued_as_signed(number, signed, cp["issued_at"], f"the {where}'s checkpoint")
         last = self.last
         if signed.size != cp["size"] or signed.size < last:
@@ -184,7 +184,9 @@ class Tree:
                 raise Disagreement(number, forged) from None
         return root, CheckpointLine(number, signed.size, signed.root, cp["issued_at"], cp["note"])
 
-    def _open(self, number: int, note: Any, what: str) -> Checkpoint:
+    def signed(self, number: int, note: Any, what: str) -> Checkpoint:
+        """The checkpoint in `note` (line `number`, `what` it is), signed by the header's
+        key and of the header's log; Disagreement when not."""
         header = self.header
         assert header is not None
         if not isinstance(note, str):

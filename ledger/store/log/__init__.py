@@ -8,6 +8,12 @@ were never changed, dropped or reordered.
   checkpoint each write signs and stores (`checkpoints`).
 - `checkpoint`: the signed-note text of a checkpoint (C2SP tlog-checkpoint).
 - `keys`: the club's signing key and its public half.
+- `cosignature`: a witness's key and its cosignature of a checkpoint (C2SP
+  tlog-cosignature, Ed25519 cosignature/v1).
+- `policy`: whom a reader trusts: the logs, the witnesses and their quorum (C2SP
+  tlog-policy).
+- `quorum`: the log as a reader's policy sees it in the database: the newest stored
+  checkpoint a quorum of its witnesses cosigned, held to the events' tree.
 - `proofs`: inclusion and consistency proofs read from the stored tree.
 - `chains`: each stream's hash chain as an auditor reads it, a page at a time, and
   the digest of every chain's head.

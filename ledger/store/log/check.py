@@ -35,9 +35,10 @@ import sqlalchemy as sa
 from engine import serverdice
 from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.log import merkle, tree
+from ledger.store.log import merkle, quorum, tree
 from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.log.keys import Verifier
+from ledger.store.log.policy import Policy
 
 BATCH = 20_000
 """Events read per query: large enough that a query's cost is spread thin, small
@@ -206,14 +207,17 @@ def check_log(
     progress: Progress | None = None,
     batch: int = BATCH,
     limit_findings: int = 100,
+    bound: int | None = None,
 ) -> Report:
     """Check the log in `conn` (one read transaction, so that it is one state of it).
 
     `verifier` is the trusted key (None: none, and every checkpoint is reported as
     not signed by it). From `resume`, the frontier of the tree of the events before,
     if given, else from position 1; at most `limit` events if given. `watch`: sizes
-    at which to keep the recomputed root in `Report.roots` (a receipt's size)."""
-    check = _Pass(conn, verifier, resume, set(watch), limit_findings)
+    at which to keep the recomputed root in `Report.roots` (a receipt's size, the
+    witnessed checkpoint's); `bound`, the receipt's size that `Report.trusted_agree`
+    is kept below (default: the largest watched)."""
+    check = _Pass(conn, verifier, resume, set(watch), limit_findings, bound)
     total = _count_after(conn, check.report.start)
     if limit is not None:
         total = min(total, limit)
@@ -240,14 +244,15 @@ class _Pass:
         resume: merkle.Frontier | None,
         watched: set[int],
         limit_findings: int,
+        bound: int | None = None,
     ) -> None:
         self.conn, self.mark = conn, _mark(conn)
         self.frontier = resume.copy() if resume else merkle.Frontier()
         start = self.frontier.size
         self.report = Report(start=start, size=start, limit_findings=limit_findings)
         self.watched = watched
-        if watched:
-            self.report.bound = max(watched)
+        if bound is not None or watched:
+            self.report.bound = bound if bound is not None else max(watched)
         self.verifiers = [verifier] if verifier is not None else []
         self.after = start
         """The last position read."""
@@ -671,16 +676,22 @@ class Restart(Enum):
 @dataclass
 class Verified:
     """A whole check: the pass, why it did not resume from the state it was given, where
-    the log parts from the receipt, and the state to keep for the next run."""
+    the log parts from the receipt, what the caller's policy makes of the witnesses'
+    cosignatures, and the state to keep for the next run."""
 
     report: Report
     restart: Restart | None
     parting: Parting | None
     state: State
+    witnessing: quorum.Witnessing | None = None
 
     @property
     def ok(self) -> bool:
-        return self.report.ok and (self.parting is None or self.parting.agrees)
+        return (
+            self.report.ok
+            and (self.parting is None or self.parting.agrees)
+            and (self.witnessing is None or self.witnessing.ok)
+        )
 
 
 def open_receipt(note: bytes, verifier: Verifier) -> Checkpoint:
@@ -696,12 +707,15 @@ def verify(
     *,
     receipt: Checkpoint | None = None,
     state: State | None = None,
+    policy: Policy | None = None,
     progress: Progress | None = None,
     limit_findings: int = 100,
 ) -> Verified:
     """Check the log in one state of it (`snapshot`), from position 1 or, given the
     `state` an earlier check kept, from the tree it verified when that still stands;
-    and hold it against `receipt`, a checkpoint kept elsewhere, when given."""
+    hold it against `receipt`, a checkpoint kept elsewhere, when given; and, given the
+    caller's `policy`, hold the newest checkpoint a quorum of its witnesses cosigned
+    to the events (ledger.store.log.quorum)."""
     restart = None
     if state is not None and state.key != verifier.text():
         restart = Restart.OTHER_KEY
@@ -716,10 +730,44 @@ def verify(
             else:
                 restart = Restart.TREE_REWRITTEN
         watch = [receipt.size] if receipt is not None else []
+        found = quorum.stored(conn, policy) if policy is not None else None
+        witnessed = found.size if found is not None else None
+        if witnessed is not None and (resume is None or witnessed > resume.size):
+            watch.append(witnessed)  # the pass keeps the events' root there
         report = check_log(
             conn, verifier, resume=resume, watch=watch, progress=progress,
-            limit_findings=limit_findings,
+            limit_findings=limit_findings, bound=receipt.size if receipt is not None else None,
         )  # fmt: skip
+        witnessing = None
+        if found is not None and policy is not None:
+            root = _events_root(conn, report, resume, witnessed)
+            witnessing = quorum.hold(found, policy, root, report.size)
     parting = against(receipt, report) if receipt is not None else None
     kept = State(report.size, report.root, tuple(report.frontier), verifier.text())
-    return Verified(report, restart, parting, kept)
+    return Verified(report, restart, parting, kept, witnessing)
+
+
+def _events_root(
+    conn: sa.Connection, report: Report, resume: merkle.Frontier | None, size: int | None
+) -> bytes | None:
+    """The root of the first `size` events: kept by the pass, or, within the tree an
+    incremental run resumed from (verified by the run before, and still stored), the
+    stored tree's root at `size` once a consistency proof from the stored tree ties it
+    to the verified one. None when the log has fewer events, or the stored tree cannot
+    prove it (a full run then reads the events)."""
+    if size is None or size > report.size:
+        return None
+    if size == 0:
+        return merkle.EMPTY_ROOT
+    if size in report.roots:
+        return report.roots[size]
+    if resume is None or size > resume.size:
+        return None
+    read = tree.reader(conn)
+    try:
+        stored = merkle.tree_hash(size, read)
+        proof = merkle.prove_tree(resume.size, size, read)
+        merkle.check_tree(proof, resume.size, resume.root(), size, stored)
+    except merkle.MerkleError:
+        return None
+    return stored

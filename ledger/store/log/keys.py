@@ -69,21 +69,24 @@ def _decode(text: str, what: str) -> bytes:
     return raw
 
 
-def _key_material(text: str, what: str) -> bytes:
+def key_material(text: str, what: str, kind: int = ED25519) -> bytes:
+    """The 32-byte key in `base64(type || key)`, refused unless its type is `kind`."""
     raw = _decode(text, what)
     if len(raw) != 1 + KEY_SIZE:
         raise BadKey(f"{what} must be 33 bytes (type byte and key), got {len(raw)}")
-    if raw[0] != ED25519:
-        raise BadKey(f"{what} has signature type {raw[0]:#04x}; only Ed25519 (0x01) is known")
+    if raw[0] != kind:
+        raise BadKey(f"{what} has signature type {raw[0]:#04x}, not {kind:#04x}")
     return raw[1:]
 
 
-def _id(text: str, name: str, public_key: bytes) -> int:
+def check_id(text: str, expected: int, name: str) -> int:
+    """The key id's 8 hex digits, refused unless they are `expected`, the id that the
+    name and key give."""
     if len(text) != 8 or any(c not in "0123456789abcdef" for c in text):
         raise BadKey(f"key id {text!r} must be 8 lowercase hex digits")
-    if int(text, 16) != key_id(name, public_key):
+    if int(text, 16) != expected:
         raise BadKey(f"key id {text} does not match the key named {name!r}")
-    return int(text, 16)
+    return expected
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,8 +119,8 @@ class Verifier:
             raise BadKey("a verifier key is '<name>+<key id hex>+<base64 key>'")
         name, hex_id, material = parts
         check_name(name)
-        public_key = _key_material(material, "the verifier key")
-        _id(hex_id, name, public_key)
+        public_key = key_material(material, "the verifier key")
+        check_id(hex_id, key_id(name, public_key), name)
         return cls(name, public_key)
 
     def verify(self, message: bytes, signature: bytes) -> bool:
@@ -172,12 +175,12 @@ class Signer:
         name, hex_id, material = parts
         check_name(name)
         try:
-            seed = _key_material(material, "the signer key")
+            seed = key_material(material, "the signer key")
         except BadKey:
             raise BadKey("the signer key's key material is not 0x01 and a 32-byte seed") from None
         signer = cls(name, seed)
         # The id names the public key, which only the seed yields: check it after.
-        _id(hex_id, name, signer.verifier.public_key)
+        check_id(hex_id, signer.key_id, name)
         return signer
 
     def sign(self, message: bytes) -> bytes:
@@ -187,13 +190,19 @@ class Signer:
 
 
 def create_key(path: Path | str, name: str) -> str:
-    """Make a new signer key at `path` and return its verifier key, to publish.
+    """Make a new signer key at `path` and return its verifier key, to publish."""
+    signer = Signer.generate(name)
+    write_secret(path, signer.text())
+    return signer.verifier.text()
+
+
+def write_secret(path: Path | str, secret: str) -> None:
+    """Write `secret` (a signer's or a witness's key) to a new file at `path`.
 
     The file is created with O_EXCL and mode 0600 in one call, so it is never open to
     others, not even between creating and chmod; an existing file is never replaced
-    (replacing the key would orphan every checkpoint it signed)."""
+    (replacing a key would orphan every checkpoint it signed)."""
     path = Path(path)
-    signer = Signer.generate(name)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -201,14 +210,13 @@ def create_key(path: Path | str, name: str) -> str:
     try:
         # The umask can only take bits away from 0600; this makes the mode exact.
         os.fchmod(fd, 0o600)
-        os.write(fd, (signer.text() + "\n").encode())
+        os.write(fd, (secret + "\n").encode())
     finally:
         os.close(fd)
-    return signer.verifier.text()
 
 
-def load_signer(path: Path | str) -> Signer:
-    """The signer key in `path`, refused if group or others may open the file."""
+def read_secret(path: Path | str) -> str:
+    """The key in the file at `path`, refused if group or others may open the file."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -223,8 +231,12 @@ def load_signer(path: Path | str) -> Signer:
                 f"(chmod 600 {path})"
             )
         text = file.read()
-    if text.endswith("\n"):
-        text = text[:-1]
+    return text.removesuffix("\n")
+
+
+def load_signer(path: Path | str) -> Signer:
+    """The signer key in `path`, refused if group or others may open the file."""
+    text = read_secret(path)
     try:
         return Signer.parse(text)
     except BadKey as e:

@@ -1,0 +1,240 @@
+"""The watcher's pages run as printed: docs/player.md's and docs/auditor.md's ```bash
+blocks (a player keeping and checking a receipt, the curl and openssl recipe, an
+auditor's watcher), pasted into bash in a directory holding the club's policy and a
+deposit's answer, against the ledger's anonymous reads; what the pages show a command
+printing (`# ↓` and the ```text block after it), it prints; the recipe accepts the
+file as fetched and refuses it changed; and the fork the auditor's page shows is what
+`hazard watch` prints on one.
+
+The ledger's side here is watchkit's `ledger_serving`, which serves the contract the
+ledger's endpoints are built to on their own branch (and the tlog-proof through the
+same TlogProof the watcher reads); `localhost:8000` in the pages is rewritten to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from ledger.books.book import Book
+from ledger.cli import main
+from ledger.service import Club
+from ledger.store import db
+from ledger.store.eventstore import EventStore
+from ledger.store.vocabulary import Deposited
+from tests.signing import SIGNER
+from tests.watch.watchkit import (
+    AUDITOR,
+    TREASURER,
+    cosign,
+    evening,
+    ledger_serving,
+    more,
+    policy_text,
+    rewrite,
+    tlog_proof,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYER = ROOT / "docs" / "player.md"
+AUDITOR_PAGE = ROOT / "docs" / "auditor.md"
+_FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(tool) for tool in ("curl", "jq", "openssl")) and not os.environ.get("CI"),
+    reason="the pages run curl, jq and openssl (.ci/run installs them)",
+)
+
+
+def blocks(page: Path) -> list[tuple[str, str | None]]:
+    """A page's ```bash blocks, in order, each with the ```text block that follows it
+    when a command in it ends `# ↓` (what that command prints)."""
+    fences = [(m.group(1), m.group(2)) for m in _FENCE.finditer(page.read_text(encoding="utf-8"))]
+    found = []
+    for index, (lang, body) in enumerate(fences):
+        if lang != "bash":
+            continue
+        shown = None
+        if re.search(r"# ↓$", body, re.M):
+            lang_after, shown = fences[index + 1]
+            assert lang_after == "text", f"`# ↓` in {page.name} is followed by ```{lang_after}"
+        found.append((body, shown))
+    return found
+
+
+def marked(body: str) -> str:
+    """The block with each `# ↓` command's output between markers."""
+    lines = []
+    for line in body.splitlines():
+        if line.rstrip().endswith("# ↓"):
+            lines += ["printf '\\n@@@\\n'", line, "printf '\\n@@@ end\\n'"]
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def prints(expected: str, printed: str) -> bool:
+    """As a reader compares them: `…` any text (lines too), trailing spaces aside."""
+    printed = "\n".join(line.rstrip() for line in printed.strip("\n").splitlines())
+    pattern = ".*?".join(re.escape(part) for part in expected.strip("\n").split("…"))
+    return re.fullmatch(pattern, printed, re.S) is not None
+
+
+def bash(script: str, here: Path, url: str) -> subprocess.CompletedProcess[str]:
+    script = re.sub(r"\b(localhost|127\.0\.0\.1):8000\b", url.removeprefix("http://"), script)
+    env = {k: v for k, v in os.environ.items() if k not in ("HAZARD_KEY", "DATABASE_URL")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    return subprocess.run(
+        ["bash", "-c", script], cwd=here, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def club(here: Path, writes: int) -> tuple[EventStore, list[str]]:
+    """The club's ledger in here/hazard.sqlite3, signed by the tests' key, and its
+    policy saved as club.policy."""
+    engine = db.make_engine(f"sqlite:///{here / 'hazard.sqlite3'}")
+    db.upgrade(engine)
+    store = EventStore(engine, signer=SIGNER)
+    (here / "club.policy").write_text(policy_text())
+    return store, evening(store, writes)
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Path:
+    folder = tmp_path / "player"
+    folder.mkdir()
+    return folder
+
+
+def test_the_player_s_and_the_auditor_s_pages_run_as_printed(here: Path) -> None:
+    store, _ = club(here, 12)
+    answer = Club(Book(store)).account_command("ann", Deposited, 250, "setter")
+    (here / "deposit.json").write_text(json.dumps(answer))
+    size = answer["receipt"]["positions"][0]
+    cosign(store.engine, size, TREASURER, AUDITOR)
+    pages = blocks(PLAYER) + blocks(AUDITOR_PAGE)
+    assert len(pages) >= 5 and any("openssl pkeyutl" in body for body, _ in pages)
+    with ledger_serving(store.engine) as (url, asked):
+        ran = bash("".join(marked(body) for body, _ in pages), here, url)
+    store.engine.dispose()
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "Signature Verification Failure" not in ran.stdout and "FAILED" not in ran.stdout
+    outputs = re.findall(r"\n@@@\n(.*?)\n@@@ end\n", ran.stdout, re.S)
+    shown = [text for _, text in pages if text is not None]
+    assert len(outputs) == len(shown) >= 2
+    for expected, printed in zip(shown, outputs, strict=True):
+        assert prints(expected, printed), f"the page shows\n{expected}\nit printed\n{printed}"
+    # The recipe, on the file the player fetched: every check passed, and the event.
+    assert "Signature Verified Successfully\n" in ran.stdout
+    assert "witnessed: 2 of the policy's witnesses cosigned (2 asked)" in ran.stdout
+    assert f"the event at position {size} is in the tree of {size} events:" in ran.stdout
+    assert f"/log/proofs/tlog-proof?position={size}" in asked  # fetched as printed
+    assert (here / "audit-watch.json").exists() and (here / "copy-watch.json").exists()
+
+
+def _recipe() -> str:
+    return next(body for body, _ in blocks(PLAYER) if "openssl pkeyutl" in body)
+
+
+def _frame(proof: str, old: bytes, new: bytes) -> str:
+    lines = proof.split("\n")
+    frame = base64.b64decode(lines[1].removeprefix("extra ")).replace(old, new)
+    lines[1] = "extra " + base64.b64encode(frame).decode()
+    return "\n".join(lines)
+
+
+def _line(proof: str, number: int, text: str) -> str:
+    lines = proof.split("\n")
+    lines[number] = text
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda p: p, "the event at position 6 is in the tree of 9 events:"),
+        (lambda p: _frame(p, b'"amount":50', b'"amount":5000'), "FAILED: the path does not lead"),
+        (lambda p: _line(p, 3, base64.b64encode(bytes(32)).decode()), "FAILED: the path"),
+        (lambda p: p.replace("\nindex 5\n", "\nindex 4\n"), "FAILED: the path does not lead"),
+        (lambda p: p.replace("\n9\n", "\n10\n", 1), "Signature Verification Failure"),
+        (lambda p: _line(p, -3, p.split("\n")[-3][:-8] + "AAAAAAA="), "FAILED: the cosignature"),
+    ],
+    ids=["as fetched", "extra", "path", "index", "note", "cosignature"],
+)
+def test_the_recipe_refuses_a_changed_proof(here: Path, change: object, says: str) -> None:
+    """The recipe as printed, on a file as the ledger serves it and changed: the event
+    (its extra line), a path hash, the index, the checkpoint's text, a cosignature."""
+    assert callable(change)
+    store, _ = club(here, 9)
+    cosign(store.engine, 9, TREASURER, AUDITOR)
+    proof = tlog_proof(store.engine, 6)
+    store.engine.dispose()
+    (here / "deposit.tlog-proof").write_text(change(proof))
+    ran = bash(_recipe(), here, "http://127.0.0.1:8000")
+    assert says in ran.stdout, ran.stdout + ran.stderr
+    if says.startswith("the event"):
+        assert "FAILED" not in ran.stdout and "NOT WITNESSED" not in ran.stdout
+
+
+@pytest.mark.parametrize("position", [1, 2, 7, 8, 13])
+def test_the_recipe_proves_every_shape_of_path(here: Path, position: int) -> None:
+    """The first and last leaves, a left and a right one, of a tree of 13 (whose right
+    edge is ragged), and a tree of one leaf, whose path is empty."""
+    store, _ = club(here, 13)
+    cosign(store.engine, 13, TREASURER, AUDITOR)
+    (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, position))
+    store.engine.dispose()
+    ran = bash(_recipe(), here, "http://127.0.0.1:8000")
+    assert f"the event at position {position} is in the tree of 13 events:" in ran.stdout
+    if position == 1:
+        alone = here / "alone"
+        alone.mkdir()
+        store, _ = club(alone, 1)
+        cosign(store.engine, 1, TREASURER, AUDITOR)
+        (alone / "deposit.tlog-proof").write_text(tlog_proof(store.engine, 1))
+        store.engine.dispose()
+        ran = bash(_recipe(), alone, "http://127.0.0.1:8000")
+        assert "the event at position 1 is in the tree of 1 events:" in ran.stdout
+
+
+def test_the_fork_the_auditor_s_page_shows_is_what_a_fork_prints(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    section = AUDITOR_PAGE.read_text(encoding="utf-8").split("### What a fork looks like")[1]
+    shown = re.search(r"```text\n(.*?)```", section, re.S)
+    assert shown is not None
+    command = next(body for body, _ in blocks(AUDITOR_PAGE) if "--report" in body).strip()
+    store, notes = club(here, 10)
+    cosign(store.engine, 10, TREASURER, AUDITOR)
+    (here / "deposit-5.txt").write_text(notes[4])
+    (here / "deposit-10.txt").write_text(notes[9])
+    monkeypatch.chdir(here)
+    added = CliRunner().invoke(
+        main,
+        ["watch", "add", "deposit-5.txt", "deposit-10.txt", "--policy", "club.policy",
+         "--state", "audit-watch.json"],
+    )  # fmt: skip
+    assert added.exit_code == 0, added.output
+    with ledger_serving(store.engine) as (url, _):
+        first = bash(command, here, url)
+        assert first.returncode == 0, first.stdout + first.stderr
+        more(store, 4)
+        rewrite(store.engine, 6)
+        more(store, 1)
+        cosign(store.engine, 15, TREASURER, AUDITOR)
+        forked = bash(command, here, url)
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM gossip")).scalar() == 1
+    store.engine.dispose()
+    assert forked.returncode == 1
+    assert prints(shown.group(1), forked.stdout), forked.stdout
