@@ -16,9 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
 
-from ledger.store.log.checkpoint import HASH_SIZE, MAX_SIZE
+from ledger.store.log.checkpoint import DECIMAL, HASH_SIZE, MAX_SIZE
 
 MAX_BODY = 64 * 1024
 """A body larger than this is refused (413): a checkpoint note, with a few signatures and
@@ -26,8 +25,6 @@ MAX_BODY = 64 * 1024
 
 MAX_PROOF = 63
 """The most proof lines a client may send (tlog-witness): a tree of 2^63 leaves needs fewer."""
-
-_DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
 
 
 class Malformed(ValueError):
@@ -67,8 +64,10 @@ def hash_line(text: str) -> bytes | None:
 
 def size_of(text: str, what: str) -> int:
     """An ASCII decimal with no leading zeros, at most 2^63 - 1."""
-    if not _DECIMAL.fullmatch(text):
-        raise Malformed(f"{what}: {text[:40]!r} is not a decimal number without leading zeros")
+    if not DECIMAL.fullmatch(text):
+        raise Malformed(
+            f"{what}: {text[:40]!r} is not a decimal of at most 19 digits, no leading zeros"
+        )
     size = int(text)
     if size > MAX_SIZE:
         raise Malformed(f"{what}: {text} is beyond 2^63-1")

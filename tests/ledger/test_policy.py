@@ -111,3 +111,22 @@ def test_a_policy_written_out_reads_back_as_the_same_policy(
     assert "https://" not in rule.text(urls=False) and bare.logs[0].url is None
     assert bare.witnesses.keys() == rule.witnesses.keys()
     assert (bare.groups, bare.quorum) == (rule.groups, rule.quorum)
+
+
+def test_numbers_of_thousands_of_digits_are_refused_with_the_line_not_a_traceback() -> None:
+    """Python's int() refuses more than 4,300 digits with a bare ValueError: every
+    number read from a policy, a checkpoint, a tlog-proof or a witness's request is
+    bounded before it is converted, and refused as its format's error."""
+    from ledger.store.log.checkpoint import Checkpoint, MalformedCheckpoint
+    from ledger.store.log.tlogproof import TlogProof, TlogProofError
+    from ledger.witness.submission import Malformed, read_submission
+
+    huge = "9" * 5000
+    with pytest.raises(PolicyError, match="line 2: a group's threshold"):
+        Policy.parse(f"witness a {X['a'].key.text()}\ngroup g {huge} a\nquorum g\n")
+    with pytest.raises(MalformedCheckpoint, match="line 2 \\(tree size\\)"):
+        Checkpoint.parse(f"o\n{huge}\n{'A' * 43}=\n")
+    with pytest.raises(TlogProofError, match="line 2 \\(index\\)"):
+        TlogProof.parse(f"c2sp.org/tlog-proof@v1\nindex {huge}\n\no\n1\nx\n")
+    with pytest.raises(Malformed, match="the old size line"):
+        read_submission(f"old {huge}\n\no\n1\nAAAA\n\n\u2014 o AAAA\n".encode())

@@ -40,7 +40,10 @@ without end."""
 
 EM_DASH = "\u2014"
 _SIGNATURE_PREFIX = EM_DASH + " "
-_DECIMAL = re.compile(r"0|[1-9][0-9]*", re.ASCII)
+DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}", re.ASCII)
+"""A size or an index as the C2SP texts write it: ASCII decimal, no leading zeros. At
+most 19 digits (2^63 - 1 has 19), so that int() is never handed thousands of digits from
+a file or a request: Python refuses those with a bare ValueError."""
 _TIME = "time "
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _TIME_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
@@ -177,9 +180,10 @@ class Checkpoint:
                     f"line {number}: control character {line[at]!r} at column {at + 1}"
                 )
         origin, size_text, root_text, *extensions = lines
-        if not _DECIMAL.fullmatch(size_text):
+        if not DECIMAL.fullmatch(size_text):
             raise MalformedCheckpoint(
-                f"line 2 (tree size): {size_text!r} is not a decimal number without leading zeros"
+                f"line 2 (tree size): {size_text[:40]!r} is not a decimal number of at most 19 "
+                "digits without leading zeros"
             )
         size = int(size_text)
         if size > MAX_SIZE:

@@ -230,7 +230,11 @@ class _Parser:
             return n
         if word == "any":
             return 1
-        if not word.isdigit() or word != str(int(word)) or not 1 <= int(word) <= n:
+        if (
+            not (word.isdigit() and len(word) <= 4)
+            or word != str(int(word))
+            or not 1 <= int(word) <= n
+        ):
             raise PolicyError(f"a group's threshold is all, any or 1 to {n}, not {word!r}")
         return int(word)
 

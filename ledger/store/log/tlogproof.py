@@ -27,11 +27,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
 from typing import TYPE_CHECKING
 
 from ledger.store.log import merkle
-from ledger.store.log.checkpoint import MAX_SIZE, NoteError, parse_note
+from ledger.store.log.checkpoint import DECIMAL, MAX_SIZE, NoteError, parse_note
 from ledger.store.log.policy import Policy, Verdict
 
 if TYPE_CHECKING:
@@ -42,8 +41,6 @@ MAX_INDEX = MAX_SIZE - 1
 """The largest record number a checkpoint's tree can hold."""
 MAX_PATH = 63
 """The longest inclusion path: a tree of at most 2^63 - 1 leaves is at most 63 deep."""
-
-_INDEX = re.compile(r"0|[1-9][0-9]*", re.ASCII)
 
 
 class TlogProofError(ValueError):
@@ -105,9 +102,9 @@ class TlogProof:
         if len(lines) < number or not lines[number - 1].startswith("index "):
             raise TlogProofError(f"line {number} must be `index <record number>`")
         index_text = lines[number - 1].removeprefix("index ")
-        if not _INDEX.fullmatch(index_text) or int(index_text) > MAX_INDEX:
+        if not DECIMAL.fullmatch(index_text) or int(index_text) > MAX_INDEX:
             raise TlogProofError(
-                f"line {number} (index): {index_text!r} is not a decimal number without "
+                f"line {number} (index): {index_text[:40]!r} is not a decimal number without "
                 "leading zeros, below 2^63"
             )
         hashes = lines[number:]
