@@ -37,7 +37,8 @@ from engine.state import TableState
 from ledger.books import projections, tableviews
 from ledger.store import idempotency, snapshots
 from ledger.store.eventstore import ConcurrencyError, EventStore, NoSigningKey, Recorded
-from ledger.store.log import tree
+from ledger.store.log import sealing, tree
+from ledger.store.log.heads import SEALS, Heads
 
 RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
 """How the loser of two racing first attempts fails: at the key or at the version."""
@@ -58,6 +59,7 @@ class UnitOfWork:
         self._answer: dict[str, Any] | None = None
         self._growth: tree.Growth | None = None
         self._positions: list[int] = []
+        self._rows: list[Recorded] = []
         self._issued_at = ""
         self.committed = False
 
@@ -71,7 +73,8 @@ class UnitOfWork:
     def __enter__(self) -> UnitOfWork:
         self._transaction = self.store.transaction()
         self.conn = self._transaction.__enter__()
-        self._growth, self._positions = None, []
+        self._growth, self._positions, self._rows = None, [], []
+        self._issued_at = ""
         return self
 
     def __exit__(
@@ -136,7 +139,12 @@ class UnitOfWork:
         place where every append passes. The rows' leaves join the log's Merkle tree
         here; `commit` signs the tree they make."""
         conn = self.conn
-        rows = self.store.append(conn, stream, expected_version, events, actor, idempotency_key)
+        # One write, one time: every event of it, its seal and its checkpoint, so that a
+        # cut by time never falls inside a write (docs/export-format.md).
+        at = self._issued_at or None
+        rows = self.store.append(
+            conn, stream, expected_version, events, actor, idempotency_key, at=at
+        )
         if rows:
             self._grow(rows)
         projections.apply(conn, rows)
@@ -155,6 +163,7 @@ class UnitOfWork:
             self._growth = tree.grow(self.conn, rows[0].position - 1, self.store.frontier)
         self._growth.add(rows)
         self._positions.extend(row.position for row in rows)
+        self._rows.extend(rows)
         self._issued_at = rows[-1].recorded_at
 
     def commit(self, response: Mapping[str, Any] | None = None) -> None:
@@ -174,14 +183,33 @@ class UnitOfWork:
                     f"no signing key{where}: every write hands out a signed checkpoint, "
                     "so nothing was written; make one with `hazard key create`"
                 )
+            heads = self._seal(growth)
             note = tree.seal(self.conn, growth, signer, self._issued_at)
             answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
             idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())
         self.conn.commit()
         self.committed, self._answer = True, answer
-        if growth is not None:  # committed history only: a frontier never goes stale
+        if growth is not None:  # committed history only: neither goes stale
             self.store.frontier = growth.frontier
+            self.store.heads = heads
+
+    def _seal(self, growth: tree.Growth) -> Heads:
+        """End the write with its seal (ledger.store.log.sealing): the heads its events
+        moved, kept in `heads_log`, and the event committing all of them, the last
+        leaf under the checkpoint the write signs. The store's heads are taken for it,
+        and handed back by `commit` once the write has committed."""
+        rows = self._rows
+        kept, self.store.heads = self.store.heads, None
+        heads = sealing.take(self.conn, kept, rows[0].position - 1)
+        event, moved = sealing.seal(heads, rows)
+        (seal,) = self.store.append(
+            self.conn, SEALS, heads.seals, [event], sealing.ACTOR, at=self._issued_at
+        )
+        growth.add([seal])
+        sealing.store_moved(self.conn, seal.position, moved)
+        sealing.sealed(heads, seal.position)
+        return heads
 
     @property
     def answer(self) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def transfers_of(stream: str, event: vocab.StoredEvent) -> tuple[Transfer, ...]:
         return (Transfer(CASH, event.account, event.amount),)
     if isinstance(event, vocab.Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, vocab.CreditLimitSet | vocab.AccountOpened):
+    if isinstance(event, vocab.CreditLimitSet | vocab.AccountOpened | vocab.LogSealed):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)

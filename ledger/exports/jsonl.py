@@ -42,12 +42,12 @@ from ledger.exports.scope import NotFound, Scope
 from ledger.exports.verdict import figures_view
 from ledger.store import codec, db, snapshots
 from ledger.store.eventstore import decode_rows
-from ledger.store.log import merkle, quorum, tree
+from ledger.store.log import heads, merkle, quorum, sealing, tree
 from ledger.store.log.keys import Verifier
 
 MEDIA_TYPE = "application/jsonl"
 FORMAT = "hazard-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CHUNK = 64 * 1024
 """Bytes a chunk holds (about): what a response or a file write takes at once."""
 BATCH = 5_000
@@ -100,6 +100,13 @@ class _Plan:
     with every cosignature line stored then)."""
     tables: dict[str, int] = field(default_factory=dict)
     """Every table stream in the file, by the version of its first exported event."""
+    edges: tuple[bool, bool] = (False, False)
+    """A range's: whether `first` is the edge before it and `last` the edge after."""
+    seals: dict[str, int] = field(default_factory=dict)
+    """A table's or a player's: the positions of its `start` and `end` seals and of the
+    seal after the end one (`next`), those it has (docs/export-format.md)."""
+    proven: list[tuple[str, str]] = field(default_factory=list)
+    """A table's or a player's: the heads its closing proves, (kind, name)."""
 
 
 def _mark(conn: sa.Connection) -> str:
@@ -163,15 +170,24 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
         ) from None
     n = checkpoint[0]
     windows: list[_Window] | None = None
+    edges = (False, False)
+    seals: dict[str, int] = {}
+    proven: list[tuple[str, str]] = []
     if scope.kind == "all":
         first, last = 1, n
     elif scope.kind == "range":
         first, last = _time_span(conn, n, scope.since, scope.until)
+        # The events either side of the cuts, which prove them (docs/export-format.md).
+        before = scope.since is not None and 1 <= first - 1 <= n
+        after = scope.until is not None and 1 <= last + 1 <= n
+        first, last = first - before, last + after
+        edges = (before, after)
     elif scope.kind == "table":
         stream = TABLE_PREFIX + str(scope.table)
         if not _exists(conn, stream, n):
             raise NotFound(f"there is no table {scope.table!r}")
         windows = _windows(conn, [stream], n, scope)
+        proven = [(heads.STREAM, stream)]
     elif scope.kind == "player":
         account = player_account(str(scope.player))
         own = account_stream(account)
@@ -187,9 +203,18 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
             )
         ]
         windows = _windows(conn, [own, *sorted(tables)], n, scope)
+        proven = [(heads.ACCOUNT, account), (heads.STREAM, own)]
     else:
         raise ValueError(f"no scope of kind {scope.kind!r}")
     if windows is not None:
+        seals = _seals(conn, n, scope)
+        if "end" in seals:
+            proven += [
+                (heads.STREAM, w.stream) for w in windows if (heads.STREAM, w.stream) not in proven
+            ]
+            windows += [_Window(heads.SEALS, p, v, p, v) for p, v in _seal_versions(conn, seals)]
+        else:
+            proven = []
         first = min((w.start for w in windows), default=n + 1)
         last = max((w.end for w in windows), default=n)
     if first > last:  # nothing in scope: the file still ties the (empty) range to the log
@@ -197,8 +222,9 @@ def _plan(conn: sa.Connection, scope: Scope, key: Verifier | None) -> _Plan:
     # Read with the head, in the same snapshot: the cosignatures stored as the export
     # begins are the ones it carries, whatever arrives while it is written.
     plan = _Plan(scope, first, last, windows, checkpoint, key, quorum.newest_within(conn, n))
+    plan.edges, plan.seals, plan.proven = edges, seals, proven
     if windows is None:
-        plan.tables = _tables_between(conn, first, last)
+        plan.tables = _tables_between(conn, first + edges[0], last - edges[1])
     else:
         plan.tables = {
             w.stream: w.start_version for w in windows if w.stream.startswith(TABLE_PREFIX)
@@ -237,6 +263,55 @@ def _time_span(
         )
         last = 0 if row[0][0] is None else int(row[0][0])
     return first, last
+
+
+def _seals(conn: sa.Connection, n: int, scope: Scope) -> dict[str, int]:
+    """The seals a table's or a player's file is proven against, within the tree of
+    `n` events: `end`, the last recorded before `until` (the head's, without one) and
+    `next`, the one after it; `start`, the last recorded before `since`. None on a log
+    whose head is not a seal (written before seals, and not since)."""
+    found: dict[str, int] = {}
+    last = "SELECT position, version FROM events WHERE stream = ? AND position <= ?"
+    if scope.until is None:
+        head = db.fetch(conn, last + " AND position = ?", (heads.SEALS, n, n))
+        if not head:
+            return {}
+        found["end"] = n
+    else:
+        end = db.fetch(
+            conn,
+            last + " AND recorded_at < ? ORDER BY version DESC LIMIT 1",
+            (heads.SEALS, n, scope.until),
+        )
+        if not end:
+            return {}
+        found["end"] = int(end[0][0])
+        after = db.fetch(
+            conn,
+            last + " AND version = ?",
+            (heads.SEALS, n, int(end[0][1]) + 1),
+        )
+        if after:
+            found["next"] = int(after[0][0])
+    if scope.since is not None:
+        start = db.fetch(
+            conn,
+            last + " AND recorded_at < ? ORDER BY version DESC LIMIT 1",
+            (heads.SEALS, n, scope.since),
+        )
+        if start:
+            found["start"] = int(start[0][0])
+    return found
+
+
+def _seal_versions(conn: sa.Connection, seals: dict[str, int]) -> list[tuple[int, int]]:
+    """(position, version) of each of the seals, in position order, each once."""
+    positions = sorted(set(seals.values()))
+    marks = ", ".join(["?"] * len(positions))
+    rows = db.fetch(
+        conn, f"SELECT position, version FROM events WHERE position IN ({marks})", tuple(positions)
+    )
+    return sorted((int(p), int(v)) for p, v in rows)
 
 
 def _windows(conn: sa.Connection, streams: list[str], n: int, scope: Scope) -> list[_Window]:
@@ -387,12 +462,14 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
             proof = merkle.prove_tree(size, last, tree.reader(conn))
         if plan.cosigned is not None:
             witnessed = _cosigned(plan.cosigned, size, tree.reader(conn))
+        proven = _head_proofs(conn, plan)
     out.add(
         _line(
             {
                 "checkpoint": {"issued_at": issued_at, "note": note, "size": size},
                 "consistency": [h.hex() for h in proof],
                 **witnessed,
+                **proven,
                 "events": body.events,
                 "money": body.money_view(),
                 "record": "closing",
@@ -403,6 +480,37 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
             }
         )
     )
+
+
+def _head_proofs(conn: sa.Connection, plan: _Plan) -> dict[str, Any]:
+    """The closing's `heads`: for a table's or a player's file, the proof of each head
+    it is held to in its end seal's heads tree (and its start seal's, if it has one),
+    and where the seal after the end one is. None for a log without seals, or a file
+    that is not a table's or a player's."""
+    if "end" not in plan.seals:
+        return {}
+    proofs: dict[str, Any] = {}
+    for which in ("start", "end"):
+        position = plan.seals.get(which)
+        if position is None:
+            continue
+        at = sealing.heads_at(conn, position)  # its write's heads are kept at its position
+        listed = []
+        for kind, name in plan.proven:
+            i = at.index.get((kind, name))
+            if i is None:
+                continue  # not begun at the start seal: the file holds it from its first
+            listed.append(
+                {
+                    "head": at.heads[i].view(),
+                    "index": i,
+                    "path": [h.hex() for h in at.prove(i)],
+                }
+            )
+        proofs[which] = {"position": position, "proofs": listed}
+    if "next" in plan.seals:
+        proofs["next"] = plan.seals["next"]
+    return {"heads": proofs}
 
 
 def _cosigned(cosigned: tuple[int, str], size: int, read: merkle.HashReader) -> dict[str, Any]:
@@ -528,14 +636,36 @@ class _Body:
                             (page[0][0], page[-1][0]),
                         )
                     }
-            yield from self._lines(page, skips, checks, out)
+            yield from self._page(page, skips, checks, out)
             if not contiguous:
                 self._count_money(page)
             if progress is not None:
                 progress(self.frontier.size - done)
         if contiguous:
+            before, after = plan.edges
             with db.short_read(self.engine) as conn:
-                self.money = _money_between(conn, plan.first, plan.last)
+                self.money = _money_between(conn, plan.first + before, plan.last - after)
+
+    def _page(
+        self,
+        page: list[Any],
+        skips: dict[int, bytes],
+        checks: dict[int, tuple[str, str]],
+        out: _Out,
+    ) -> Iterator[bytes]:
+        """`_lines`, with a range's edges (its first and last positions, when it has
+        them) written as `edge` lines, outside its counts."""
+        plan = self.plan
+        before, after = plan.edges
+        if before and page and page[0][0] == plan.first:
+            yield from self._lines(page[:1], skips, checks, out, "edge")
+            page = page[1:]
+        tail = []
+        if after and page and page[-1][0] == plan.last:
+            page, tail = page[:-1], page[-1:]
+        yield from self._lines(page, skips, checks, out)
+        if tail:
+            yield from self._lines(tail, skips, checks, out, "edge")
 
     def _pages(self) -> Iterator[list[Any]]:
         """The events in the file, in position order, a page at a time."""
@@ -558,7 +688,10 @@ class _Body:
             return
         # The whole range in position order; for many streams (a player at many tables,
         # the bank), each page kept to the rows of a stream in the file, within its window.
-        keep = None if windows is None else {w.stream: (w.start, w.end) for w in windows}
+        keep, sealed = None, set()
+        if windows is not None:
+            keep = {w.stream: (w.start, w.end) for w in windows if w.stream != heads.SEALS}
+            sealed = {w.start for w in windows if w.stream == heads.SEALS}
         after = plan.first - 1
         while after < plan.last:
             with db.short_read(self.engine) as conn:
@@ -572,7 +705,7 @@ class _Body:
                 return
             after = rows[-1][0]
             if keep is not None:
-                rows = [r for r in rows if _within(keep.get(r[1]), r[0])]
+                rows = [r for r in rows if _within(keep.get(r[1]), r[0]) or r[0] in sealed]
             if rows:
                 yield rows
 
@@ -626,9 +759,11 @@ class _Body:
         skips: dict[int, bytes],
         checks: dict[int, tuple[str, str]],
         out: _Out,
+        record: str = "event",
     ) -> Iterator[bytes]:
         """The page's lines into `out` (with the skips before its events), yielding a
-        chunk each time `out` fills: the hot loop of an export."""
+        chunk each time `out` fills: the hot loop of an export. An `edge` (`record`)
+        is written as an event is, and not counted."""
         types = self.types
         quote = encode_basestring
         quoted = codec.Quoted()  # per page: recorded_at changes each write
@@ -638,6 +773,7 @@ class _Body:
         add = lines.append
         frontier = self.frontier
         stack, size = frontier.hashes, frontier.size
+        edge = record != "event"
         for row in page:
             position, stream, version, type_, schema, payload, actor, key, at, prev, digest = row
             if position != size + 1:
@@ -662,7 +798,7 @@ class _Body:
             line = (
                 f'{{"actor":{qa},"hash":{quote(digest)},"idempotency_key":{qk},'
                 f'"leaf":"{made.hex()}","payload":{payload},"position":{position:d},'
-                f'"prev_hash":{quote(prev)},"record":"event","recorded_at":{qt},'
+                f'"prev_hash":{quote(prev)},"record":"{record}","recorded_at":{qt},'
                 f'"schema_version":{schema:d},"stream":{qs},"type":{qy},"version":{version:d}}}\n'
             )
             add(line)
@@ -673,7 +809,8 @@ class _Body:
                 number >>= 1
             stack.append(made)
             size = position
-            types[type_] = types.get(type_, 0) + 1
+            if not edge:
+                types[type_] = types.get(type_, 0) + 1
             if position in checks:
                 issued_at, note = checks[position]
                 line = (
@@ -686,7 +823,8 @@ class _Body:
                 frontier.size = size
                 yield from out.flush()
         frontier.size = size
-        self.events += len(page)
+        if not edge:
+            self.events += len(page)
 
     def _count_money(self, page: list[Any]) -> None:
         """Add what the page's events moved to `money`: (deposited, paid, staked,

@@ -26,6 +26,7 @@ from engine.errors import HazardError
 from engine.events import Event
 from ledger.store import codec, db, writers
 from ledger.store.log import merkle
+from ledger.store.log.heads import Heads
 from ledger.store.log.keys import Signer
 from ledger.store.schema import events as events_table
 
@@ -358,6 +359,9 @@ class EventStore:
         self.frontier: merkle.Frontier | None = None
         """The tree's right edge at the size last committed (ledger.store.log.tree), so
         that the next append need not read it."""
+        self.heads: Heads | None = None
+        """The log's heads at the size last committed (ledger.store.log.sealing), for
+        the next write's seal; a write takes them and hands them back once committed."""
         self.postgres = engine.dialect.name == "postgresql"
         # The statements run on the driver's cursor, in its parameter style.
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
@@ -479,8 +483,10 @@ class EventStore:
         new_events: Sequence[Any],
         actor: str,
         idempotency_key: str | None = None,
+        at: str | None = None,
     ) -> list[Recorded]:
-        """Append `new_events` to `stream`, which must be at `expected_version`.
+        """Append `new_events` to `stream`, which must be at `expected_version`,
+        recorded at `at` (the write's time, when it has one already) or now.
 
         Runs inside the caller's transaction `conn`, so that read models written in
         the same transaction commit with the events or not at all.
@@ -496,7 +502,7 @@ class EventStore:
             version, prev = (head_version, head_hash) if head_version else (0, GENESIS)
             if version != expected_version:
                 raise ConcurrencyError(stream, expected_version, version)
-            recorded_at = self.clock()
+            recorded_at = at if at is not None else self.clock()
             rows: list[Recorded] = []
             quoted = codec.Quoted()  # the texts the write's events share, quoted once
             frame, chain_hash, new_row = codec.frame, codec.chain_hash, tuple.__new__

@@ -192,6 +192,23 @@ checkpoints = sa.Table(
     sa.CheckConstraint("size >= 1", name="size_positive"),
 )
 
+# Every head of the log (ledger.store.log.heads) as each write's seal left it: a row per
+# head a write moved, at the seal's position (on a log from before seals, its first
+# heads at the last event's). `idx` is the head's leaf in the heads tree, in the order
+# each first appeared. The heads at a seal are each head's newest row at or before it.
+# Append-only, like the events it is derived from.
+heads_log = sa.Table(
+    "heads_log",
+    metadata,
+    sa.Column("idx", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("position", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(220), nullable=False),
+    sa.Column("count", sa.BigInteger, nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Index("ix_heads_log_position", "position"),
+)
+
 # Each witness's cosignature line of a stored checkpoint, as the witness returned it
 # (C2SP tlog-cosignature); `witness` is the witness key's vkey. The checkpoint's note with
 # these lines added is the cosigned checkpoint. Append-only.

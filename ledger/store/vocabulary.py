@@ -45,13 +45,25 @@ class CreditLimitSet:
     limit: int
 
 
+@dataclass(frozen=True, slots=True)
+class LogSealed:
+    """The end of a write: the root of the tree of every stream's and account's head
+    after the write's events (ledger.store.log.heads), and how many heads it has. The
+    one event of the log's own stream, `log`; its version numbers the checkpoint the
+    write signs, whose size is this event's position."""
+
+    version: int
+    root: str
+    heads: int
+
+
 AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 """Every event an account's stream may hold: the one list of them."""
 
 ACCOUNT_EVENTS: tuple[type[AccountEvent], ...] = typing.get_args(AccountEvent)
 """The classes of `AccountEvent`, in the order written."""
 
-StoredEvent = Event | AccountEvent
+StoredEvent = Event | AccountEvent | LogSealed
 
-STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS
+STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,)
 """Every event type the store reads and writes, table events first: the codec's list."""

@@ -36,6 +36,7 @@ class Read:
     header: dict[str, Any]
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
     skips: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
     closing: dict[str, Any] = field(default_factory=dict)
@@ -51,7 +52,7 @@ def check(data: bytes, log: list[Recorded]) -> Read:
         assert codec.canonical(line) == raw, "every line is canonical"
     read = Read(lines[0])
     assert read.header["record"] == "header"
-    assert read.header["format"] == "hazard-export" and read.header["format_version"] == 1
+    assert read.header["format"] == "hazard-export" and read.header["format_version"] == 2
     assert read.header["key"] == VERIFIER.text() and read.header["origin"] == VERIFIER.name
     first, last = read.header["first"], read.header["last"]
     start = read.header["tree_start"]
@@ -75,7 +76,7 @@ def check(data: bytes, log: list[Recorded]) -> Read:
             assert not read.events and not read.skips
             read.snapshots.append(line)
             heads[line["stream"]] = (line["version"], line["hash"])
-        elif kind == "event":
+        elif kind in ("event", "edge"):
             document = {
                 k: v for k, v in line.items() if k not in ("record", "leaf", "hash", "prev_hash")
             }
@@ -89,7 +90,7 @@ def check(data: bytes, log: list[Recorded]) -> Read:
             assert line["position"] == size + 1
             push(bytes.fromhex(line["leaf"]), 0)
             size += 1
-            read.events.append(line)
+            (read.events if kind == "event" else read.edges).append(line)
         elif kind == "skip":
             assert line["from"] == size + 1 and line["to"] >= line["from"]
             for digest in line["hashes"]:
@@ -102,7 +103,7 @@ def check(data: bytes, log: list[Recorded]) -> Read:
             assert size == line["to"]
             read.skips.append(line)
         elif kind == "checkpoint":
-            assert read.order[-2] == "event" and line["size"] == size
+            assert read.order[-2] in ("event", "edge") and line["size"] == size
             signed = open_checkpoint(line["note"], [VERIFIER])
             assert signed.size == size and signed.root == subtree(leaves[:size])
             read.checkpoints.append(line)
@@ -118,7 +119,7 @@ def check(data: bytes, log: list[Recorded]) -> Read:
     assert closing["root"] == folded.hex() == root.hex()
     assert closing["events"] == len(read.events)
     assert closing["skipped"] == sum(s["to"] - s["from"] + 1 for s in read.skips)
-    assert closing["events"] + closing["skipped"] == last - first + 1
+    assert closing["events"] + closing["skipped"] + len(read.edges) == last - first + 1
     assert closing["types"] == dict(Counter(e["type"] for e in read.events))
     signed = open_checkpoint(closing["checkpoint"]["note"], [VERIFIER])
     assert signed.size == closing["checkpoint"]["size"] == len(log)

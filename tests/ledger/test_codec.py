@@ -15,6 +15,7 @@ from engine.events import Proposition, PropositionKind
 from engine.referee import read_round
 from engine.rules import from_mapping
 from ledger.store import codec
+from ledger.store.vocabulary import LogSealed
 
 
 def _a_table_with_every_event() -> list[hz.Event]:
@@ -80,7 +81,8 @@ def _a_server_dice_turn() -> list[hz.Event]:
 
 
 def test_every_event_type_round_trips() -> None:
-    log = _a_table_with_every_event() + _a_server_dice_turn()
+    seal = LogSealed(version=1, root="ab" * 32, heads=3)  # the log's own stream
+    log = [*_a_table_with_every_event(), *_a_server_dice_turn(), seal]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events

@@ -1,0 +1,187 @@
+"""Each write's seal: the last event of every write, committing the heads of every
+stream and account (ledger.store.log.heads) inside the log, before the checkpoint the
+write signs.
+
+The heads the seals commit are kept in `heads_log`, append-only: each write adds a row
+for every head it moved, at its seal's position. So the heads at any seal are, per
+head, its newest row at or before that seal (what an export proves its scope against),
+and a store that is behind (another server wrote) catches up by reading the rows after
+the size it stands at. A store keeps its `Heads` in memory between writes, as it keeps
+the tree's frontier: a write takes it, moves it, and hands it back only once committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from ledger.books.accounts import transfers_of
+from ledger.store import db
+from ledger.store.log import heads as hd
+from ledger.store.log.heads import Head, Heads
+from ledger.store.vocabulary import LogSealed
+
+ACTOR = "ledger"
+"""Who writes a seal: the ledger itself, never a caller."""
+
+
+class SealError(Exception):
+    """A seal that does not commit the heads the log's events make."""
+
+    def __init__(self, position: int, reason: str) -> None:
+        super().__init__(f"the seal at position {position}: {reason}")
+        self.position = position
+
+
+def accounts_of(row: Any) -> list[str]:
+    """The ledger accounts an event's transfers touch (escrows included: heads.changes
+    leaves them out)."""
+    return [a for t in transfers_of(row.stream, row.event()) for a in (t.source, t.target)]
+
+
+# -- The heads a store keeps -------------------------------------------------------------
+
+_AT_SQL = (
+    "SELECT h.idx, h.kind, h.name, h.count, h.hash FROM heads_log h JOIN"
+    " (SELECT idx, MAX(position) AS position FROM heads_log WHERE position <= ? GROUP BY idx)"
+    " AS newest ON newest.idx = h.idx AND newest.position = h.position ORDER BY h.idx"
+)
+_AFTER_SQL = (
+    "SELECT idx, kind, name, count, hash FROM heads_log WHERE position > ? AND position <= ?"
+    " ORDER BY position, idx"
+)
+_SEALS_SQL = (
+    "SELECT version FROM events WHERE stream = ? AND position <= ? ORDER BY version DESC LIMIT 1"
+)
+
+
+def heads_at(conn: sa.Connection, size: int) -> Heads:
+    """The heads as they stood at log size `size` (a seal's position, or the newest),
+    read in one query."""
+    heads = Heads(size)
+    _place(heads, db.fetch(conn, _AT_SQL, (size,)))
+    heads.seals = _seals(conn, size)
+    return heads
+
+
+def _place(heads: Heads, rows: Iterable[Any]) -> None:
+    for idx, kind, name, count, digest in rows:
+        head = Head(str(kind), str(name), int(count), str(digest))
+        at = heads.set(head)
+        if at != int(idx):
+            raise SealError(heads.size, f"head {idx} ({kind} {name}) is stored out of order")
+
+
+def _seals(conn: sa.Connection, size: int) -> int:
+    found = db.fetch(conn, _SEALS_SQL, (hd.SEALS, size))
+    return int(found[0][0]) if found else 0
+
+
+def take(conn: sa.Connection, kept: Heads | None, size: int) -> Heads:
+    """The heads at log size `size`, for a write to move: `kept` (a store's, from its
+    last write) caught up by the rows written since, or read whole."""
+    if kept is None or kept.size > size:
+        return heads_at(conn, size)
+    if kept.size < size:
+        _place(kept, db.fetch(conn, _AFTER_SQL, (kept.size, size)))
+        kept.seals = _seals(conn, size)
+        kept.size = size
+    return kept
+
+
+# -- Sealing a write ---------------------------------------------------------------------
+
+
+def seal(heads: Heads, rows: Sequence[Any]) -> tuple[LogSealed, list[tuple[int, Head]]]:
+    """Move `heads` by a write's events `rows` and make its seal: the seal event (the
+    next of stream `log`) and the heads it moved, by index, for `heads_log`."""
+    moved: dict[int, Head] = {}
+    for head in hd.apply(heads, rows, accounts_of):
+        moved[heads.index[(head.kind, head.name)]] = head
+    event = LogSealed(heads.seals + 1, heads.root().hex(), len(heads))
+    return event, sorted(moved.items())
+
+
+def store_moved(conn: sa.Connection, position: int, moved: Sequence[tuple[int, Head]]) -> None:
+    """Keep the heads a write moved, at its seal's `position`."""
+    if moved:
+        db.insert_tuples(
+            conn,
+            "heads_log",
+            ("position", "idx", "kind", "name", "count", "hash"),
+            [(position, i, h.kind, h.name, h.count, h.hash) for i, h in moved],
+        )
+
+
+def sealed(heads: Heads, position: int) -> None:
+    """The write's seal at `position` is committed: the heads stand there."""
+    heads.seals += 1
+    heads.size = position
+
+
+# -- Checking and rebuilding from the events ----------------------------------------------
+
+
+def check(
+    rows: Iterable[Any], heads: Heads | None = None
+) -> Iterator[tuple[Any, Heads, list[tuple[int, Head]]]]:
+    """Fold the heads over `rows` (every event, in position order, from the first, or
+    from where `heads` stands), holding each seal to what the events before it make:
+    raises SealError at the first seal that disagrees. Yields each seal row with the
+    heads it commits and those that moved since the seal before it, by index. After
+    the last row, `heads` stands there (moved by any events after the last seal)."""
+    heads = heads if heads is not None else Heads()
+    pending: list[Any] = []
+    for row in rows:
+        if row.stream != hd.SEALS:
+            pending.append(row)
+            continue
+        moved = _moved(heads, pending)
+        pending.clear()
+        event = row.event()
+        if row.version != heads.seals + 1:
+            raise SealError(row.position, f"it is seal {row.version}, after seal {heads.seals}")
+        root = heads.root().hex()
+        if event.root != root or event.heads != len(heads):
+            raise SealError(
+                row.position,
+                f"it commits {event.heads} heads with root {event.root}, but the events "
+                f"before it make {len(heads)} with root {root}",
+            )
+        sealed(heads, row.position)
+        yield row, heads, moved
+    if pending:
+        _moved(heads, pending)
+        heads.size = pending[-1].position
+
+
+def _moved(heads: Heads, rows: Sequence[Any]) -> list[tuple[int, Head]]:
+    moved = {heads.index[(h.kind, h.name)]: h for h in hd.apply(heads, rows, accounts_of)}
+    return sorted(moved.items())
+
+
+def rebuild(conn: sa.Connection, batches: Iterable[Sequence[Any]]) -> Heads:
+    """Write `heads_log` afresh from every event (`batches` of them in position order,
+    from the first), checking every seal on the way: what a database from before
+    there were seals (migration 0012) and a restored log start from."""
+    heads = Heads()
+    tail: list[Any] = []  # the events after the last seal
+
+    def rows() -> Iterator[Any]:
+        for batch in batches:
+            for row in batch:
+                if row.stream == hd.SEALS:
+                    tail.clear()
+                else:
+                    tail.append(row)
+                yield row
+
+    for seal_row, _, moved in check(rows(), heads):
+        store_moved(conn, seal_row.position, moved)
+    # What moved after the last seal (all of it, on a log from before seals) is kept at
+    # the last event's position, where a write's catch-up reads it from.
+    touched = {heads.index[(kind, name)] for _, kind, name, _, _ in hd.changes(tail, accounts_of)}
+    store_moved(conn, heads.size, [(i, heads.heads[i]) for i in sorted(touched)])
+    return heads

@@ -1,0 +1,202 @@
+"""Each write's seal, on SQLite and PostgreSQL: the last event of every write, at the
+size of the checkpoint it signs, committing the head of every stream and the chain of
+every account's postings (ledger.store.log.heads), as anyone holding the events can
+work them out again; kept in `heads_log` so that the heads at any seal can be proven,
+and right whichever server wrote last."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from ledger.books.book import Book
+from ledger.service import Club
+from ledger.store.eventstore import EventStore, Recorded
+from ledger.store.log import heads as hd
+from ledger.store.log import merkle, sealing
+from ledger.store.log.checkpoint import open_checkpoint
+from ledger.store.log.heads import Head, Heads
+from ledger.store.vocabulary import LogSealed
+from tests.ledger.exportkit import evening, ticking
+from tests.signing import SIGNER, VERIFIER
+
+
+def _mth(leaves: list[bytes]) -> bytes:
+    """RFC 9162's MTH, as the RFC writes it: the reference the heads tree is held to."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return merkle.node_hash(_mth(leaves[:k]), _mth(leaves[k:]))
+
+
+def test_the_heads_tree_is_rfc_9162s_tree_however_its_heads_are_added_and_moved() -> None:
+    chance = random.Random(25)
+    heads = Heads()
+    names = [f"table:t{i}" for i in range(40)]
+    for step in range(300):
+        name = chance.choice(names[: 1 + step // 6])
+        head = heads.get(hd.STREAM, name)
+        version = 1 if head is None else head.count + 1
+        heads.step_stream(name, version, hashlib.sha256(f"{name}{version}".encode()).hexdigest())
+        if step % 3:  # several heads moved or added between two roots, now and then
+            continue
+        leaves = [h.leaf() for h in heads.heads]
+        assert heads.root() == _mth(leaves)
+        i = chance.randrange(len(leaves))
+        merkle.check_record(heads.prove(i), len(leaves), heads.root(), i, leaves[i])
+
+
+def test_an_accounts_chain_steps_over_the_hash_of_each_event_that_posts_to_it() -> None:
+    heads = Heads()
+    heads.step_account("player:ann", "a" * 64)
+    heads.step_account("player:ann", "b" * 64)
+    first = hashlib.sha256(("0" * 64 + "\n" + "a" * 64).encode()).hexdigest()
+    second = hashlib.sha256((first + "\n" + "b" * 64).encode()).hexdigest()
+    assert heads.get(hd.ACCOUNT, "player:ann") == Head(hd.ACCOUNT, "player:ann", 2, second)
+    leaf = b'\x00["account","player:ann",2,"' + second.encode() + b'"]'
+    assert heads.get(hd.ACCOUNT, "player:ann").leaf() == hashlib.sha256(leaf).digest()
+
+
+@pytest.fixture
+def club_store(engine: sa.Engine) -> Iterator[EventStore]:
+    yield from evening(engine)
+
+
+def _events(store: EventStore) -> list[Recorded]:
+    rows = store.read_all(0, limit=100_000)
+    return rows
+
+
+def test_every_write_ends_with_a_seal_at_the_size_its_checkpoint_signs(
+    club_store: EventStore,
+) -> None:
+    rows = _events(club_store)
+    with club_store.engine.connect() as conn:
+        notes = [n for (n,) in conn.execute(sa.text("SELECT note FROM checkpoints ORDER BY size"))]
+    sizes = [open_checkpoint(note, [VERIFIER]).size for note in notes]
+    seals = [r for r in rows if r.stream == hd.SEALS]
+    # One seal per checkpoint, numbered as the checkpoints are, each the last leaf its
+    # checkpoint covers; by the ledger, at the time of its write's events.
+    assert [s.position for s in seals] == sizes
+    assert [s.version for s in seals] == list(range(1, len(sizes) + 1))
+    assert {s.actor for s in seals} == {sealing.ACTOR}
+    by_position = {r.position: r for r in rows}
+    for seal in seals:
+        assert by_position[seal.position - 1].recorded_at == seal.recorded_at
+        assert isinstance(seal.event(), LogSealed)
+
+
+def test_every_seal_commits_the_heads_its_events_make_and_heads_log_keeps_them(
+    club_store: EventStore,
+) -> None:
+    rows = [r._replace() for r in _events(club_store)]
+    checked = list(sealing.check(iter(rows)))
+    assert len(checked) == sum(r.stream == hd.SEALS for r in rows)
+    final = checked[-1][1]
+    # Every table, account stream and non-escrow account has a head; escrows have none.
+    names = {(h.kind, h.name) for h in final.heads}
+    assert (hd.STREAM, "table:t1") in names and (hd.ACCOUNT, "player:ann") in names
+    assert not any(n.startswith("escrow:") for _, n in names)
+    assert (hd.STREAM, hd.SEALS) not in names
+    # The heads at a seal mid-log, read back from heads_log, are the ones it commits.
+    middle = len(checked) // 2
+    replay = Heads()
+    for seal_row, heads, _ in sealing.check(iter(rows), replay):
+        if seal_row.position == checked[middle][0].position:
+            expected = [h for h in heads.heads]
+            break
+    with club_store.engine.connect() as conn:
+        stored = sealing.heads_at(conn, checked[middle][0].position)
+    assert stored.heads == expected
+    assert stored.root().hex() == checked[middle][0].event().root
+
+
+def test_an_account_chain_holds_every_event_that_posts_to_the_account(
+    club_store: EventStore,
+) -> None:
+    rows = _events(club_store)
+    chain, count = hd.GENESIS, 0
+    with club_store.engine.connect() as conn:
+        posted = {
+            p
+            for (p,) in conn.execute(
+                sa.text("SELECT DISTINCT position FROM postings WHERE account = 'player:cat'")
+            )
+        }
+        final = sealing.heads_at(conn, rows[-1].position)
+    for row in rows:
+        if row.position in posted:
+            chain, count = hd.account_step(chain, row.hash), count + 1
+    assert count >= 4  # a deposit and three of the bets cat played at t1 and t2
+    assert final.get(hd.ACCOUNT, "player:cat") == Head(hd.ACCOUNT, "player:cat", count, chain)
+
+
+def test_two_servers_writing_in_turn_each_seal_what_the_other_wrote(engine: sa.Engine) -> None:
+    clock = ticking()
+    one = EventStore(engine, clock=clock, signer=SIGNER)
+    two = EventStore(engine, clock=clock, signer=SIGNER)
+    clubs = [Club(Book(one)), Club(Book(two))]
+    from ledger.store.vocabulary import Deposited
+
+    try:
+        clubs[0].account_command("setter", Deposited, 1000, "setter")
+        for i, name in enumerate(("ann", "bob", "cat", "dan")):
+            clubs[i % 2].create_player(name, "setter")
+            clubs[(i + 1) % 2].account_command(name, Deposited, 100 + i, "setter")
+        rows = one.read_all(0, limit=1000)
+    finally:
+        one.close()
+        two.close()
+    assert len(list(sealing.check(iter(rows)))) == 9
+
+
+def test_a_write_that_fails_after_its_seal_leaves_the_next_seal_right(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    club = Club(Book(store))
+    from ledger.store.log import tree
+    from ledger.store.vocabulary import Deposited
+
+    club.account_command("setter", Deposited, 1000, "setter")
+    real = tree.seal
+
+    def fail(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(tree, "seal", fail)
+    with pytest.raises(RuntimeError):
+        club.account_command("setter", Deposited, 7, "setter")
+    monkeypatch.setattr(tree, "seal", real)
+    club.account_command("setter", Deposited, 9, "setter")
+    rows = store.read_all(0, limit=1000)
+    store.close()
+    assert [r.stream for r in rows].count(hd.SEALS) == 2
+    list(sealing.check(iter(rows)))  # raises at a seal that is wrong
+
+
+def test_a_seal_that_commits_other_heads_is_named_at_its_position(
+    club_store: EventStore,
+) -> None:
+    rows = _events(club_store)
+    seal = [r for r in rows if r.stream == hd.SEALS][3]
+    forged = seal._replace(payload=seal.payload.replace(seal.event().root, "00" * 32))
+    forged = Recorded(*forged)  # decoded afresh from the forged payload
+    rows = [forged if r.position == seal.position else r for r in rows]
+    with pytest.raises(sealing.SealError, match=f"position {seal.position}"):
+        list(sealing.check(iter(rows)))
+
+
+def test_heads_log_is_append_only(club_store: EventStore) -> None:
+    with club_store.engine.connect() as conn:
+        for statement in ("UPDATE heads_log SET count = 0", "DELETE FROM heads_log"):
+            with pytest.raises(sa.exc.DatabaseError), conn.begin():
+                conn.execute(sa.text(statement))
