@@ -55,7 +55,7 @@ from ledger.books import projections, tableviews
 from ledger.exports import offline
 from ledger.store import db, restoring, snapshots
 from ledger.store.eventstore import APPEND_LOCK, Known, Recorded, utc_now
-from ledger.store.log import merkle, tree, witnessed
+from ledger.store.log import merkle, sealing, tree, witnessed
 from ledger.store.log.checkpoint import parse_note
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
@@ -193,6 +193,9 @@ class _Writer:
     def __init__(self, conn: sa.Connection, progress: Progress | None) -> None:
         self.conn, self.progress = conn, progress
         self.growth = tree.Growth(merkle.Frontier())
+        self.sealing = sealing.Rebuild(conn)
+        """The heads each seal committed (the offline check has held every seal to
+        them already), written into heads_log as the events are."""
         self.rows: list[Known] = []
         self.notes: list[tuple[int, str | None, str, str]] = []
         """Checkpoints the file carries, held until the tree reaches their size."""
@@ -214,6 +217,11 @@ class _Writer:
                 self._checkpoint(item.line, item.size, item.root, item.issued_at, item.note)
             elif isinstance(item, offline.Header):
                 self._header(item)
+            elif isinstance(item, offline.EdgeLine):
+                raise Partial(
+                    f"line {item.line}: the event at position {item.row.position} is outside "
+                    "the file's range (an edge): only a whole-log export restores a log"
+                )
             elif isinstance(item, offline.SkipLine):
                 raise Partial(
                     f"line {item.line}: positions {item.start} to {item.end} are skipped (a "
@@ -301,6 +309,7 @@ class _Writer:
         rows, self.rows = self.rows, []
         db.insert_tuples(self.conn, "events", Recorded._fields, rows)
         self._grow(rows)
+        self.sealing.feed(rows)
         made = self.growth.made
         if self.conn.dialect.name == "postgresql":  # COPY: arrays of bytea cost more
             db.insert_tuples(self.conn, "tree_hashes", ("idx", "hash"), sorted(made.items()))
@@ -355,6 +364,7 @@ class _Writer:
             if state.rules is not None:
                 snapshots.save_in(self.conn, stream, state)
                 self.out.snapshots += 1
+        self.sealing.finish()
         self.out.accounts = restoring.account_count(self.conn)
         self.out.tables = len(states)
         self.out.frontier = self.growth.frontier.copy()

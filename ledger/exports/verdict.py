@@ -51,6 +51,7 @@ class Header:
     rule_sets: Mapping[str, RuleSet]
     tree_start: tuple[bytes, ...]
     """The frontier of the tree before `first`, largest subtree first."""
+    format_version: int = 2
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,15 @@ class EventLine(NamedTuple):
     leaf: bytes
     event: ev.Event | Any
     """The row decoded (engine.events or ledger.store.vocabulary), as checked."""
+
+
+class EdgeLine(NamedTuple):
+    """An event just outside a range's file (its `edge` line): in the tree, proving a
+    cut, but not part of the range."""
+
+    line: int
+    row: Recorded
+    leaf: bytes
 
 
 class SkipLine(NamedTuple):
@@ -120,7 +130,7 @@ class Closing:
     """The newest checkpoint a witness had cosigned when the file was made, if any."""
 
 
-Item = Header | Snapshot | EventLine | SkipLine | CheckpointLine | Closing
+Item = Header | Snapshot | EventLine | EdgeLine | SkipLine | CheckpointLine | Closing
 
 
 # -- What `verify` says ------------------------------------------------------------------
@@ -165,6 +175,10 @@ class Verified:
     given, or `quorum none` and the file carries none)."""
     policy: str | None = None
     """What the reader's policy asks, in words (None: no policy given)."""
+    complete: list[str] = field(default_factory=list)
+    """What the file proves it holds all of (docs/export-format.md, "Seals")."""
+    checkpoint_time: str = ""
+    """When the closing's checkpoint was issued: how old the file's history is."""
 
     def lines(self) -> list[str]:
         """What `hazard verify FILE` prints."""
@@ -181,6 +195,7 @@ class Verified:
             f"{self.bets} bets, {self.settlements} settlements",
             f"tree: the {self.last} events' root {self.root.hex()} is in the checkpoint of "
             f"size {self.checkpoint_size}"
+            + (f", issued {self.checkpoint_time}" if self.checkpoint_time else "")
             + (
                 f" ({self.checkpoints} checkpoint lines checked on the way)"
                 if self.checkpoints
@@ -195,6 +210,7 @@ class Verified:
                 else " (the file's own: see below)"
             ),
         ]
+        out.extend(f"complete: {sentence}" for sentence in self.complete)
         if self.policy is not None:
             out.extend(self._witnessed())
         if self.money:

@@ -84,7 +84,10 @@ def check(data: bytes, log: list[Recorded]) -> Read:
             assert line["leaf"] == hashlib.sha256(b"\x00" + data_).hexdigest()
             assert line["hash"] == codec.chain_hash(line["prev_hash"], data_)
             version, head = heads.get(line["stream"], (0, GENESIS))
-            if line["stream"] in heads or line["version"] == 1:
+            windowed = read.header["scope"]["kind"] in ("table", "player")
+            if windowed and line["stream"] == "log":  # its seals, each on its own
+                pass
+            elif line["stream"] in heads or line["version"] == 1:
                 assert line["version"] == version + 1 and line["prev_hash"] == head
             heads[line["stream"]] = (line["version"], line["hash"])
             assert line["position"] == size + 1

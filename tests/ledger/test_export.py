@@ -86,13 +86,20 @@ def test_a_table_skips_the_rest_as_subtrees(store: EventStore) -> None:
     log = all_events(store)
     read = check(export(store.engine, scope_of(table="t1")), log)
     mine = [r for r in log if r.stream == "table:t1"]
-    assert read.header["first"] == mine[0].position and read.header["last"] == mine[-1].position
-    assert [e["position"] for e in read.events] == [r.position for r in mine]
+    # The table's events, and the seal at the log's head, which its closing's head
+    # proof is against: the file runs to the head, t1 closed long before.
+    head = log[-1]
+    assert head.stream == "log" and mine[-1].position < head.position
+    assert read.header["first"] == mine[0].position and read.header["last"] == head.position
+    assert [e["position"] for e in read.events] == [r.position for r in [*mine, head]]
     assert read.skips and not read.checkpoints and not read.snapshots
     skipped = {p for s in read.skips for p in range(s["from"], s["to"] + 1)}
-    assert skipped == {r.position for r in log if mine[0].position < r.position < mine[-1].position
+    assert skipped == {r.position for r in log if mine[0].position < r.position < head.position
                        and r.stream != "table:t1"}  # fmt: skip
-    assert read.closing["consistency"]  # t1 closed, and bob's deposit came after
+    assert read.closing["consistency"] == []  # the file ends at the head's checkpoint
+    (proof,) = read.closing["heads"]["end"]["proofs"]
+    assert proof["head"] == ["stream", "table:t1", mine[-1].version, mine[-1].hash]
+    assert read.closing["heads"]["end"]["position"] == head.position
     assert read.closing["money"] == money(store, {r.position for r in mine})
 
 
@@ -103,8 +110,11 @@ def test_a_player_has_their_account_and_their_tables(store: EventStore) -> None:
         streams = {f"account:player:{name}"} | tables
         assert [e["position"] for e in read.events] == [
             r.position for r in log if r.stream in streams
-        ]
-        assert {e["stream"] for e in read.events} == streams
+        ] + [log[-1].position]  # and the seal at the head, its proofs' end
+        assert {e["stream"] for e in read.events} == streams | {"log"}
+        proven = [p["head"][:2] for p in read.closing["heads"]["end"]["proofs"]]
+        assert ["account", f"player:{name}"] in proven
+        assert sorted(["stream", s] for s in streams) == sorted(p for p in proven if p[0] == "stream")
         assert read.header["scope"]["player"] == name
         assert read.closing["money"][f"player:{name}"]["deposited"] == 5000 + (name == "ann")
 
@@ -137,9 +147,14 @@ def test_a_time_range_starts_from_each_tables_state(store: EventStore) -> None:
     inside = [r for r in log if at(20) <= r.recorded_at < at(40)]
     assert [e["position"] for e in read.events] == [r.position for r in inside]
     assert not read.skips
-    assert read.header["tree_start"]["size"] == inside[0].position - 1
+    # Each cut proven by the event on its other side: the seal of the write before, the
+    # first event of the write after.
+    before, after = log[inside[0].position - 2], log[inside[-1].position]
+    assert [e["position"] for e in read.edges] == [before.position, after.position]
+    assert before.stream == "log" and before.recorded_at < at(20) <= after.recorded_at
+    assert read.header["tree_start"]["size"] == before.position - 1
     assert read.checkpoints and all(
-        inside[0].position <= c["size"] <= inside[-1].position for c in read.checkpoints
+        before.position <= c["size"] <= inside[-1].position for c in read.checkpoints
     )
     assert {s["stream"] for s in read.snapshots} == {"table:t1", "table:t2"}
     for snap in read.snapshots:
@@ -165,15 +180,27 @@ def test_a_table_since_a_time_uses_the_cached_snapshot_state_as_the_fold(
     assert snap["version"] == middle.version - 1
     state = hz.fold(r.event() for r in stream[: snap["version"]])
     assert snap["state"] == json.loads(snapshots.encode_state(state))
-    assert read.events[0]["position"] == middle.position
+    # The seal before `since` that the head proofs start from, then the table's events.
+    start, first = read.events[:2]
+    assert start["stream"] == "log" and start["position"] == read.closing["heads"]["start"]["position"]
+    assert start["recorded_at"] < middle.recorded_at and first["position"] == middle.position
 
 
 def test_nothing_in_range_still_ties_to_the_log(store: EventStore) -> None:
     log = all_events(store)
-    for scope in (scope_of(table="t2", since="2027-01-01"), scope_of(since="2027-01-01")):
-        read = check(export(store.engine, scope), log)
-        assert read.header["first"] == len(log) + 1 and read.header["last"] == len(log)
-        assert not read.events and not read.snapshots and read.closing["money"] == {}
+    # A range after the last event: the file is its leading edge, the log's last seal.
+    read = check(export(store.engine, scope_of(since="2027-01-01")), log)
+    assert read.header["first"] == read.header["last"] == len(log)
+    assert [e["position"] for e in read.edges] == [len(log)] and not read.events
+    assert not read.snapshots and read.closing["money"] == {}
+    # A table after its last event: nothing of it, and its head unmoved since the last
+    # seal before `since`, which is the head's, at the end of the file.
+    read = check(export(store.engine, scope_of(table="t2", since="2027-01-01")), log)
+    assert [e["stream"] for e in read.events] == ["log"] and not read.snapshots
+    heads = read.closing["heads"]
+    assert heads["start"]["position"] == heads["end"]["position"] == len(log)
+    assert heads["start"]["proofs"] == heads["end"]["proofs"]
+    assert read.closing["money"] == {}
 
 
 def test_no_such_table_or_player(store: EventStore) -> None:

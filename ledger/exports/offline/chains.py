@@ -12,6 +12,9 @@ from ledger.store.eventstore import GENESIS, Recorded
 
 class Chains:
     def __init__(self) -> None:
+        self.loose: frozenset[str] = frozenset()
+        """Streams whose events in the file are each checked alone, not as a run: the
+        seals a table's or a player's file holds (its closing's start, end and next)."""
         self.heads: dict[str, tuple[int, str, int]] = {}
         """Per stream: (version, hash, line) of its latest event (or snapshot)."""
         self.mid_chain: list[str] = []
@@ -26,7 +29,11 @@ class Chains:
         table (the first event of a table's stream)."""
         stream, version = row.stream, row.version
         head = self.heads.get(stream)
-        if head is None:
+        if stream in self.loose:
+            head = None  # each seal on its own: its hash is still its content's
+            if version == 1 and row.prev_hash != GENESIS:
+                self._first(number, stream, version, row.prev_hash)
+        elif head is None:
             self._first(number, stream, version, row.prev_hash)
         else:
             head_version, head_hash, head_line = head

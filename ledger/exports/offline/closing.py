@@ -13,6 +13,7 @@ from ledger.exports.offline.money import Tally
 from ledger.exports.offline.tables import Tables
 from ledger.exports.offline.tree import Tree
 from ledger.exports.verdict import Closing, Disagreement, Header, Verified
+from ledger.store.log.heads import SEALS
 from ledger.store.log.policy import Policy
 
 
@@ -101,6 +102,9 @@ def _scope_holds(
         raise Disagreement(number, whole + f"skips {skipped} positions")
     if kind == "all" and (header.first != 1 or snapshotted):
         raise Disagreement(number, whole + f"starts at position {header.first}")
+    # A table's or a player's file also holds the seals its closing names (checked by
+    # ledger.exports.offline.complete).
+    streams = streams - {SEALS}
     if kind == "table":
         own = TABLE_PREFIX + str(scope.get("table"))
         other = sorted(streams - {own})
@@ -129,9 +133,15 @@ def summary(
     tables: Tables,
     tally: Tally,
     types: dict[str, int],
+    complete: list[str] | None = None,
 ) -> Verified:
     """What a whole file's check verified, and what it took on trust."""
     trusted = []
+    if header.format_version == 1:
+        trusted.append(
+            "the file is in format 1, from before seals: it proves nothing about "
+            "completeness (that it leaves none of its scope out)"
+        )
     if not key_given:
         trusted.append(
             f"the signing key is the one the file names ({header.key.text()}): "
@@ -178,6 +188,8 @@ def summary(
         trusted=trusted,
         witnessed=closing.cosigned if policy is not None else None,
         policy=policy.describe() if policy is not None else None,
+        complete=list(complete or []),
+        checkpoint_time=closing.checkpoint.issued_at,
     )
 
 

@@ -15,7 +15,10 @@ from ledger.exports.verdict import Disagreement, Header
 from ledger.store.log.keys import BadKey, Verifier
 
 FORMAT = "hazard-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+FORMAT_VERSIONS = (1, 2)
+"""Version 1 is the format before seals: still read, and said to prove nothing about
+completeness."""
 
 
 def read_header(number: int, h: dict[str, Any], expected: Verifier | None) -> Header:
@@ -23,11 +26,12 @@ def read_header(number: int, h: dict[str, Any], expected: Verifier | None) -> He
     when one is given."""
     if h.get("format") != FORMAT:
         raise Disagreement(number, f"not a Hazard export: format {h.get('format')!r}")
-    if not is_int(h.get("format_version")) or h.get("format_version") != FORMAT_VERSION:
+    version = h.get("format_version")
+    if not is_int(version) or version not in FORMAT_VERSIONS:
         raise Disagreement(
             number,
-            f"format version {h.get('format_version')!r}: this verifier reads version "
-            f"{FORMAT_VERSION}",
+            f"format version {version!r}: this verifier reads versions "
+            f"{', '.join(map(str, FORMAT_VERSIONS))}",
         )
     first, last = h.get("first"), h.get("last")
     if not (is_int(first) and is_int(last) and first >= 1 and last >= first - 1):
@@ -56,7 +60,7 @@ def read_header(number: int, h: dict[str, Any], expected: Verifier | None) -> He
         )
     rule_sets = _rule_sets(number, h.get("rule_sets"))
     tree_start = _tree_start(number, h.get("tree_start"), first - 1)
-    return Header(number, first, last, verifier, origin, scope, rule_sets, tree_start)
+    return Header(number, first, last, verifier, origin, scope, rule_sets, tree_start, version)
 
 
 def _rule_sets(number: int, given: Any) -> dict[str, RuleSet]:

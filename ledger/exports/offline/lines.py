@@ -14,6 +14,7 @@ from typing import Any
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.exports.offline import closing, events
 from ledger.exports.offline.chains import Chains
+from ledger.exports.offline.complete import Completeness
 from ledger.exports.offline.header import read_header
 from ledger.exports.offline.money import MOVES_MONEY, Tally
 from ledger.exports.offline.tables import Tables
@@ -21,6 +22,7 @@ from ledger.exports.offline.tree import Gap, Tree
 from ledger.exports.verdict import (
     Closing,
     Disagreement,
+    EdgeLine,
     EventLine,
     Header,
     Item,
@@ -29,6 +31,7 @@ from ledger.exports.verdict import (
 )
 from ledger.store import codec
 from ledger.store.eventstore import CorruptEvent, RowDecoder
+from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
 
@@ -63,6 +66,7 @@ class Check:
         self.types: dict[str, int] = {}
         """The events the file holds, by type."""
         self.decode = RowDecoder(seen=256)
+        self.complete: Completeness | None = None
 
     def run(self, lines: Iterable[bytes]) -> Iterator[Item]:
         """Each line's record, once checked; Disagreement at the first that is not."""
@@ -108,6 +112,10 @@ class Check:
                     )
                 yield self._header(number, record)
                 continue
+            if kind == "edge":
+                self.body = True
+                yield self._edge(number, events.slow(number, record))
+                continue
             if kind in ("event", "skip"):
                 self.body = True
                 try:
@@ -121,7 +129,10 @@ class Check:
                 yield body
             elif kind == "checkpoint":
                 self.body = True
-                yield self.tree.checkpoint(number, record)
+                line = self.tree.checkpoint(number, record)
+                assert self.complete is not None
+                self.complete.checkpoint(number, line.size)
+                yield line
             elif kind == "snapshot":
                 yield self._snapshot(number, record)
             elif kind == "closing":
@@ -194,6 +205,9 @@ class Check:
 
     def _header(self, number: int, record: dict[str, Any]) -> Header:
         header = self.header = read_header(number, record, self.expected)
+        self.complete = Completeness.of(header, header.format_version)
+        if header.scope["kind"] in ("table", "player"):
+            self.chains.loose = frozenset({SEALS})
         self.tree.start(header)
         self.tables = Tables(header.rule_sets)
         return header
@@ -228,11 +242,21 @@ class Check:
             self.tally.count(stream, event)
         types = self.types
         types[type_] = types.get(type_, 0) + 1
+        assert self.complete is not None
+        self.complete.event(number, row, event)
         return EventLine(number, row, leaf, event)
 
+    def _edge(self, number: int, read: events.Read) -> EdgeLine:
+        """An event just outside a range: in the tree, outside the range's counts."""
+        row, document, leaf_hex = read
+        leaf = self.tree.add(number, row.position, document, leaf_hex)
+        assert self.complete is not None
+        self.complete.edge(number, row)
+        return EdgeLine(number, row, leaf)
+
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
-        assert self.header is not None
-        return closing.close(
+        assert self.header is not None and self.complete is not None
+        closed = closing.close(
             number,
             record,
             self.header,
@@ -243,6 +267,9 @@ class Check:
             types=self.types,
             policy=self.policy,
         )
+        checkpoint = closed.checkpoint
+        self.complete.close(number, record, checkpoint.size, checkpoint.issued_at)
+        return closed
 
     def verified(self) -> Verified:
         """What the whole file's check verified, once it has read the closing."""
@@ -257,6 +284,7 @@ class Check:
             tables=self.tables,
             tally=self.tally,
             types=self.types,
+            complete=self.complete.proven if self.complete is not None else None,
         )
 
 

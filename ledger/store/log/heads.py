@@ -182,9 +182,10 @@ class Heads:
 
 def changes(rows: Iterable[Any], accounts_of: Any) -> Iterator[tuple[int, str, str, int, str]]:
     """What each event moves in the heads, in the order they move: (position, kind,
-    name, count, hash) of its stream's head, then of each account it posts to, in
-    name order. `accounts_of(row)` names the accounts an event's transfers touch (ledger
-    accounts); seals move nothing."""
+    name, count, hash) of its stream's head, then (for an account opened) the account's
+    own at 0, then of each account it posts to, in name order (count -1: a step).
+    `accounts_of(row)` names the accounts an event's transfers touch (ledger accounts);
+    seals move nothing."""
     for row in rows:
         if row.stream == SEALS:
             continue
@@ -195,21 +196,26 @@ def changes(rows: Iterable[Any], accounts_of: Any) -> Iterator[tuple[int, str, s
             yield row.position, ACCOUNT, account, -1, row.hash
 
 
+def move(heads: Heads, kind: str, name: str, count: int, digest: str) -> bool:
+    """Move `heads` by one of `changes`; whether a head moved."""
+    if kind == STREAM:
+        heads.step_stream(name, count, digest)
+    elif count == 0:  # an account opened: its head, if nothing has posted to it yet
+        if heads.get(ACCOUNT, name) is not None:
+            return False
+        heads.set(Head(ACCOUNT, name, 0, GENESIS))
+    else:
+        heads.step_account(name, digest)
+    return True
+
+
 def apply(heads: Heads, rows: Sequence[Any], accounts_of: Any) -> list[Head]:
     """Move `heads` by the events `rows` (in position order), returning the heads each
     moved to, in order (the rows the store keeps of them)."""
     moved: list[Head] = []
     for _position, kind, name, count, digest in changes(rows, accounts_of):
-        if kind == STREAM:
-            heads.step_stream(name, count, digest)
-        elif count == 0:  # an account opened: its head, if nothing has posted to it yet
-            if heads.get(ACCOUNT, name) is None:
-                heads.set(Head(ACCOUNT, name, 0, GENESIS))
-            else:
-                continue
-        else:
-            heads.step_account(name, digest)
-        moved.append(heads.heads[heads.index[(kind, name)]])
+        if move(heads, kind, name, count, digest):
+            moved.append(heads.heads[heads.index[(kind, name)]])
     if rows:
         heads.size = max(heads.size, max(r.position for r in rows))
     return moved

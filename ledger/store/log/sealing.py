@@ -162,26 +162,44 @@ def _moved(heads: Heads, rows: Sequence[Any]) -> list[tuple[int, Head]]:
     return sorted(moved.items())
 
 
+class Rebuild:
+    """`heads_log` written afresh from every event, fed in position order from the
+    first (`feed`, a batch at a time), every seal checked on the way (SealError at the
+    first that disagrees); `finish` after the last. What a database from before there
+    were seals (migration 0012) and a restored log start from."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        self.conn = conn
+        self.heads = Heads()
+        self.tail: list[Any] = []
+        """The events since the last seal."""
+
+    def feed(self, rows: Sequence[Any]) -> None:
+        start = 0
+        for i, row in enumerate(rows):
+            if row.stream != hd.SEALS:
+                continue
+            pending = [*self.tail, *rows[start:i]]
+            self.tail = []
+            start = i + 1
+            for seal_row, _, moved in check([*pending, row], self.heads):
+                store_moved(self.conn, seal_row.position, moved)
+        self.tail.extend(rows[start:])
+
+    def finish(self) -> Heads:
+        # What moved after the last seal (all of it, on a log from before seals) is
+        # kept at the last event's position, where a write's catch-up reads it from.
+        heads, tail = self.heads, self.tail
+        if tail:
+            moved = _moved(heads, tail)
+            heads.size = tail[-1].position
+            store_moved(self.conn, heads.size, moved)
+        return heads
+
+
 def rebuild(conn: sa.Connection, batches: Iterable[Sequence[Any]]) -> Heads:
-    """Write `heads_log` afresh from every event (`batches` of them in position order,
-    from the first), checking every seal on the way: what a database from before
-    there were seals (migration 0012) and a restored log start from."""
-    heads = Heads()
-    tail: list[Any] = []  # the events after the last seal
-
-    def rows() -> Iterator[Any]:
-        for batch in batches:
-            for row in batch:
-                if row.stream == hd.SEALS:
-                    tail.clear()
-                else:
-                    tail.append(row)
-                yield row
-
-    for seal_row, _, moved in check(rows(), heads):
-        store_moved(conn, seal_row.position, moved)
-    # What moved after the last seal (all of it, on a log from before seals) is kept at
-    # the last event's position, where a write's catch-up reads it from.
-    touched = {heads.index[(kind, name)] for _, kind, name, _, _ in hd.changes(tail, accounts_of)}
-    store_moved(conn, heads.size, [(i, heads.heads[i]) for i in sorted(touched)])
-    return heads
+    """A `Rebuild` fed every batch of `batches`."""
+    rebuilding = Rebuild(conn)
+    for batch in batches:
+        rebuilding.feed(batch)
+    return rebuilding.finish()
