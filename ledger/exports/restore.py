@@ -218,10 +218,14 @@ class _Writer:
             elif isinstance(item, offline.Header):
                 self._header(item)
             elif isinstance(item, offline.EdgeLine):
-                raise Partial(
-                    f"line {item.line}: the event at position {item.row.position} is outside "
-                    "the file's range (an edge): only a whole-log export restores a log"
-                )
+                if item.row.position != self.last or self.growth.size + len(self.rows) == 0:
+                    raise Partial(
+                        f"line {item.line}: the range starts after position "
+                        f"{item.row.position} (an edge): only a whole-log export restores a log"
+                    )
+                # A range from the first event ends with the event after it, which
+                # proves where it ends: the restored log is the range, up to that event.
+                self.last -= 1
             elif isinstance(item, offline.SkipLine):
                 raise Partial(
                     f"line {item.line}: positions {item.start} to {item.end} are skipped (a "

@@ -22,7 +22,7 @@ from tests.signing import SIGNER, VERIFIER
 
 
 def exported_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, bytes]]:
-    """The `files` fixture: the whole log, table t1 and a range, exported from one
+    """The `files` fixture: the whole log, table t1, a range and bob's statement, exported from one
     SQLite log (the file is what is tampered with: the database it came from does not
     matter here)."""
     path = tmp_path_factory.mktemp("tamper") / "hazard.sqlite3"
@@ -34,6 +34,7 @@ def exported_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
         "all": scope_of(everything=True),
         "t1": scope_of(table="t1"),
         "range": scope_of(since=at(31), until=at(40)),
+        "bob": scope_of(player="bob"),
     }
     yield {name: export(engine, scope) for name, scope in scopes.items()}
     store.close()

@@ -580,7 +580,7 @@ def test_a_table_checks_out(log: tuple[sa.Engine, str]) -> None:
     engine, key = log
     data = exported(engine, table="t1")
     found = Checker(key).check(data)
-    assert found["skipped"] > 0 and found["size"] > json.loads(data.splitlines()[0])["last"]
+    assert found["skipped"] > 0
     assert found["money"]["player:cat"] == dict(zip(FIGURES, (0, 600, 300, 0), strict=True))
 
 

@@ -99,9 +99,12 @@ def test_a_table_verifies_with_the_rest_skipped(store: EventStore) -> None:
     log = store.read_all(0, limit=10_000)
     mine = [r for r in log if r.stream == "table:t1"]
     verified = offline.verify(lines_of(export(store.engine, scope_of(table="t1"))), VERIFIER)
-    assert (verified.first, verified.last) == (mine[0].position, mine[-1].position)
-    assert verified.events == len(mine) and verified.tables == 1
-    assert verified.skipped == mine[-1].position - mine[0].position + 1 - len(mine)
+    # The table's events, and the seal at the head its closing's proof is against.
+    assert (verified.first, verified.last) == (mine[0].position, len(log))
+    assert verified.events == len(mine) + 1 and verified.tables == 1
+    assert verified.skipped == len(log) - mine[0].position + 1 - len(mine) - 1
+    (whole,) = verified.complete
+    assert whole.startswith(f"table:t1 (versions 1..{mine[-1].version}), up to checkpoint ")
     assert verified.rounds == rounds_of(mine)
     assert verified.bets == sum(r.type in PLACED for r in mine)
     assert verified.checkpoint_size == len(log)  # the newest, through the consistency proof
@@ -115,7 +118,10 @@ def test_a_player_verifies(store: EventStore) -> None:
     log = store.read_all(0, limit=10_000)
     streams = {"account:player:cat", "table:t1", "table:t2"}
     verified = offline.verify(lines_of(export(store.engine, scope_of(player="cat"))), VERIFIER)
-    assert verified.events == sum(r.stream in streams for r in log) and verified.tables == 2
+    assert verified.events == sum(r.stream in streams for r in log) + 1  # and the head seal
+    assert verified.tables == 2
+    (whole,) = verified.complete
+    assert "account player:cat (" in whole and "account:player:cat (versions 1.." in whole
     assert _figures(verified) == money(store, {r.position for r in log if r.stream in streams})
     assert verified.money["player:cat"].deposited == 5000
 
@@ -125,7 +131,8 @@ def test_a_range_mid_log_starts_from_the_snapshots(store: EventStore) -> None:
     inside = [r for r in log if at(31) <= r.recorded_at < at(40)]
     data = export(store.engine, scope_of(since=at(31), until=at(40)))
     verified = offline.verify(lines_of(data), VERIFIER)
-    assert (verified.first, verified.last) == (inside[0].position, inside[-1].position)
+    # With the event either side of the range, its edges.
+    assert (verified.first, verified.last) == (inside[0].position - 1, inside[-1].position + 1)
     assert verified.events == len(inside) and verified.tables == 1
     t1 = [r for r in log if r.stream == "table:t1"]
     start = next(r.version for r in inside if r.stream == "table:t1") - 1
@@ -139,7 +146,8 @@ def test_a_range_mid_log_starts_from_the_snapshots(store: EventStore) -> None:
 
 def test_nothing_in_the_range_verifies(store: EventStore) -> None:
     verified = offline.verify(lines_of(export(store.engine, scope_of(since="2027-01-01"))))
-    assert verified.events == 0 and verified.last == verified.first - 1
+    # The one line of its body is the event before it, the log's last, an edge.
+    assert verified.events == 0 and verified.last == verified.first
 
 
 def _figures(verified: offline.Verified) -> dict[str, dict[str, int]]:
@@ -221,19 +229,19 @@ def test_a_rehashed_deposit_is_caught_by_the_tree(files: dict[str, bytes]) -> No
     recs[number - 1]["payload"]["amount"] = 1000
     rehash(recs, number)
     caught = fails(encoded(recs))
-    # The checkpoint signed after it is the first to disagree.
-    assert recs[caught.line - 1]["record"] == "checkpoint" and caught.line > number
-    assert "an event before it was changed or forged" in caught.reason
+    # The seal its write ended with, right after it, is the first to disagree: bob's
+    # account stream's head (and his chain of postings) are not the ones it commits.
+    assert recs[caught.line - 1]["stream"] == "log" and caught.line == number + 1
+    assert "the seal, or an event before it, was rewritten" in caught.reason
 
 
 def test_a_rehashed_deposit_in_a_players_statement_is_caught_at_the_closing(
     files: dict[str, bytes],
 ) -> None:
-    recs = records(files["range"])
+    recs = records(files["bob"])
     number = line_of(recs, type="Deposited", stream="account:player:bob")
     recs[number - 1]["payload"]["amount"] = 1000
     rehash(recs, number)
-    recs = [r for r in recs if r["record"] != "checkpoint"]  # as a windowed export has none
     caught = fails(encoded(recs))
     assert caught.line == len(recs)
     assert "the lines build the tree with root" in caught.reason
@@ -277,19 +285,24 @@ def _root(recs: Records) -> str:
 def test_a_deleted_line(files: dict[str, bytes]) -> None:
     lines = lines_of(files["all"])
     recs = records(files["all"])
-    number = line_of(recs, position=30)
+    number, seal = next(
+        (n, r) for n, r in enumerate(recs, 1) if r.get("stream") == "log" and r["position"] >= 30
+    )
+    at = seal["position"]
     del lines[number - 1]
     caught = fails(lines)
     assert caught.line == number
-    # Position 30 was a write's last event: its checkpoint follows it.
+    # A write's seal, its last event: its checkpoint follows it.
     assert caught.reason == (
-        "a checkpoint of size 30 where the file is at position 29: position 30 is missing "
-        "(a line was deleted?)"
+        f"a checkpoint of size {at} where the file is at position {at - 1}: position {at} is "
+        "missing (a line was deleted?)"
     )
     del lines[number - 1]  # the checkpoint too
     caught = fails(lines)
     assert caught.line == number
-    assert caught.reason == "position 31 follows 29: position 30 is missing (a line was deleted?)"
+    assert caught.reason == (
+        f"position {at + 1} follows {at - 1}: position {at} is missing (a line was deleted?)"
+    )
 
 
 def test_two_lines_swapped(files: dict[str, bytes]) -> None:
@@ -483,7 +496,7 @@ def test_crlf_and_a_byte_order_mark_say_the_same(files: dict[str, bytes]) -> Non
 @pytest.mark.parametrize(
     ("scope", "reason"),
     [
-        ({"kind": "all"}, "starts at position|skips"),
+        ({"kind": "all"}, "starts at position|skips|seals go up by one"),
         ({"kind": "table", "table": "t2"}, "holds table:t1"),
         ({"kind": "range"}, "skips"),
         ({"kind": "bogus"}, "kind of"),
@@ -560,7 +573,7 @@ def test_a_table_opened_under_the_first_caps_verifies_as_it_was_played(
         club.command("t9", "croupier", lambda state, _f: command(state), new_table=new)
 
     do(lambda s: hz.open_table(hz.BUILTIN["english"], hz.Limits(caps=1)), new=True)
-    opened = store.read_all(0, limit=100)[-1]
+    opened = store.read_all(0, limit=100)[-2]  # before its write's seal
     assert opened.type == "TableOpened" and "caps" not in json.loads(opened.payload)["limits"]
     for step in (
         lambda s: hz.seat(s, "ann"),
