@@ -12,16 +12,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.events import Transfer
-from engine.money import ESCROW, holds
+from engine.money import ESCROW
 from engine.state import SETTER
 from engine.table import MAX_NAME
 from ledger.store import vocabulary as vocab
 
-CASH = "cash"
-TABLE_PREFIX = "table:"
-ACCOUNT_PREFIX = "account:"
-
+# Whose money an event moves is the store's to say (its seals commit every account's
+# postings: ledger.store.log.heads), so these live beside the events.
+from ledger.store.vocabulary import ACCOUNT_PREFIX as ACCOUNT_PREFIX
+from ledger.store.vocabulary import CASH as CASH
+from ledger.store.vocabulary import TABLE_PREFIX as TABLE_PREFIX
+from ledger.store.vocabulary import book_account as book_account
+from ledger.store.vocabulary import player_account as player_account
+from ledger.store.vocabulary import transfers_of as transfers_of
 
 NAME = rf"^(?!\.+$)[A-Za-z0-9_.-]{{1,{MAX_NAME}}}$"
 """What a player or a table may be called: names appear in account names, streams and
@@ -52,39 +55,14 @@ PLAYER_RULE = f"{NAME_RULE}, and {OWN_RULE}"
 """What a player may be called, in words."""
 
 
-def player_account(name: str) -> str:
-    return SETTER if name == SETTER else f"player:{name}"
-
-
 def account_stream(account: str) -> str:
     return ACCOUNT_PREFIX + account
-
-
-def book_account(table_stream: str, local: str) -> str:
-    """The ledger account behind a table's local account name."""
-    if local.startswith(ESCROW):
-        return f"escrow:{table_stream.removeprefix(TABLE_PREFIX)}:{local.removeprefix(ESCROW)}"
-    return player_account(local)
 
 
 def owed(balance: int, credit_limit: int) -> int:
     """What an account stands below its credit limit: only a dispute's adjustment can
     put it there (ledger.books.projections), and the club is owed the difference."""
     return max(0, -(balance + credit_limit))
-
-
-def transfers_of(stream: str, event: vocab.StoredEvent) -> tuple[Transfer, ...]:
-    """The money an event moves, in ledger accounts."""
-    if isinstance(event, vocab.Deposited):
-        return (Transfer(CASH, event.account, event.amount),)
-    if isinstance(event, vocab.Withdrawn):
-        return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, vocab.CreditLimitSet | vocab.AccountOpened | vocab.LogSealed):
-        return ()
-    return tuple(
-        Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
-        for t in holds(event)
-    )
 
 
 def transfer_views(stream: str, event: vocab.StoredEvent) -> list[dict[str, Any]]:

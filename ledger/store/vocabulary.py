@@ -8,10 +8,13 @@ imports the other for them.
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import dataclass
 
-from engine.events import TABLE_EVENTS, Event
+from engine.events import TABLE_EVENTS, Event, Transfer
+from engine.money import ESCROW, holds
+from engine.state import SETTER
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +70,51 @@ StoredEvent = Event | AccountEvent | LogSealed
 
 STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,)
 """Every event type the store reads and writes, table events first: the codec's list."""
+
+
+# -- Whose money an event moves ----------------------------------------------------------
+# The ledger is one book for the whole club: each player has one account across tables,
+# the setter has one, every bet's escrow is its own account, and deposits and
+# withdrawals move money to and from `cash`, the world outside. The store says which
+# accounts an event posts to because its seals commit every account's chain of
+# postings (ledger.store.log.heads); the books post them (ledger.books.projections).
+
+CASH = "cash"
+TABLE_PREFIX = "table:"
+ACCOUNT_PREFIX = "account:"
+
+
+def player_account(name: str) -> str:
+    return SETTER if name == SETTER else f"player:{name}"
+
+
+def book_account(table_stream: str, local: str) -> str:
+    """The ledger account behind a table's local account name."""
+    if local.startswith(ESCROW):
+        return f"escrow:{table_stream.removeprefix(TABLE_PREFIX)}:{local.removeprefix(ESCROW)}"
+    return player_account(local)
+
+
+def transfers_of(stream: str, event: StoredEvent) -> tuple[Transfer, ...]:
+    """The money an event moves, in ledger accounts."""
+    if isinstance(event, Deposited):
+        return (Transfer(CASH, event.account, event.amount),)
+    if isinstance(event, Withdrawn):
+        return (Transfer(event.account, CASH, event.amount),)
+    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed):
+        return ()
+    return tuple(
+        Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
+        for t in holds(event)
+    )
+
+
+MOVES_MONEY = frozenset(
+    cls.__name__
+    for cls in STORED_EVENTS
+    if {"amount", "stake", "payout", "transfers"} & {f.name for f in dataclasses.fields(cls)}
+)
+"""The event types that can move money: those with an amount, a stake, a payout or
+transfers (`transfers_of` is empty for the others: a test holds it so). The others need
+not be decoded to know they post to no account, a third of a table's events (the
+throws)."""

@@ -5,23 +5,13 @@ and what disputes' adjustments moved (verdict.FIGURES, in that order)."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from engine.money import ESCROW as LOCAL_ESCROW
 from engine.money import holds
 from ledger.books.accounts import CASH, TABLE_PREFIX, book_account, transfers_of
 from ledger.exports.verdict import FIGURES, Disagreement, Money, figures_view
-from ledger.store import codec
-
-MOVES_MONEY = frozenset(
-    name
-    for name, cls in codec.EVENT_TYPES.items()
-    if {"amount", "stake", "payout", "transfers"} & {f.name for f in dataclasses.fields(cls)}
-)
-"""The event types that can move money: those with an amount, a stake, a payout or
-transfers (accounts.transfers_of is empty for the others: a test holds it so). The
-others are not looked at for money, a third of a table's events (the throws)."""
+from ledger.store.vocabulary import MOVES_MONEY as MOVES_MONEY
 
 _DEPOSITED, _PAID, _STAKED, _WITHDRAWN, _ADJUSTED = range(len(FIGURES))
 

@@ -35,7 +35,8 @@ import sqlalchemy as sa
 from engine import serverdice
 from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.log import merkle, quorum, tree
+from ledger.store.log import merkle, quorum, sealing, tree
+from ledger.store.log.heads import SEALS
 from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
@@ -263,6 +264,9 @@ class _Pass:
         self.turns: dict[str, _Turn] = {}
         self.quoted = codec.Quoted()
         self.tree_differs = False
+        self.folding = sealing.Folding() if resume is None else None
+        """The heads, folded from the first event to hold every seal to them (a pass
+        resumed from a frontier has no heads to start from: a full pass checks them)."""
 
     def read(self, want: int) -> list[Any]:
         """The next `want` events in position order, every column as stored."""
@@ -355,6 +359,8 @@ class _Pass:
                     broken.add(stream)
                     report.add(position, problem, f"{stream} v{version}")
                 heads[stream] = (version, digest)
+            if self.folding is not None:
+                self._fold(position, stream, version, type_, schema, payload, digest, check_at)
             # The tree: the leaf, then each subtree it completes, as they are stored.
             made = sha256(b"\x00" + data).digest()
             first, differs = at, have[at] != made
@@ -373,6 +379,30 @@ class _Pass:
                     self._differs(size, have[first], leaf_differs)
                 self._at_size(size, check_at)
         frontier.size, self.next_position = size, next_position
+
+    def _fold(
+        self,
+        position: int,
+        stream: str,
+        version: int,
+        type_: str,
+        schema: int,
+        payload: str,
+        digest: str,
+        check_at: dict[int, tuple[str, str]],
+    ) -> None:
+        """The heads moved by one event, and a seal held to them and to its checkpoint;
+        after the first finding, no more (what follows is folded from a wrong start)."""
+        assert self.folding is not None
+        problem = self.folding.event(position, stream, version, type_, schema, payload, digest)
+        if problem is None and stream == SEALS and position not in check_at:
+            problem = (
+                f"checkpoint {version} (size {position}) is missing: the seal at position "
+                f"{position} numbers it, and the log holds no checkpoint of that size"
+            )
+        if problem is not None:
+            self.report.add(position, problem, f"{stream} v{version}")
+            self.folding = None
 
     def _at_size(self, size: int, check_at: dict[int, tuple[str, str]]) -> None:
         """The tree of `size` events: its root, if a receipt asks for it, and the stored

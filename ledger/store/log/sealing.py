@@ -13,15 +13,16 @@ the tree's frontier: a write takes it, moves it, and hands it back only once com
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.books.accounts import transfers_of
 from ledger.store import db
+from ledger.store.eventstore import CorruptEvent, RowDecoder
 from ledger.store.log import heads as hd
 from ledger.store.log.heads import Head, Heads
-from ledger.store.vocabulary import LogSealed
+from ledger.store.vocabulary import MOVES_MONEY, LogSealed, transfers_of
 
 ACTOR = "ledger"
 """Who writes a seal: the ledger itself, never a caller."""
@@ -203,3 +204,63 @@ def rebuild(conn: sa.Connection, batches: Iterable[Sequence[Any]]) -> Heads:
     for batch in batches:
         rebuilding.feed(batch)
     return rebuilding.finish()
+
+
+class Folding:
+    """The heads folded over a log's events as a check reads them, in position order
+    from the first, each seal held to them: `event` says what is wrong with an event
+    (a seal that commits other heads, or out of turn), or None."""
+
+    def __init__(self) -> None:
+        self.heads = Heads()
+        self.decode = RowDecoder()
+
+    def event(
+        self,
+        position: int,
+        stream: str,
+        version: int,
+        type_: str,
+        schema: int,
+        payload: str,
+        digest: str,
+    ) -> str | None:
+        heads = self.heads
+        if stream == hd.SEALS:
+            try:
+                seal = self.decode(position, type_, schema, version, payload)
+            except CorruptEvent as exc:
+                return str(exc)
+            if not isinstance(seal, LogSealed) or version != heads.seals + 1:
+                return f"it is seal {version}, after seal {heads.seals}"
+            heads.seals += 1
+            root = heads.root().hex()
+            if seal.root != root or seal.heads != len(heads):
+                return (
+                    f"the seal commits {seal.heads} heads with root {seal.root}, but the "
+                    f"events before it make {len(heads)} with root {root}: the seal, or an "
+                    "event before it, was rewritten"
+                )
+            return None
+        accounts: list[str] = []
+        if type_ in MOVES_MONEY:
+            try:
+                event = self.decode(position, type_, schema, version, payload)
+            except CorruptEvent as exc:
+                return str(exc)
+            accounts = [a for t in transfers_of(stream, event) for a in (t.source, t.target)]
+        row = _Moving(position, stream, version, type_, digest)
+        for _, kind, name, count, moved in hd.changes([row], lambda _r: accounts):
+            hd.move(heads, kind, name, count, moved)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Moving:
+    """What `heads.changes` reads of an event."""
+
+    position: int
+    stream: str
+    version: int
+    type: str
+    hash: str
