@@ -10,7 +10,12 @@ Run from the repository root:
     .venv/bin/python -m bench.tlog --skip-postgres --repeat 3
     .venv/bin/python -m bench.tlog --sizes 10000,1000000 --proofs 200 --profile
 
-The targets (issue 11, "Speed"), each measured side by side in one run:
+The targets (issue 11, "Speed"; issue 25 for the seal), each measured side by side in one
+run:
+
+  seals     a write through the unit of work with its seal (the heads of every stream
+            and account, and the seal event) against the same write without it
+            (store.seals off): at most 10% slower, single events and batches alike.
 
   appends   a write through the unit of work (ledger.unit_of_work.UnitOfWork: store.append,
             projections, the tree's new hashes and a signed checkpoint) against the same
@@ -153,13 +158,20 @@ def append_contenders(
     for mode, n in (("single", single), ("batched", batched)):
         per = "1 event" if mode == "single" else f"{BATCH} events"
         commits = n if mode == "single" else -(-n // BATCH)
-        for signed in (True, False):
-            name = f"{'tree' if signed else 'plain'}_{mode}"
+        for kind in ("tree", "plain", "unsealed"):
+            name = f"{kind}_{mode}"
+            signed = kind != "plain"
             store = EventStore(_migrated(url_for(name)), signer=signer if signed else None)
+            store.seals = kind == "tree"
             stores.append(store)
             accounts = _Accounts(f"{label}-{name}", n)
-            if signed:
-                what = f"UnitOfWork.record + commit, {per} a transaction: tree + signed checkpoint"
+            if kind == "tree":
+                what = (
+                    f"UnitOfWork.record + commit, {per} a transaction: tree + seal + signed "
+                    "checkpoint"
+                )
+            elif kind == "unsealed":
+                what = f"the same without the seal (store.seals off), {per} a transaction"
             else:
                 what = f"store.append + projections.apply in store.transaction, {per} a transaction"
             out.append(
@@ -173,7 +185,7 @@ def append_contenders(
                     check=_expect(f"{name} commits", commits),
                 )
             )
-    # Pairs side by side: tree_single, plain_single, tree_batched, plain_batched.
+    # Side by side: tree_single, plain_single, unsealed_single, then the batched three.
     return out, stores
 
 
@@ -367,6 +379,38 @@ def append_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+SEAL_GOAL = 1.10
+"""Issue 25: appends with the seal (stream heads, account chains, the seal event) within
+10% of the same appends without it, in the same run."""
+
+
+def seal_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for label in ("sqlite", "postgres"):
+        for mode in APPEND_GOALS:
+            sealed = results.get(f"{label} appends/tree_{mode}")
+            unsealed = results.get(f"{label} appends/unsealed_{mode}")
+            if sealed is None or unsealed is None:
+                continue
+            ratio = unsealed["median"] / sealed["median"]
+            paired = statistics.median(
+                u / t for u, t in zip(unsealed["samples"], sealed["samples"], strict=True)
+            )
+            out.append(
+                {
+                    "group": f"{label} appends",
+                    "mode": mode,
+                    "sealed": sealed["median"],
+                    "unsealed": unsealed["median"],
+                    "cost_ratio": round(ratio, 3),
+                    "paired_ratio": round(paired, 3),
+                    "goal": SEAL_GOAL,
+                    "met": ratio <= SEAL_GOAL,
+                }
+            )
+    return out
+
+
 def proof_ratios(
     results: dict[str, dict[str, Any]], contenders: list[Contender], sizes: Sequence[int]
 ) -> list[dict[str, Any]]:
@@ -426,6 +470,13 @@ def render(report: dict[str, Any]) -> str:
     for a in report["append_ratios"]:
         lines.append(
             f"  {a['group']:<18} {a['mode']:<8} {a['plain']:>7,}/s / {a['tree']:>7,}/s ="
+            f" {a['cost_ratio']:.3f}  goal <= {a['goal']}  {'MET' if a['met'] else 'MISSED'}"
+            f"  (per repetition, median: {a['paired_ratio']:.3f})"
+        )
+    lines += ["", "Appends, cost with the seal over cost without it (median rates, same run):"]
+    for a in report["seal_ratios"]:
+        lines.append(
+            f"  {a['group']:<18} {a['mode']:<8} {a['unsealed']:>7,}/s / {a['sealed']:>7,}/s ="
             f" {a['cost_ratio']:.3f}  goal <= {a['goal']}  {'MET' if a['met'] else 'MISSED'}"
             f"  (per repetition, median: {a['paired_ratio']:.3f})"
         )
@@ -607,6 +658,7 @@ def run(
         "setup": setup,
         "results": results,
         "append_ratios": append_ratios(results),
+        "seal_ratios": seal_ratios(results),
         "proof_ratios": proof_ratios(results, contenders, sizes),
         "skipped": skipped,
     }

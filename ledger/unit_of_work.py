@@ -183,7 +183,7 @@ class UnitOfWork:
                     f"no signing key{where}: every write hands out a signed checkpoint, "
                     "so nothing was written; make one with `hazard key create`"
                 )
-            heads = self._seal(growth)
+            heads = self._seal(growth) if self.store.seals else None
             note = tree.seal(self.conn, growth, signer, self._issued_at)
             answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
@@ -192,7 +192,8 @@ class UnitOfWork:
         self.committed, self._answer = True, answer
         if growth is not None:  # committed history only: neither goes stale
             self.store.frontier = growth.frontier
-            self.store.heads = heads
+            if heads is not None:
+                self.store.heads = heads
 
     def _seal(self, growth: tree.Growth) -> Heads:
         """End the write with its seal (ledger.store.log.sealing): the heads its events

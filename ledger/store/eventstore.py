@@ -359,6 +359,9 @@ class EventStore:
         self.frontier: merkle.Frontier | None = None
         """The tree's right edge at the size last committed (ledger.store.log.tree), so
         that the next append need not read it."""
+        self.seals = True
+        """Whether each write ends with its seal (ledger.store.log.sealing). Always, but
+        in bench.tlog's baseline, which measures what the seals cost a write."""
         self.heads: Heads | None = None
         """The log's heads at the size last committed (ledger.store.log.sealing), for
         the next write's seal; a write takes them and hands them back once committed."""

@@ -114,7 +114,9 @@ def test_a_player_has_their_account_and_their_tables(store: EventStore) -> None:
         assert {e["stream"] for e in read.events} == streams | {"log"}
         proven = [p["head"][:2] for p in read.closing["heads"]["end"]["proofs"]]
         assert ["account", f"player:{name}"] in proven
-        assert sorted(["stream", s] for s in streams) == sorted(p for p in proven if p[0] == "stream")
+        assert sorted(["stream", s] for s in streams) == sorted(
+            p for p in proven if p[0] == "stream"
+        )
         assert read.header["scope"]["player"] == name
         assert read.closing["money"][f"player:{name}"]["deposited"] == 5000 + (name == "ann")
 
@@ -182,7 +184,9 @@ def test_a_table_since_a_time_uses_the_cached_snapshot_state_as_the_fold(
     assert snap["state"] == json.loads(snapshots.encode_state(state))
     # The seal before `since` that the head proofs start from, then the table's events.
     start, first = read.events[:2]
-    assert start["stream"] == "log" and start["position"] == read.closing["heads"]["start"]["position"]
+    assert (
+        start["stream"] == "log" and start["position"] == read.closing["heads"]["start"]["position"]
+    )
     assert start["recorded_at"] < middle.recorded_at and first["position"] == middle.position
 
 

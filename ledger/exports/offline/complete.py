@@ -296,7 +296,9 @@ class Completeness:
                 f"({checkpoint_size}) and no seal after it shows the range ends there",
             )
         if until is not None and end_seal.recorded_at >= until:
-            raise Disagreement(end_seal.line, f"the end seal was recorded at or after until ({until})")
+            raise Disagreement(
+                end_seal.line, f"the end seal was recorded at or after until ({until})"
+            )
         if "start" in named:
             start_seal = self.seals[named["start"]]
             if since is None or start_seal.recorded_at >= since:
@@ -317,7 +319,9 @@ class Completeness:
         start_known = "start" in named or since is None
         self._whole(number, scope, start, end, at, start_known)
 
-    def _proofs(self, number: int, which: str, given: dict[str, Any]) -> dict[tuple[str, str], hd.Head]:
+    def _proofs(
+        self, number: int, which: str, given: dict[str, Any]
+    ) -> dict[tuple[str, str], hd.Head]:
         """A seal's head proofs, each checked against the seal's root: the heads, by
         (kind, name)."""
         position = given.get("position")

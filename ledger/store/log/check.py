@@ -36,8 +36,8 @@ from engine import serverdice
 from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
 from ledger.store.log import merkle, quorum, sealing, tree
-from ledger.store.log.heads import SEALS
 from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
+from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
 
