@@ -7,14 +7,17 @@ and right whichever server wrote last."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from ledger.books.book import Book
 from ledger.service import Club
+from ledger.store import codec
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.log import heads as hd
 from ledger.store.log import merkle, sealing
@@ -200,3 +203,123 @@ def test_heads_log_is_append_only(club_store: EventStore) -> None:
         for statement in ("UPDATE heads_log SET count = 0", "DELETE FROM heads_log"):
             with pytest.raises(sa.exc.DatabaseError), conn.begin():
                 conn.execute(sa.text(statement))
+
+
+def test_the_migration_builds_the_heads_of_a_log_from_before_seals(database_url: str) -> None:
+    """A log from before seals (revision 0011) gets its heads from its events, once; its
+    first write after seals is seal 1, committing everything before it too."""
+    from alembic import command
+
+    from ledger.store import db
+    from ledger.store.vocabulary import Deposited
+
+    engine = db.make_engine(database_url)
+    try:
+        with db.serialised(engine, db.UPGRADE_LOCK) as conn:
+            command.upgrade(db._alembic_config(conn), "0011")
+        old = EventStore(engine, clock=ticking(), signer=SIGNER)
+        old.seals = False  # as the code before seals wrote
+        club = Club(Book(old))
+        club.account_command("setter", Deposited, 1000, "setter")
+        for name in ("ann", "bob"):
+            club.create_player(name, "setter")
+            club.account_command(name, Deposited, 50, "setter")
+        old.close()
+        before = old.read_all(0, limit=1000)
+        assert not any(r.stream == hd.SEALS for r in before)
+        db.upgrade(engine)
+        with engine.connect() as conn:
+            built = sealing.heads_at(conn, before[-1].position)
+        expected = Heads()
+        hd.apply(expected, before, sealing.accounts_of)
+        assert built.heads == expected.heads and built.root() == expected.root()
+
+        new = EventStore(engine, clock=ticking(), signer=SIGNER)
+        Club(Book(new)).account_command("ann", Deposited, 7, "setter")
+        new.close()
+        rows = new.read_all(0, limit=1000)
+        ((seal, heads, _),) = list(sealing.check(iter(rows)))
+        assert seal.version == 1 and seal.position == rows[-1].position
+        assert heads.get(hd.ACCOUNT, "player:ann").count == 2  # both ann's deposits
+    finally:
+        engine.dispose()
+
+
+def _forged_seal(engine: sa.Engine, position: int) -> None:
+    """Behind the triggers, as an insider would: a seal committing another root."""
+    with engine.connect() as conn, conn.begin():
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("DROP TRIGGER events_refuse_update")
+        else:
+            conn.exec_driver_sql("ALTER TABLE events DISABLE TRIGGER ALL")
+        payload = json.loads(
+            conn.execute(
+                sa.text("SELECT payload FROM events WHERE position = :p"), {"p": position}
+            ).scalar_one()
+        )
+        forged = codec.canonical(payload | {"root": "00" * 32}).decode()
+        conn.execute(
+            sa.text("UPDATE events SET payload = :x WHERE position = :p"),
+            {"x": forged, "p": position},
+        )
+
+
+def test_verify_names_a_seal_that_commits_other_heads(club_store: EventStore) -> None:
+    from ledger.store.log import check
+
+    seals = [r for r in _events(club_store) if r.stream == hd.SEALS]
+    target = seals[len(seals) // 2]
+    _forged_seal(club_store.engine, target.position)
+    with club_store.engine.connect() as conn, conn.begin():
+        check.snapshot(conn)
+        report = check.check_log(conn, VERIFIER)
+    assert any(
+        f.position == target.position and "the seal commits" in str(f) for f in report.findings
+    ), report.findings
+
+
+def test_verify_names_a_checkpoint_missing_behind_its_seal(club_store: EventStore) -> None:
+    from ledger.store.log import check
+
+    seals = [r for r in _events(club_store) if r.stream == hd.SEALS]
+    target = seals[5]
+    with club_store.engine.connect() as conn, conn.begin():
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("DROP TRIGGER checkpoints_refuse_delete")
+        else:
+            conn.exec_driver_sql("ALTER TABLE checkpoints DISABLE TRIGGER ALL")
+        conn.execute(sa.text("DELETE FROM checkpoints WHERE size = :s"), {"s": target.position})
+    with club_store.engine.connect() as conn, conn.begin():
+        check.snapshot(conn)
+        report = check.check_log(conn, VERIFIER)
+    assert any(
+        f.position == target.position
+        and f"checkpoint {target.version} (size {target.position}) is missing" in str(f)
+        for f in report.findings
+    ), report.findings
+
+
+def test_an_import_refuses_a_backup_missing_a_checkpoint_line_naming_it(
+    club_store: EventStore, tmp_path: Path
+) -> None:
+    from ledger.exports import offline, restore
+    from ledger.exports.scope import scope_of
+    from ledger.store import db
+    from tests.ledger.exportkit import export
+
+    data = export(club_store.engine, scope_of(everything=True))
+    lines = data.split(b"\n")[:-1]
+    seal_line = next(
+        i for i, line in enumerate(lines) if b'"stream":"log"' in line and b'"version":7}' in line
+    )
+    assert b'"record":"checkpoint"' in lines[seal_line + 1]
+    del lines[seal_line + 1]
+    target = db.make_engine(f"sqlite:///{tmp_path / 'restored.sqlite3'}")
+    db.upgrade(target)
+    with pytest.raises(offline.Disagreement) as caught:
+        restore.restore(target, [line + b"\n" for line in lines], VERIFIER)
+    assert caught.value.line == seal_line + 1
+    assert "checkpoint 7 " in caught.value.reason and "is missing" in caught.value.reason
+    with target.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM events")).scalar() == 0
+    target.dispose()
