@@ -185,7 +185,7 @@ class Completeness:
                 raise Disagreement(number, "a format 1 file has no head proofs")
             return
         kind = self.header.scope["kind"]
-        at = f"checkpoint {self._number(checkpoint_size)}size {checkpoint_size}, issued {issued_at}"
+        at = self._checkpoint(checkpoint_size, issued_at)
         if kind == "all":
             self._all(number, at)
         elif kind == "range":
@@ -193,9 +193,12 @@ class Completeness:
         else:
             self._windowed(number, c.get("heads"), checkpoint_size, at)
 
-    def _number(self, size: int) -> str:
+    def _checkpoint(self, size: int, issued_at: str) -> str:
+        """The closing's checkpoint, in words: its number, when its seal is in the file."""
         seal = self.seals.get(size)
-        return f"{seal.version}, " if seal is not None else ""
+        if seal is None:
+            return f"the checkpoint of size {size} (issued {issued_at})"
+        return f"checkpoint {seal.version} (size {size}, issued {issued_at})"
 
     def _all(self, number: int, at: str) -> None:
         seals = len(self.seals)
