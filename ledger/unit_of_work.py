@@ -38,7 +38,7 @@ from ledger.books import projections, tableviews
 from ledger.store import idempotency, snapshots
 from ledger.store.eventstore import ConcurrencyError, EventStore, NoSigningKey, Recorded
 from ledger.store.log import sealing, tree
-from ledger.store.log.heads import SEALS, Heads
+from ledger.store.log.heads import Heads
 
 RACE_LOST = (sa.exc.IntegrityError, ConcurrencyError)
 """How the loser of two racing first attempts fails: at the key or at the version."""
@@ -183,8 +183,8 @@ class UnitOfWork:
                     f"no signing key{where}: every write hands out a signed checkpoint, "
                     "so nothing was written; make one with `hazard key create`"
                 )
-            heads = self._seal(growth) if self.store.seals else None
-            note = tree.seal(self.conn, growth, signer, self._issued_at)
+            heads, inserts = self._seal(growth) if self.store.seals else (None, [])
+            note = tree.seal(self.conn, growth, signer, self._issued_at, inserts)
             answer["receipt"] = {"positions": list(self._positions), "checkpoint": note}
         if self.key is not None:
             idempotency.remember(self.conn, self.key, self._digest, answer, self.store.clock())
@@ -195,22 +195,20 @@ class UnitOfWork:
             if heads is not None:
                 self.store.heads = heads
 
-    def _seal(self, growth: tree.Growth) -> Heads:
-        """End the write with its seal (ledger.store.log.sealing): the heads its events
-        moved, kept in `heads_log`, and the event committing all of them, the last
-        leaf under the checkpoint the write signs. The store's heads are taken for it,
-        and handed back by `commit` once the write has committed."""
+    def _seal(self, growth: tree.Growth) -> tuple[Heads, list[tuple[str, Any]]]:
+        """End the write with its seal (ledger.store.log.sealing): the event committing
+        the heads of every stream and account after the write's events, the last leaf
+        under the checkpoint the write signs, and the heads it moved, for `heads_log`;
+        both stored by `tree.seal` with the checkpoint (on PostgreSQL in its one
+        statement). The store's heads are taken for it, and handed back by `commit`
+        once the write has committed."""
         rows = self._rows
         kept, self.store.heads = self.store.heads, None
         heads = sealing.take(self.conn, kept, rows[0].position - 1)
-        event, moved = sealing.seal(heads, rows)
-        (seal,) = self.store.append(
-            self.conn, SEALS, heads.seals, [event], sealing.ACTOR, at=self._issued_at
-        )
-        growth.add([seal])
-        sealing.store_moved(self.conn, seal.position, moved)
-        sealing.sealed(heads, seal.position)
-        return heads
+        row, moved = sealing.seal(heads, rows, growth.size + 1, self._issued_at)
+        growth.add([row])
+        sealing.sealed(heads, row)
+        return heads, sealing.inserts(self.conn, row, moved)
 
     @property
     def answer(self) -> dict[str, Any]:

@@ -99,6 +99,8 @@ class Heads:
         self.size = size
         self.seals = 0
         """How many seals the log holds at `size`: the last one's version."""
+        self.seal_hash = GENESIS
+        """The last seal's chain hash (the `log` stream's), which the next one follows."""
         self.heads: list[Head] = []
         self.index: dict[tuple[str, str], int] = {}
         self._levels: list[list[bytes]] = [[]]
@@ -210,12 +212,25 @@ def move(heads: Heads, kind: str, name: str, count: int, digest: str) -> bool:
 
 
 def apply(heads: Heads, rows: Sequence[Any], accounts_of: Any) -> list[Head]:
-    """Move `heads` by the events `rows` (in position order), returning the heads each
-    moved to, in order (the rows the store keeps of them)."""
-    moved: list[Head] = []
+    """Move `heads` by the events `rows` (in position order), returning each head that
+    moved as it ends, in the order each was first moved (the rows the store keeps of
+    them). Each head is set once: a write of a hundred deposits hashes its stream's
+    leaf once, not a hundred times (the chains still step once per event)."""
+    ended: dict[tuple[str, str], Head] = {}
     for _position, kind, name, count, digest in changes(rows, accounts_of):
-        if move(heads, kind, name, count, digest):
-            moved.append(heads.heads[heads.index[(kind, name)]])
+        key = (kind, name)
+        if kind == STREAM:
+            ended[key] = Head(STREAM, name, count, digest)
+            continue
+        current = ended.get(key) or heads.get(kind, name)
+        if count == 0:  # an account opened: its head, if nothing has posted to it yet
+            if current is None:
+                ended[key] = Head(ACCOUNT, name, 0, GENESIS)
+            continue
+        before, chain = (0, GENESIS) if current is None else (current.count, current.hash)
+        ended[key] = Head(ACCOUNT, name, before + 1, account_step(chain, digest))
+    for head in ended.values():
+        heads.set(head)
     if rows:
         heads.size = max(heads.size, max(r.position for r in rows))
-    return moved
+    return list(ended.values())

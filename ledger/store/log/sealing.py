@@ -18,8 +18,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.store import db
-from ledger.store.eventstore import CorruptEvent, RowDecoder
+from ledger.store import codec, db
+from ledger.store.eventstore import CorruptEvent, Known, Recorded, RowDecoder
 from ledger.store.log import heads as hd
 from ledger.store.log.heads import Head, Heads
 from ledger.store.vocabulary import MOVES_MONEY, LogSealed, transfers_of
@@ -59,7 +59,8 @@ _AFTER_SQL = (
     " ORDER BY position, idx"
 )
 _SEALS_SQL = (
-    "SELECT version FROM events WHERE stream = ? AND position <= ? ORDER BY version DESC LIMIT 1"
+    "SELECT version, hash FROM events WHERE stream = ? AND position <= ?"
+    " ORDER BY version DESC LIMIT 1"
 )
 
 
@@ -70,7 +71,7 @@ def heads_at(conn: sa.Connection, size: int) -> Heads:
     last = db.fetch(conn, _LAST_SQL)[0][0]
     if last is not None:
         _place(heads, db.fetch(conn, _AT_SQL, (int(last), size)))
-    heads.seals = _seals(conn, size)
+    heads.seals, heads.seal_hash = _seals(conn, size)
     return heads
 
 
@@ -82,9 +83,10 @@ def _place(heads: Heads, rows: Iterable[Any]) -> None:
             raise SealError(heads.size, f"head {idx} ({kind} {name}) is stored out of order")
 
 
-def _seals(conn: sa.Connection, size: int) -> int:
+def _seals(conn: sa.Connection, size: int) -> tuple[int, str]:
+    """The last seal at or before `size`: its version and hash."""
     found = db.fetch(conn, _SEALS_SQL, (hd.SEALS, size))
-    return int(found[0][0]) if found else 0
+    return (int(found[0][0]), str(found[0][1])) if found else (0, hd.GENESIS)
 
 
 def take(conn: sa.Connection, kept: Heads | None, size: int) -> Heads:
@@ -94,7 +96,7 @@ def take(conn: sa.Connection, kept: Heads | None, size: int) -> Heads:
         return heads_at(conn, size)
     if kept.size < size:
         _place(kept, db.fetch(conn, _AFTER_SQL, (kept.size, size)))
-        kept.seals = _seals(conn, size)
+        kept.seals, kept.seal_hash = _seals(conn, size)
         kept.size = size
     return kept
 
@@ -102,14 +104,65 @@ def take(conn: sa.Connection, kept: Heads | None, size: int) -> Heads:
 # -- Sealing a write ---------------------------------------------------------------------
 
 
-def seal(heads: Heads, rows: Sequence[Any]) -> tuple[LogSealed, list[tuple[int, Head]]]:
-    """Move `heads` by a write's events `rows` and make its seal: the seal event (the
-    next of stream `log`) and the heads it moved, by index, for `heads_log`."""
-    moved: dict[int, Head] = {}
-    for head in hd.apply(heads, rows, accounts_of):
-        moved[heads.index[(head.kind, head.name)]] = head
+def seal(
+    heads: Heads, rows: Sequence[Any], position: int, at: str
+) -> tuple[Known, list[tuple[int, Head]]]:
+    """Move `heads` by a write's events `rows` and make its seal, the event at
+    `position` (the next of stream `log`, recorded `at`, the write's time), as the row
+    to store; and the heads it moved, by index, for `heads_log`."""
+    moved = _moved(heads, rows)
     event = LogSealed(heads.seals + 1, heads.root().hex(), len(heads))
-    return event, sorted(moved.items())
+    name, schema, text = codec.payload_text(event)
+    prev = heads.seal_hash
+    document = codec.frame(
+        codec.Quoted(), position, hd.SEALS, event.version, name, schema, text, ACTOR, None, at
+    )
+    row = Known.of(
+        (
+            position, hd.SEALS, event.version, name, schema, text, ACTOR, None, at, prev,
+            codec.chain_hash(prev, document),
+        ),
+        event,
+    )  # fmt: skip
+    return row, moved
+
+
+_EVENT_SQL = (
+    f"INSERT INTO events ({', '.join(Recorded._fields)})"
+    f" VALUES ({', '.join(['?'] * len(Recorded._fields))})"
+)
+_HEADS_COLUMNS = ("position", "idx", "kind", "name", "count", "hash")
+_HEADS_SQL_PG = (
+    f"INSERT INTO heads_log ({', '.join(_HEADS_COLUMNS)}) SELECT * FROM"
+    " unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::text[])"
+)
+HEADS_AT_ONCE = 150
+"""Heads a multi-row INSERT into heads_log on SQLite takes: 900 parameters, within its
+oldest limit of 999."""
+
+
+def inserts(
+    conn: sa.Connection, row: Known, moved: Sequence[tuple[int, Head]]
+) -> list[tuple[str, Sequence[Any]]]:
+    """The statements (with `?` marks) that store a write's seal and the heads it moved,
+    for ledger.store.log.tree.seal to run with the write's checkpoint: on PostgreSQL in
+    its one statement, the heads as arrays (one text and plan for every write)."""
+    out: list[tuple[str, Sequence[Any]]] = [(_EVENT_SQL, tuple(row))]
+    values = [(row.position, i, h.kind, h.name, h.count, h.hash) for i, h in moved]
+    if conn.dialect.name == "postgresql":
+        if values:
+            out.append((_HEADS_SQL_PG, [list(column) for column in zip(*values, strict=True)]))
+        return out
+    for start in range(0, len(values), HEADS_AT_ONCE):
+        chunk = values[start : start + HEADS_AT_ONCE]
+        marks = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))
+        out.append(
+            (
+                f"INSERT INTO heads_log ({', '.join(_HEADS_COLUMNS)}) VALUES {marks}",
+                [v for value in chunk for v in value],
+            )
+        )
+    return out
 
 
 def store_moved(conn: sa.Connection, position: int, moved: Sequence[tuple[int, Head]]) -> None:
@@ -123,10 +176,11 @@ def store_moved(conn: sa.Connection, position: int, moved: Sequence[tuple[int, H
         )
 
 
-def sealed(heads: Heads, position: int) -> None:
-    """The write's seal at `position` is committed: the heads stand there."""
+def sealed(heads: Heads, row: Any) -> None:
+    """The seal `row` is written: the heads stand at its position."""
     heads.seals += 1
-    heads.size = position
+    heads.seal_hash = row.hash
+    heads.size = row.position
 
 
 # -- Checking and rebuilding from the events ----------------------------------------------
@@ -158,7 +212,7 @@ def check(
                 f"it commits {event.heads} heads with root {event.root}, but the events "
                 f"before it make {len(heads)} with root {root}",
             )
-        sealed(heads, row.position)
+        sealed(heads, row)
         yield row, heads, moved
     if pending:
         _moved(heads, pending)

@@ -174,26 +174,42 @@ def issue(conn: sa.Connection, signer: Signer, size: int, root: bytes, issued_at
     return note
 
 
-def seal(conn: sa.Connection, growth: Growth, signer: Signer, issued_at: str) -> str:
+def seal(
+    conn: sa.Connection,
+    growth: Growth,
+    signer: Signer,
+    issued_at: str,
+    also: Sequence[tuple[str, Sequence[Any]]] = (),
+) -> str:
     """Store what a write adds to the log, its new hashes and the signed checkpoint of
-    the tree they make, and return that checkpoint's note.
+    the tree they make, and return that checkpoint's note; and the inserts `also`
+    (statement, parameters), which its seal makes (ledger.store.log.sealing).
 
-    On PostgreSQL both go in one statement (the hashes as two arrays, so its text and
-    plan are the same for every write), one round trip instead of two; SQLite, in
-    process, has no round trips to save. Straight to the driver, as the event append
-    does: SQLAlchemy's statement handling cost more than these inserts (bench.tlog)."""
+    On PostgreSQL all of them go in one statement (the hashes as two arrays, so its
+    text and plan are the same for every write), one round trip instead of several;
+    SQLite, in process, has no round trips to save. Straight to the driver, as the
+    event append does: SQLAlchemy's statement handling cost more than these inserts
+    (bench.tlog)."""
     root = growth.root()
     note = signed_checkpoint(signer, growth.size, root, issued_at)
     checkpoint = (growth.size, root.hex(), issued_at, note)
     if conn.dialect.name != "postgresql":
+        for sql, parameters in also:
+            _execute(conn, sql, parameters)
         growth.insert(conn)
         _execute(conn, _CHECKPOINT_SQL, checkpoint)
         return note
     made = sorted(growth.made.items())
+    before = "".join(f"also{i} AS ({sql}), " for i, (sql, _) in enumerate(also))
     _execute(
         conn,
-        f"WITH hashes AS ({_HASHES_SQL_PG}) {_CHECKPOINT_SQL}",
-        ([i for i, _ in made], [h for _, h in made], *checkpoint),
+        f"WITH {before}hashes AS ({_HASHES_SQL_PG}) {_CHECKPOINT_SQL}",
+        (
+            *(value for _, parameters in also for value in parameters),
+            [i for i, _ in made],
+            [h for _, h in made],
+            *checkpoint,
+        ),
     )
     return note
 
