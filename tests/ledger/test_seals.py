@@ -344,7 +344,7 @@ def test_a_file_in_the_format_before_seals_still_verifies_and_says_it_proves_no_
 def test_a_heads_leaf_is_the_hash_of_its_canonical_json_array() -> None:
     for head in (
         Head(hd.STREAM, "table:t1", 57, "ab" * 32),
-        Head(hd.ACCOUNT, "player:Zoë \"z\"", 0, hd.GENESIS),
+        Head(hd.ACCOUNT, 'player:Zoë "z"', 0, hd.GENESIS),
     ):
         text = codec.canonical({"h": head.view()})[len(b'{"h":') : -1]
         assert head.leaf() == merkle.leaf_hash(text)

@@ -34,9 +34,9 @@ This module is the arithmetic, with no database: the store keeps a `Heads` in me
 from __future__ import annotations
 
 import hashlib
-from json.encoder import encode_basestring as _quote  # what the canonical encoder uses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _quote  # what the canonical encoder uses
 from typing import Any
 
 from ledger.store.log import merkle
