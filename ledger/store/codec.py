@@ -257,7 +257,7 @@ def _writer(cls: type) -> _Writer:
     )
 
 
-def payload_text(event: ev.Event) -> tuple[str, int, str]:
+def payload_text(event: vocabulary.StoredEvent) -> tuple[str, int, str]:
     """(event type, schema version, payload as canonical JSON text): the same as
     `canonical(encode(event)[2]).decode()` (a test holds the two equal), written field
     by field without building the payload, because appends spent most of their time

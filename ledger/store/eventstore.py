@@ -29,6 +29,7 @@ from ledger.store.log import merkle
 from ledger.store.log.heads import Heads
 from ledger.store.log.keys import Signer
 from ledger.store.schema import events as events_table
+from ledger.store.vocabulary import StoredEvent
 
 GENESIS = "0" * 64
 STREAM_VERSION = "SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1"
@@ -145,9 +146,11 @@ class Known(Recorded):
         return self._event
 
     @classmethod
-    def of(cls, row: Iterable[Any], event: Event) -> Known:
+    def of(cls, row: Iterable[Any], event: StoredEvent) -> Known:
         known = cls._make(row)
-        known._event = event
+        # Typed as the engine's, as codec.decode types every stored event: an account's
+        # event or a seal is read the same way.
+        known._event = cast(Event, event)
         return known
 
 
