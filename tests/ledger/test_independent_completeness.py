@@ -318,6 +318,18 @@ def test_a_whole_log_cut_short_at_an_older_checkpoint_says_when_it_was_issued(
     assert any(f"issued {issued}" in line for line in theirs.lines())
 
 
+def test_a_whole_log_cut_short_cannot_claim_a_later_checkpoint(evening: Evening) -> None:
+    """Cut at an older seal but closed by the head's checkpoint, with the consistency
+    proof from the cut to it: the file does not hold every seal up to its checkpoint,
+    which a whole log must ("all holds every event and every seal"), and its verdict
+    would date it by the newest checkpoint."""
+    whole = evening.whole
+    sizes = [r["size"] for r in whole if r["record"] == "checkpoint"]
+    data = refiled(evening.log, whole, last=sizes[len(sizes) // 2])
+    mine, theirs = rejected(evening, data)
+    assert mine.line == theirs.line == len(records(data))
+
+
 def test_a_range_whose_edge_is_dropped_or_moved_is_rejected(evening: Evening) -> None:
     log = evening.log
     since, until = at(31), at(40)

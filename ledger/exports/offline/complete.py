@@ -187,7 +187,7 @@ class Completeness:
         kind = self.header.scope["kind"]
         at = f"checkpoint {self._number(checkpoint_size)}size {checkpoint_size}, issued {issued_at}"
         if kind == "all":
-            self._all(number, at)
+            self._all(number, checkpoint_size, at)
         elif kind == "range":
             self._range(number, checkpoint_size, at)
         else:
@@ -197,7 +197,18 @@ class Completeness:
         seal = self.seals.get(size)
         return f"{seal.version}, " if seal is not None else ""
 
-    def _all(self, number: int, at: str) -> None:
+    def _all(self, number: int, checkpoint_size: int, at: str) -> None:
+        # A whole log holds every seal up to its checkpoint, that checkpoint's own (at
+        # its size) too: one cut short at an older seal, tied to a later checkpoint by
+        # the consistency proof, would be dated by the later one.
+        if self.header.last != checkpoint_size:
+            raise Disagreement(
+                number,
+                f"the whole log runs to position {self.header.last}, but its closing "
+                f"checkpoint is of size {checkpoint_size}: positions "
+                f"{self.header.last + 1}..{checkpoint_size}, and their seals, are not in "
+                "the file (cut short?)",
+            )
         seals = len(self.seals)
         if not seals:
             self.proven.append(
