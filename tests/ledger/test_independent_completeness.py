@@ -401,6 +401,47 @@ def _write(recs: Records, one: dict[str, Any]) -> Records:
     ]
 
 
+def test_a_range_without_since_or_until_holds_the_log_from_its_start_or_to_its_head(
+    evening: Evening,
+) -> None:
+    """A range with no `since` starts at position 1, and one with no `until` runs to its
+    closing checkpoint: neither has an edge there, and neither may stop short. An event
+    written as an edge would drop out of the range's counts and money (here the setter's
+    first deposit, 100,000), and a range cut short would be held whole to a checkpoint it
+    does not reach."""
+    log = evening.log
+    early = evening.file(until=at(20))
+    first = events(early)[0]
+    assert first["position"] == 1 and first["type"] == "Deposited"
+    data = refiled(log, [{**r, "record": "edge"} if r is first else r for r in early])
+    assert records(data)[-1]["money"]["setter"]["deposited"] == 0
+    mine, theirs = rejected(evening, data)
+    assert mine.line == theirs.line == 2
+
+    late = evening.file(since=at(60))
+    last = events(late)[-1]
+    data = refiled(log, [{**r, "record": "edge"} if r is last else r for r in late])
+    mine, _ = rejected(evening, data)
+    assert records(data)[mine.line - 1]["position"] == last["position"]
+
+    # Started late: the tables' snapshots made again where the file now starts.
+    start = events(early)[len(events(early)) // 2]["position"]
+    begun: dict[str, int] = {}
+    for r in events(early):
+        if r["position"] >= start and r["stream"].startswith("table:"):
+            begun.setdefault(r["stream"], r["version"])
+    remade = [log.snapshot(s, v - 1) for s, v in begun.items() if v > 1]
+    assert remade
+    data = refiled(log, [early[0], *remade, *early[1:]], first=start)
+    mine, theirs = rejected(evening, data)
+    assert mine.line == theirs.line == len(records(data))
+
+    # Cut short, closed by the same checkpoint through a consistency proof.
+    data = refiled(log, late, last=events(late)[len(events(late)) // 2]["position"])
+    mine, theirs = rejected(evening, data)
+    assert mine.line == theirs.line == len(records(data))
+
+
 def test_a_statement_whose_start_seal_is_after_since_is_rejected(evening: Evening) -> None:
     """The start seal is the last recorded before `since`: one after it would let the
     file leave out what came between."""
