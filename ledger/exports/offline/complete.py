@@ -187,7 +187,7 @@ class Completeness:
         kind = self.header.scope["kind"]
         at = self._checkpoint(checkpoint_size, issued_at)
         if kind == "all":
-            self._all(number, at)
+            self._all(number, checkpoint_size, at)
         elif kind == "range":
             self._range(number, checkpoint_size, at)
         else:
@@ -200,7 +200,18 @@ class Completeness:
             return f"the checkpoint of size {size} (issued {issued_at})"
         return f"checkpoint {seal.version} (size {size}, issued {issued_at})"
 
-    def _all(self, number: int, at: str) -> None:
+    def _all(self, number: int, checkpoint_size: int, at: str) -> None:
+        # A whole log holds every seal up to its checkpoint, that checkpoint's own (at
+        # its size) too: one cut short at an older seal, tied to a later checkpoint by
+        # the consistency proof, would be dated by the later one.
+        if self.header.last != checkpoint_size:
+            raise Disagreement(
+                number,
+                f"the whole log runs to position {self.header.last}, but its closing "
+                f"checkpoint is of size {checkpoint_size}: positions "
+                f"{self.header.last + 1}..{checkpoint_size}, and their seals, are not in "
+                "the file (cut short?)",
+            )
         seals = len(self.seals)
         if not seals:
             self.proven.append(
@@ -222,37 +233,59 @@ class Completeness:
         if len(self.edges) != len(leading) + len(trailing):
             line = next(e[0] for e in self.edges if e not in leading and e not in trailing)
             raise Disagreement(line, "an edge inside the range: edges are its first and last")
-        if since is not None:
-            if leading:
-                line, position, when = leading[0]
-                if when >= since:
-                    raise Disagreement(
-                        line,
-                        f"the edge at position {position} was recorded at {when}, not before "
-                        f"since ({since}): it does not prove where the range begins",
-                    )
-            elif header.first != 1:
+        # A range with no since starts at position 1 and one with no until runs to the
+        # closing checkpoint: neither has an edge there (an event written as one would
+        # drop out of the range's counts), and neither may stop short of it.
+        if leading:
+            line, position, when = leading[0]
+            if since is None:
                 raise Disagreement(
-                    number,
-                    f"the range starts at position {header.first} with no edge before it: "
-                    "nothing proves that no event before it is recorded after since",
+                    line,
+                    f"an edge at position {position}, but the range has no since: it starts at "
+                    "position 1, and every event of it is in it (an edge is not counted)",
                 )
-        if until is not None:
-            if trailing:
-                line, position, when = trailing[0]
-                if when < until:
-                    raise Disagreement(
-                        line,
-                        f"the edge at position {position} was recorded at {when}, before until "
-                        f"({until}): it does not prove where the range ends",
-                    )
-            elif header.last != checkpoint_size:
+            if when >= since:
                 raise Disagreement(
-                    number,
-                    f"the range ends at position {header.last} with no edge after it and the "
-                    f"log goes on to {checkpoint_size}: nothing proves that no event after it "
-                    "is recorded before until",
+                    line,
+                    f"the edge at position {position} was recorded at {when}, not before "
+                    f"since ({since}): it does not prove where the range begins",
                 )
+        elif header.first != 1:
+            raise Disagreement(
+                number,
+                f"the range starts at position {header.first} with no edge before it: "
+                + (
+                    "nothing proves that no event before it is recorded after since"
+                    if since is not None
+                    else "a range with no since starts at position 1 (cut short?)"
+                ),
+            )
+        if trailing:
+            line, position, when = trailing[0]
+            if until is None:
+                raise Disagreement(
+                    line,
+                    f"an edge at position {position}, but the range has no until: it runs to "
+                    "the closing checkpoint, and every event of it is in it (an edge is not "
+                    "counted)",
+                )
+            if when < until:
+                raise Disagreement(
+                    line,
+                    f"the edge at position {position} was recorded at {when}, before until "
+                    f"({until}): it does not prove where the range ends",
+                )
+        elif header.last != checkpoint_size:
+            raise Disagreement(
+                number,
+                f"the range ends at position {header.last} with no edge after it and the "
+                f"log goes on to {checkpoint_size}: "
+                + (
+                    "nothing proves that no event after it is recorded before until"
+                    if until is not None
+                    else "a range with no until runs to its checkpoint (cut short?)"
+                ),
+            )
         self.proven.append(
             f"every event recorded in the range, its cuts proven by the events either side, "
             f"up to {at}"
