@@ -48,6 +48,9 @@ from ledger.store.log.keys import Verifier
 MEDIA_TYPE = "application/jsonl"
 FORMAT = "hazard-export"
 FORMAT_VERSION = 2
+FIRST_FORMAT = 1
+"""The format before seals, still written for a table's or a player's file of a log
+whose head is not a seal (upgraded, and not written since): it proves nothing whole."""
 CHUNK = 64 * 1024
 """Bytes a chunk holds (about): what a response or a file write takes at once."""
 BATCH = 5_000
@@ -301,6 +304,17 @@ def _seals(conn: sa.Connection, n: int, scope: Scope) -> dict[str, int]:
         )
         if start:
             found["start"] = int(start[0][0])
+        else:  # the log's first seal, after since, shows there is no start seal
+            found["first"] = int(
+                db.fetch(
+                    conn,
+                    last + " AND version = 1",
+                    (
+                        heads.SEALS,
+                        n,
+                    ),
+                )[0][0]
+            )
     return found
 
 
@@ -428,7 +442,11 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
             {
                 "first": first,
                 "format": FORMAT,
-                "format_version": FORMAT_VERSION,
+                # A table's or a player's file of a log with no seal at its head has no
+                # heads to prove: it is what format 1 was, and says so.
+                "format_version": (
+                    FORMAT_VERSION if plan.windows is None or plan.seals else FIRST_FORMAT
+                ),
                 "key": plan.key.text(),
                 "last": last,
                 "origin": plan.checkpoint[3].split("\n", 1)[0],  # the checkpoints' first line
@@ -508,8 +526,9 @@ def _head_proofs(conn: sa.Connection, plan: _Plan) -> dict[str, Any]:
                 }
             )
         proofs[which] = {"position": position, "proofs": listed}
-    if "next" in plan.seals:
-        proofs["next"] = plan.seals["next"]
+    for which in ("next", "first"):
+        if which in plan.seals:
+            proofs[which] = plan.seals[which]
     return {"heads": proofs}
 
 

@@ -213,23 +213,24 @@ def test_a_table_cut_at_an_older_checkpoint_says_when_it_was_issued(evening: Eve
     assert any(f"issued {issued}" in line for line in theirs.lines())
 
 
-def test_a_table_stripped_of_its_seals_proves_nothing_whole(evening: Evening) -> None:
-    """A forger who drops the seals and the head proofs (or calls the file format 1)
-    has a file that verifies, of a log without seals as far as anyone can tell: both
-    checkers say it proves nothing about completeness, and that is all it can show."""
+def test_a_table_stripped_of_its_seals_is_rejected_and_relabelled_proves_nothing(
+    evening: Evening,
+) -> None:
+    """A forger who drops the seals and the head proofs has a format 2 file without
+    them, which both checkers reject; one who also calls it format 1 (the format before
+    seals) has a file that verifies, and both say it proves nothing whole: the verdict
+    prints that on its `complete:` line, where an honest file prints what it proves."""
     log = evening.log
     _, kept = _tail_hidden(evening)
     last = events(kept, stream="table:t3")[-1]["position"]
     stripped = refiled(log, kept, last=last, heads=None)
-    mine, theirs = accepted(evening, stripped)
-    assert mine["complete"] == []
-    assert theirs.complete == [
-        "nothing about completeness: the log had no seal when the file was made"
-    ]
+    rejected(evening, stripped)
     recs = records(stripped)
     recs[0]["format_version"] = 1
     mine, theirs = accepted(evening, refiled(log, recs))
-    assert mine["complete"] == [] and theirs.complete == []
+    assert mine["complete"] == []
+    (said,) = theirs.complete
+    assert said.startswith("nothing proven: the file is in format 1")
     assert any("format 1" in t and "proves nothing" in t for t in theirs.trusted)
 
 

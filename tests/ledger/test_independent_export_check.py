@@ -546,10 +546,8 @@ class Whole:
         return [f"the range {since}..{until}, positions {self.first}..{self.last}"]
 
     def windowed(self, number: int, heads: Any, size: int) -> list[str]:
-        if heads is None:
-            if self.seals:
-                raise Rejected(number, "seals in the file, but no head proofs in its closing")
-            return []
+        if heads is None:  # format 2: a table's or a player's file proves its heads
+            raise Rejected(number, "a table's or a player's file without head proofs")
         since, until = self.scope["since"], self.scope["until"]
         end, end_heads = self.proven(number, heads["end"])
         start, start_heads = self.proven(number, heads["start"]) if "start" in heads else (None, {})
@@ -568,8 +566,12 @@ class Whole:
         if start is not None and (since is None or start.recorded_at >= since):
             raise Rejected(start.line, "the start seal was not recorded before since")
         if since is not None and start is None:
-            # No seal recorded before since: the log was sealed only later, and where
-            # the file's streams start is not proven.
+            # No seal recorded before since, which the log's first seal (version 1, at
+            # or after since) must show: then where the file's streams start is not
+            # proven.
+            first = self.seals.get(heads.get("first"))
+            if first is None or first.version != 1 or first.recorded_at < since:
+                raise Rejected(number, "no start seal, and no first seal after since to show why")
             for stream, held in self.held.items():
                 if held.last != end_heads.get(("stream", stream)):
                     raise Rejected(number, f"{stream} does not end at its head at the end seal")

@@ -142,6 +142,10 @@ def summary(
             "the file is in format 1, from before seals: it proves nothing about "
             "completeness (that it leaves none of its scope out)"
         )
+        complete = [
+            "nothing proven: the file is in format 1 (written before seals, or of a log "
+            "with no seal at its head): it may leave some of its scope out"
+        ]
     if not key_given:
         trusted.append(
             f"the signing key is the one the file names ({header.key.text()}): "

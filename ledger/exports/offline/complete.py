@@ -293,12 +293,13 @@ class Completeness:
 
     def _windowed(self, number: int, given: Any, checkpoint_size: int, at: str) -> None:
         if given is None:
-            if self.seals:
-                raise Disagreement(number, "the closing has no head proofs for the seals it holds")
-            self.proven.append(
-                "nothing about completeness: the log had no seal when the file was made"
+            # A log with no seal at its head has its table's and player's files written in
+            # format 1; one in format 2 without proofs had them taken out.
+            raise Disagreement(
+                number,
+                "the closing has no head proofs: a table's or a player's file in format 2 "
+                "proves its heads (were they stripped?)",
             )
-            return
         if not isinstance(given, dict) or not isinstance(given.get("end"), dict):
             raise Disagreement(number, "the closing's heads has no end seal")
         scope = self.header.scope
@@ -343,6 +344,19 @@ class Completeness:
                     f"the start seal was recorded at {start_seal.recorded_at}, not before "
                     f"since ({since})",
                 )
+        elif since is not None:
+            # No start seal: the log's first seal, recorded at or after since, shows that
+            # none was recorded before it (else a start could be left out unseen).
+            first = given.get("first")
+            seal = self.seals.get(first) if is_int(first) else None
+            if seal is None or seal.version != 1 or seal.recorded_at < since:
+                raise Disagreement(
+                    number,
+                    "the closing names no start seal, nor the log's first seal recorded at or "
+                    f"after since ({since}) to show there is none: where the file starts is "
+                    "not proven",
+                )
+            named["first"] = first
         stray = sorted(set(self.seals) - {p for p in named.values() if is_int(p)})
         if stray:
             raise Disagreement(
