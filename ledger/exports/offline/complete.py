@@ -66,6 +66,8 @@ class Completeness:
     """A range's: (line, position, recorded_at) of each edge."""
     proven: list[str] = field(default_factory=list)
     """What the closing proved whole, in words, for the verdict."""
+    pending: hd.Pending = field(default_factory=hd.Pending)
+    """A whole log's events since the last seal, folded into `heads` at the next."""
 
     @classmethod
     def of(cls, header: Header, format_version: int) -> Completeness:
@@ -109,8 +111,7 @@ class Completeness:
         if self.account is not None and self.account in accounts:
             self.posted.append(row.hash)
         if self.heads is not None:
-            for _, kind, name, count, digest in hd.changes([row], lambda _r: accounts):
-                hd.move(self.heads, kind, name, count, digest)
+            self.pending.add(row.position, stream, row.version, row.type, row.hash, accounts)
 
     def edge(self, number: int, row: Recorded) -> None:
         """An event just outside a range, proving its cut."""
@@ -140,6 +141,7 @@ class Completeness:
     def _hold_seal(self, seal: _Seal) -> None:
         heads = self.heads
         assert heads is not None
+        self.pending.fold(heads)
         if seal.version != heads.seals + 1:
             raise Disagreement(
                 seal.line, f"seal {seal.version} follows seal {heads.seals}: seals go up by one"

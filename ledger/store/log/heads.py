@@ -239,3 +239,39 @@ def apply(heads: Heads, rows: Sequence[Any], accounts_of: Any) -> list[Head]:
     if rows:
         heads.size = max(heads.size, max(r.position for r in rows))
     return list(ended.values())
+
+
+class Pending:
+    """Events read but not yet folded into a `Heads`: kept until the next seal (or the
+    end), then folded by `apply`, each head set once however many of them moved it. A
+    check that folds a whole log (hazard verify, the offline check of a backup) would
+    otherwise hash a head's leaf at every event."""
+
+    def __init__(self) -> None:
+        self.rows: list[_Posting] = []
+
+    def add(
+        self, position: int, stream: str, version: int, type_: str, digest: str, accounts: Any
+    ) -> None:
+        self.rows.append(_Posting(position, stream, version, type_, digest, accounts))
+
+    def fold(self, heads: Heads) -> None:
+        if self.rows:
+            apply(heads, self.rows, _posted)
+            self.rows = []
+
+
+@dataclass(frozen=True, slots=True)
+class _Posting:
+    """What `changes` reads of an event, with the accounts it posts to."""
+
+    position: int
+    stream: str
+    version: int
+    type: str
+    hash: str
+    accounts: Any
+
+
+def _posted(row: _Posting) -> Any:
+    return row.accounts

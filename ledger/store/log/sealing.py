@@ -13,7 +13,6 @@ the tree's frontier: a write takes it, moves it, and hands it back only once com
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -270,10 +269,12 @@ def rebuild(conn: sa.Connection, batches: Iterable[Sequence[Any]]) -> Heads:
 class Folding:
     """The heads folded over a log's events as a check reads them, in position order
     from the first, each seal held to them: `event` says what is wrong with an event
-    (a seal that commits other heads, or out of turn), or None."""
+    (a seal that commits other heads, or out of turn), or None. The events between two
+    seals are folded at the second (hd.Pending), each head set once."""
 
     def __init__(self) -> None:
         self.heads = Heads()
+        self.pending = hd.Pending()
         self.decode = RowDecoder()
 
     def event(
@@ -294,6 +295,7 @@ class Folding:
                 return str(exc)
             if not isinstance(seal, LogSealed) or version != heads.seals + 1:
                 return f"it is seal {version}, after seal {heads.seals}"
+            self.pending.fold(heads)
             heads.seals += 1
             root = heads.root().hex()
             if seal.root != root or seal.heads != len(heads):
@@ -310,18 +312,5 @@ class Folding:
             except CorruptEvent as exc:
                 return str(exc)
             accounts = [a for t in transfers_of(stream, event) for a in (t.source, t.target)]
-        row = _Moving(position, stream, version, type_, digest)
-        for _, kind, name, count, moved in hd.changes([row], lambda _r: accounts):
-            hd.move(heads, kind, name, count, moved)
+        self.pending.add(position, stream, version, type_, digest, accounts)
         return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Moving:
-    """What `heads.changes` reads of an event."""
-
-    position: int
-    stream: str
-    version: int
-    type: str
-    hash: str
