@@ -1,6 +1,8 @@
 """Time only goes forward, on SQLite and PostgreSQL: an append whose clock is behind the
-log records the log's last time and says so, and the database refuses an event recorded
-before the one before it (or written in another form than the store writes)."""
+log records the log's last time and says so, the database refuses an event recorded
+before the one before it (or written in another form than the store writes), and a log
+that went back before the database could refuse it upgrades as it is, for `hazard
+verify` to name where."""
 
 from __future__ import annotations
 
@@ -8,15 +10,20 @@ import logging
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 
 from ledger.books.book import Book
 from ledger.service import Club
+from ledger.store import db
 from ledger.store.eventstore import EventStore, Recorded, utc_now
 from ledger.store.vocabulary import Deposited
+from tests.ledger import attackkit
 from tests.ledger.clockkit import Wall, stamp
+from tests.ledger.tamperkit import Log, hazard_verify, play
 from tests.signing import SIGNER
 
 MINUTE = timedelta(minutes=1)
@@ -156,3 +163,24 @@ def test_the_store_writes_every_time_in_the_one_form() -> None:
     assert form.fullmatch(utc_now())
     for when in (datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)):
         assert form.fullmatch(stamp(when))
+
+
+def test_a_log_that_went_back_before_the_upgrade_upgrades_and_verify_names_where(
+    engine: sa.Engine, tmp_path: Path
+) -> None:
+    """A log written before migration 0012, by a clock that stepped back: the upgrade
+    does not fail on it, and `hazard verify` names the first event recorded before the
+    one before it."""
+    with db.serialised(engine, db.UPGRADE_LOCK) as conn:
+        command.downgrade(db._alembic_config(conn), "0011")
+    store = EventStore(engine, clock=attackkit.clock(), signer=SIGNER)
+    play(store)
+    store.close()
+    log = Log(engine, 0, "", tmp_path)
+    attackkit.clock_stepped_back(log)
+    where = attackkit.stepped_back_at(log)
+    db.upgrade(engine)
+    result = hazard_verify(log)
+    assert result.exit_code == 1, result.output
+    assert f"the first at position {where}:" in result.output, result.output
+    assert "earlier than the event before it" in result.output
