@@ -17,6 +17,7 @@ from ledger.exports.offline.chains import Chains
 from ledger.exports.offline.header import read_header
 from ledger.exports.offline.money import MOVES_MONEY, Tally
 from ledger.exports.offline.tables import Tables
+from ledger.exports.offline.times import Times
 from ledger.exports.offline.tree import Gap, Tree
 from ledger.exports.verdict import (
     Closing,
@@ -57,6 +58,7 @@ class Check:
         self.body = False
         """Whether the body has begun (no more snapshots)."""
         self.tree = Tree()
+        self.times = Times()
         self.chains = Chains()
         self.tables = Tables({})
         self.tally = Tally()
@@ -121,7 +123,9 @@ class Check:
                 yield body
             elif kind == "checkpoint":
                 self.body = True
-                yield self.tree.checkpoint(number, record)
+                line = self.tree.checkpoint(number, record)
+                self.times.checkpoint(number, line, f"the checkpoint of size {line.size}")
+                yield line
             elif kind == "snapshot":
                 yield self._snapshot(number, record)
             elif kind == "closing":
@@ -195,6 +199,7 @@ class Check:
     def _header(self, number: int, record: dict[str, Any]) -> Header:
         header = self.header = read_header(number, record, self.expected)
         self.tree.start(header)
+        self.times.start(header)
         self.tables = Tables(header.rule_sets)
         return header
 
@@ -212,6 +217,7 @@ class Check:
         # Its place and leaf first: a line out of place is named as such, whatever else
         # is wrong with it.
         leaf = self.tree.add(number, row.position, document, leaf_hex)
+        self.times.event(number, row)
         stream = row.stream
         if self.chains.follow(number, row, document):
             self.tables.open(stream)
@@ -232,7 +238,7 @@ class Check:
 
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
         assert self.header is not None
-        return closing.close(
+        closed = closing.close(
             number,
             record,
             self.header,
@@ -243,6 +249,8 @@ class Check:
             types=self.types,
             policy=self.policy,
         )
+        self.times.checkpoint(number, closed.checkpoint, "the closing record's checkpoint")
+        return closed
 
     def verified(self) -> Verified:
         """What the whole file's check verified, once it has read the closing."""
