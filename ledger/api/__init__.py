@@ -68,6 +68,9 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
+    from ledger.api import metrics
+
+    book.store.held = metrics.clock_held  # each append that held its clock back, counted
     # What one worker runs at once of the reads that scan much of the log (ledger.web.heavy).
     app.extensions["hazard.heavy"] = heavy.HeavyReads(
         book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)

@@ -1,5 +1,6 @@
 """Prometheus metrics: requests counted and timed by route template, method and status;
-and the witnesses the log is pushed to (ledger.pusher), each one's state and size.
+the witnesses the log is pushed to (ledger.pusher), each one's state and size; and the
+appends whose clock was held back to the log's last time (ledger.store.eventstore).
 
 Labels are the route's template (`/tables/<table>/throws`), never the path a client
 sent, and a method outside the usual few is `other`: a label value per table, player or
@@ -17,6 +18,7 @@ values are stored at import time.
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from typing import Any
 
 from prometheus_client import (
@@ -68,6 +70,30 @@ WITNESS_FAILURES = Counter(
     ("witness", "state"),
     registry=REGISTRY,
 )
+
+
+# Appends whose server's clock was behind the log's last event (another server's clock
+# ahead, or this one stepped back): each recorded that event's time instead
+# (ledger.store.eventstore), and how far behind the clock was, summed. A count that
+# grows says the servers' clocks disagree: see docs/operating.md.
+CLOCK_HELD = Counter(
+    "hazard_clock_held",
+    "Appends whose clock was behind the log's last event, and recorded its time instead.",
+    registry=REGISTRY,
+)
+CLOCK_HELD_SECONDS = Counter(
+    "hazard_clock_held_seconds",
+    "How far behind the log's last event those appends' clocks were, in seconds, summed.",
+    registry=REGISTRY,
+)
+
+
+def clock_held(clock: str, recorded_at: str) -> None:
+    """An append held its clock's reading `clock` back to `recorded_at` (both as the
+    store writes times)."""
+    behind = datetime.fromisoformat(recorded_at) - datetime.fromisoformat(clock)
+    CLOCK_HELD.inc()
+    CLOCK_HELD_SECONDS.inc(max(behind.total_seconds(), 0.0))
 
 
 def witnessed(name: str, state: str, cosigned_size: int) -> None:

@@ -1,10 +1,11 @@
 """The ledger as of any moment: a position of the log, or a time.
 
 A position is the log's own order. A time is taken as the last position recorded at or
-before it: appends are serialised and each stamps `recorded_at` as it commits, so the
-times rise with the positions (a clock stepped back would only make a time's position
-the first of the equal ones). Both are found by bisection over a primary or unique key,
-a few dozen index probes however long the log.
+before it: the times never go back as the positions rise (an append takes the later of
+its clock and the last event's time, and the database refuses an event recorded before
+the one before it: ledger.store.eventstore), so a time's position is exact, whichever
+app server's clock wrote the events. Both are found by bisection over a primary or
+unique key, a few dozen index probes however long the log.
 
 A player's balance as of position P is the running balance stored on their last
 posting at or before P (`postings.balance`, the account's balance just after each

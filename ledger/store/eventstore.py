@@ -1,16 +1,23 @@
 """The event store: an append-only, hash-chained log on SQLAlchemy Core.
 
 Guarantees live in the database where they can: (stream, version) is unique, which is
-the optimistic concurrency check; triggers refuse UPDATE and DELETE on events. Appends
-are serialised (an advisory lock on PostgreSQL, BEGIN IMMEDIATE on SQLite) so that
-global positions become visible in order and a reader tailing "after position P"
-never skips one.
+the optimistic concurrency check; triggers refuse UPDATE and DELETE on events, and an
+event recorded earlier than the one before it. Appends are serialised (an advisory
+lock on PostgreSQL, BEGIN IMMEDIATE on SQLite) so that global positions become visible
+in order and a reader tailing "after position P" never skips one.
+
+Time only goes forward: each append stamps its events with the later of its clock and
+the last event's `recorded_at`, under the append lock, so that the times rise with the
+positions whichever app server's clock wrote them (a time is then looked up, or a time
+range exported, exactly). An append whose clock was behind says so: a row of
+`clock_holds` in its transaction, a log line, and `EventStore.held` (the API counts it).
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import logging
 import threading
 import time
 import weakref
@@ -30,6 +37,8 @@ from ledger.store.log.heads import Heads
 from ledger.store.log.keys import Signer
 from ledger.store.schema import events as events_table
 from ledger.store.vocabulary import StoredEvent
+
+log = logging.getLogger("hazard.store")
 
 GENESIS = "0" * 64
 STREAM_VERSION = "SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1"
@@ -331,7 +340,15 @@ def _close_all(connections: list[sa.Connection]) -> None:
 
 
 def utc_now() -> str:
+    """Now, as every `recorded_at` is written: `2026-11-23T14:02:11.123456Z`, UTC to the
+    microsecond, one width (the year has four digits), so that text order is time order
+    (migration 0013's trigger refuses any other form)."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+Held = Callable[[str, str], None]
+"""Told (the clock's reading, the time recorded instead) when an append held its clock
+back."""
 
 
 def opened(conn: sa.Connection, stream: str) -> bool:
@@ -374,10 +391,13 @@ class EventStore:
         self._head_sql = _HEAD_SQL.format(mark)
         self._insert_sql = _INSERT_SQL.format(mark)
         self._load_sql = _LOAD_SQL.format(mark)
+        self._hold_sql = _HOLD_SQL.format(mark)
         self._idle: list[sa.Connection] = []
         self._finalizer = weakref.finalize(self, _close_all, self._idle)
         self._writers = writers.for_engine(engine)  # SQLite's: see ledger.store.writers
         self._lock_timeout = db.lock_timeout(engine)
+        self.held: Held | None = None
+        """Told when an append held its clock back (the API counts it in its metrics)."""
 
     def close(self) -> None:
         """Close the write connections kept open; the store opens new ones if used."""
@@ -504,11 +524,19 @@ class EventStore:
         cursor = conn.connection.cursor()
         try:
             cursor.execute(self._head_sql, (stream,))
-            position, head_version, head_hash = cast(tuple[int, Any, Any], cursor.fetchone())
+            position, last_at, head_version, head_hash = cast(
+                tuple[Any, Any, Any, Any], cursor.fetchone()
+            )
+            position = position or 0
             version, prev = (head_version, head_hash) if head_version else (0, GENESIS)
             if version != expected_version:
                 raise ConcurrencyError(stream, expected_version, version)
-            recorded_at = at if at is not None else self.clock()
+            # Never before the last event: this server's clock may be behind another's,
+            # or stepped back (text order is time order: utc_now). A write's later
+            # appends take its first one's time (`at`), already held so.
+            clock = recorded_at = at if at is not None else self.clock()
+            if last_at is not None and clock < last_at:
+                recorded_at = last_at
             rows: list[Recorded] = []
             quoted = codec.Quoted()  # the texts the write's events share, quoted once
             frame, chain_hash, new_row = codec.frame, codec.chain_hash, tuple.__new__
@@ -540,12 +568,31 @@ class EventStore:
                         cursor.execute(self._insert_sql, rows[0])
                     else:
                         cursor.executemany(self._insert_sql, rows)
-                except conn.dialect.loaded_dbapi.IntegrityError:
+                except conn.dialect.loaded_dbapi.IntegrityError as exc:
+                    if "recorded_at" in str(exc):  # the time trigger: a clock's bad text
+                        raise StoreError(
+                            f"the database refused the time {recorded_at!r}: {exc}"
+                        ) from None
                     # A writer that slipped past the check (no lock): the key still holds.
                     raise ConcurrencyError(stream, expected_version, -1) from None
+                if recorded_at is not clock:
+                    self._held(cursor, rows[0].position, clock, recorded_at)
         finally:
             cursor.close()
         return rows
+
+    def _held(self, cursor: Any, position: int, clock: str, recorded_at: str) -> None:
+        """Record that the append at `position` held its clock back to `recorded_at`,
+        the last event's time: in its transaction, in the log, and to `held`."""
+        cursor.execute(self._hold_sql, (position, clock, recorded_at))
+        log.warning(
+            "the clock is behind the log: events from position %d recorded at %s, not at "
+            "the clock's %s",
+            position, recorded_at, clock,
+            extra={"position": position, "clock": clock, "recorded_at": recorded_at},
+        )  # fmt: skip
+        if self.held is not None:
+            self.held(clock, recorded_at)
 
     # -- reading --------------------------------------------------------------------
 
@@ -641,14 +688,18 @@ class EventStore:
 # running it from SQLAlchemy's compiled cache.
 _LOCK = sa.text("SELECT pg_advisory_xact_lock(:k)")
 _HEAD_SQL = (
-    # One round trip: the last global position, and the stream's head (none yet: NULLs).
-    # Both are single index probes; max(version) ... WHERE stream = ? is not one on
-    # PostgreSQL, which aggregates over the whole stream.
-    "SELECT (SELECT coalesce(max(position), 0) FROM events), head.version, head.hash"
-    " FROM (SELECT 1 AS one) AS here LEFT JOIN"
+    # One round trip: the last event's position and time, and the stream's head (none
+    # yet: NULLs). Each is a single index probe; max(version) ... WHERE stream = ? is not
+    # one on PostgreSQL, which aggregates over the whole stream.
+    "SELECT last.position, last.recorded_at, head.version, head.hash"
+    " FROM (SELECT 1 AS one) AS here"
+    " LEFT JOIN (SELECT position, recorded_at FROM events ORDER BY position DESC LIMIT 1)"
+    " AS last ON 1 = 1"
+    " LEFT JOIN"
     " (SELECT version, hash FROM events WHERE stream = {0} ORDER BY version DESC LIMIT 1)"
     " AS head ON 1 = 1"
 )
+_HOLD_SQL = "INSERT INTO clock_holds (position, clock, recorded_at) VALUES ({0}, {0}, {0})"
 LAST_VERSION = 2**31 - 1
 """The largest version a stream's `version` column holds (a 32-bit integer)."""
 _LOAD_SQL = (

@@ -36,6 +36,24 @@ events = sa.Table(
     sa.CheckConstraint("version >= 1", name="version_positive"),
 )
 
+# Each append that held its clock back (ledger.store.eventstore): the first position it
+# wrote, what its clock read, and the time it recorded instead, the last event's, so
+# that recorded_at never goes back (migration 0013's trigger refuses an event earlier
+# than the one before it). Written in the append's transaction; append-only.
+clock_holds = sa.Table(
+    "clock_holds",
+    metadata,
+    sa.Column(
+        "position",
+        sa.BigInteger,
+        sa.ForeignKey("events.position"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("clock", sa.String(32), nullable=False),
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+)
+
 # A command's idempotency key and a hash of its request: a repeat with the same body
 # gets the stored response back; the same key with another body is refused.
 commands = sa.Table(

@@ -167,6 +167,67 @@ def consistent_rewrite(log: Log) -> str:
     return _newest(log)
 
 
+def _moved(at: str, by: timedelta) -> str:
+    moved = datetime.fromisoformat(at) + by
+    return moved.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+STEPPED_BACK = 20
+"""How many of the log's last events a clock stepped back recorded."""
+
+
+def clock_stepped_back(log: Log) -> str:
+    """The log's last STEPPED_BACK events recorded by a clock stepped back ten minutes,
+    as a server whose clock was set back would have written them had nothing held it,
+    and everything made again and signed with the bank's key (at the times it had said).
+    `stepped_back_at` is where."""
+    with unguarded(log) as conn:
+        rows = _rows(conn)
+        back = -timedelta(minutes=10)
+        for i in range(len(rows) - STEPPED_BACK, len(rows)):
+            rows[i] = rows[i]._replace(recorded_at=_moved(rows[i].recorded_at, back))
+        _rewrite(conn, rows)
+    return _rebuilt(log)
+
+
+def back_dated(log: Log) -> str:
+    """One of bob's last deposits given the time of the evening's first write, and
+    everything made again and signed with the bank's key: `stepped_back_at` is where."""
+    with unguarded(log) as conn:
+        rows = _rows(conn)
+        at = next(
+            i
+            for i, r in reversed(list(enumerate(rows)))
+            if r.stream == "account:player:bob" and r.type == "Deposited"
+        )
+        rows[at] = rows[at]._replace(recorded_at=rows[0].recorded_at)
+        _rewrite(conn, rows)
+    return _rebuilt(log)
+
+
+def stepped_back_at(log: Log) -> int:
+    """The first position whose event is recorded before the one before it."""
+    rows = log.rows()
+    return next(b.position for a, b in itertools.pairwise(rows) if b.recorded_at < a.recorded_at)
+
+
+def checkpoints_back_dated(log: Log) -> str:
+    """Every checkpoint signed again with the bank's key, each an hour before the events
+    it covers: the first is `log`'s first checkpoint."""
+    with unguarded(log) as conn:
+        issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size"))
+        issued = [(size, _moved(at, -timedelta(hours=1))) for size, at in issued.all()]
+        conn.execute(sa.text("DELETE FROM checkpoints"))
+        for size, issued_at in issued:
+            tree.issue(conn, SIGNER, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
+    return _newest(log)
+
+
+def first_checkpoint(log: Log) -> int:
+    with log.engine.connect() as conn:
+        return int(conn.execute(sa.text("SELECT min(size) FROM checkpoints")).scalar_one())
+
+
 ATTACKS: dict[str, Attack] = {
     "the consistent rewrite": consistent_rewrite,
     "an amount rewritten": amount_rewritten,

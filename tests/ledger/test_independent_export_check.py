@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
@@ -43,6 +44,10 @@ ADJUSTED = "adjusted"
 """The closing's figure for disputes' party-to-party transfers, written only when not 0."""
 WINDOW = 50
 """How many rounds old a round may be and still be disputed."""
+
+
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+"""The one form of recorded_at, and of a scope's since and until."""
 
 
 class Rejected(Exception):
@@ -95,6 +100,17 @@ def open_note(note: str, key: tuple[str, bytes, bytes]) -> tuple[str, int, bytes
         raise ValueError("not signed by the key")
     origin, size, root = text.split("\n")[:3]
     return origin, int(size), base64.b64decode(root)
+
+
+def signed_second(note: str) -> str:
+    """A checkpoint's `time` line, to the second, as a recorded_at starts
+    (`2026-11-23T14:02:11`); "" without one. The note's text ends at its blank line."""
+    for line in note.split("\n"):
+        if not line:
+            break
+        if line.startswith("time "):
+            return line[5:24]
+    return ""
 
 
 def parse_witness(text: str) -> tuple[str, bytes, bytes]:
@@ -685,6 +701,11 @@ class Checker:
         scope = header["scope"]
         # Format 1 is from before seals: it proves nothing about completeness.
         whole = Whole.of(header) if version_of == 2 else None
+        since, until = header["scope"].get("since"), header["scope"].get("until")
+        if not all(TIME.fullmatch(t) for t in (since, until) if t is not None):
+            raise Rejected(1, "the scope's times are not written as recorded_at is")
+        last_at = ""  # the time of the file's event before
+
         heads: dict[str, tuple[int, str]] = {}
         referees: dict[str, Referee] = {}
         books: dict[str, Disputes] = {}
@@ -713,6 +734,10 @@ class Checker:
                 leaf = sha(b"\x00" + doc)
                 if leaf.hex() != r["leaf"]:
                     raise Rejected(number, "the leaf is not the event's")
+                at = r["recorded_at"]
+                if not TIME.fullmatch(at) or at < last_at:
+                    raise Rejected(number, f"position {r['position']} goes back in time")
+                last_at = at
                 if hashlib.sha256(r["prev_hash"].encode() + b"\n" + doc).hexdigest() != r["hash"]:
                     raise Rejected(number, "the chain hash is not the event's")
                 push(leaf, 1)
@@ -721,6 +746,13 @@ class Checker:
                         raise Rejected(number, "an edge line in a format 1 file")
                     whole.edge(number, r)
                     continue
+                # Inside the file's times, but for the seals a table's or a player's file is
+                # proven against (its edges are handled above).
+                proven_by = r["stream"] == SEALS and scope["kind"] in ("table", "player")
+                if not proven_by and (
+                    (since is not None and at < since) or (until is not None and at >= until)
+                ):
+                    raise Rejected(number, f"position {r['position']} is outside the file's times")
                 version, prev = heads.get(r["stream"], (0, ZEROS))
                 # A stream may start mid-chain but in a whole log. The seals in a
                 # table's or a player's file are the few its closing names, far apart.
@@ -759,6 +791,8 @@ class Checker:
                     raise Rejected(number, "the checkpoint does not sign the events' root")
                 if whole is not None:
                     whole.checkpoint(number, r["size"])
+                if signed_second(r["note"]) < last_at[:19]:
+                    raise Rejected(number, "a checkpoint dated before its events")
             elif kind == "closing":
                 closing = r
             else:
@@ -778,6 +812,8 @@ class Checker:
             raise Rejected(end, "the closing checkpoint is not the log's")
         if last and not consistent(last, signed_size, root(), signed_root, proof):
             raise Rejected(end, "the signed checkpoint does not prove the tree of these events")
+        if signed_second(closing["checkpoint"]["note"]) < last_at[:19]:
+            raise Rejected(end, "a checkpoint dated before its events")
         self._witnessed(end, closing, key, header["origin"], signed_size, signed_root)
         for book in books.values():
             if book.voiding is not None:
@@ -1050,6 +1086,53 @@ def test_the_cosigned_checkpoint_checks_out_and_a_stripped_or_forged_one_does_no
             Checker(key, witnesses, 2).check(b"".join(canonical(r) + b"\n" for r in records))
 
 
+def _forged(engine: sa.Engine, attack: str) -> Any:
+    """The log forged by `attack` (tests.ledger.attackkit, with the bank's own key)."""
+    from pathlib import Path
+
+    from tests.ledger import attackkit
+    from tests.ledger.tamperkit import Log
+
+    log = Log(engine, 0, "", Path())
+    getattr(attackkit, attack)(log)
+    return log
+
+
+@pytest.mark.parametrize("attack", ["clock_stepped_back", "back_dated"])
+def test_a_copy_gone_back_in_time_is_rejected_where(
+    log: tuple[sa.Engine, str], attack: str
+) -> None:
+    from tests.ledger import attackkit
+
+    engine, key = log
+    where = attackkit.stepped_back_at(_forged(engine, attack))
+    with pytest.raises(Rejected, match=f"position {where} goes back in time"):
+        Checker(key).check(exported(engine, everything=True))
+
+
+def test_checkpoints_dated_before_their_events_are_rejected(log: tuple[sa.Engine, str]) -> None:
+    engine, key = log
+    _forged(engine, "checkpoints_back_dated")
+    for scope in ({"everything": True}, {"table": "t1"}):  # checkpoint lines; the closing's
+        with pytest.raises(Rejected, match="a checkpoint dated before its events"):
+            Checker(key).check(exported(engine, **scope))
+
+
+def test_a_range_file_holds_only_events_inside_its_times(log: tuple[sa.Engine, str]) -> None:
+    from tests.ledger.exportkit import at
+
+    engine, key = log
+    data = exported(engine, since=at(3), until=at(9))
+    assert Checker(key).check(data)["events"] > 0
+    records = [json.loads(line) for line in data.splitlines()]
+    records[0]["scope"]["since"] = at(4)
+    with pytest.raises(Rejected, match="is outside the file's times"):
+        Checker(key).check(b"".join(canonical(r) + b"\n" for r in records))
+    records[0]["scope"]["since"] = "2026-11-23"
+    with pytest.raises(Rejected, match="the scope's times are not written as recorded_at is"):
+        Checker(key).check(b"".join(canonical(r) + b"\n" for r in records))
+
+
 def test_the_checker_imports_nothing_from_ledger() -> None:
     import ast
     from pathlib import Path
@@ -1072,7 +1155,7 @@ def test_the_checker_imports_nothing_from_ledger() -> None:
     )
     assert {n.split(".")[0] for n in imported} <= {
         "__future__", "base64", "collections", "dataclasses", "fractions", "hashlib", "hmac",
-        "json", "typing", "pytest", "sqlalchemy", "cryptography", "engine",
+        "json", "re", "typing", "pytest", "sqlalchemy", "cryptography", "engine",
     }  # fmt: skip
 
 

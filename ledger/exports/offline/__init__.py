@@ -14,6 +14,9 @@ What is checked, in the order of the format's "What hazard verify checks", and w
   and skips in sequence from `first` to `last` (`tree`);
 - each stream's versions go up by one and its hash chain holds (`chains`); each
   event's `leaf` is the hash of its document (`tree`);
+- time only goes forward: no event recorded before the file's event before it, no
+  checkpoint dated before the events it covers, and in a file with `since`/`until`,
+  every event inside them (`times`);
 - the tree built from `tree_start`, the leaves and the skipped subtrees has, at each
   `checkpoint` line, the root that checkpoint signs, and at the end the closing root,
   which the consistency proof ties to the closing's signed checkpoint; every signature

@@ -164,17 +164,11 @@ class Completeness:
         if row.stream == hd.SEALS and scope["kind"] in ("table", "player"):
             return
         at = row.recorded_at
-        if since is not None and at < since:
+        if (since is not None and at < since) or (until is not None and at >= until):
             raise Disagreement(
                 number,
-                f"position {row.position} was recorded at {at}, before the file's since "
-                f"({since}): it is not in the range",
-            )
-        if until is not None and at >= until:
-            raise Disagreement(
-                number,
-                f"position {row.position} was recorded at {at}, not before the file's until "
-                f"({until}): it is not in the range",
+                f"position {row.position} was recorded at {at}, outside the file's time range "
+                f"(since {since or 'the start'}, until {until or 'the end'})",
             )
 
     # -- at the closing ------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ledger.exports.offline.complete import Completeness
 from ledger.exports.offline.header import read_header
 from ledger.exports.offline.money import MOVES_MONEY, Tally
 from ledger.exports.offline.tables import Tables
+from ledger.exports.offline.times import Times
 from ledger.exports.offline.tree import Gap, Tree
 from ledger.exports.verdict import (
     Closing,
@@ -60,6 +61,7 @@ class Check:
         self.body = False
         """Whether the body has begun (no more snapshots)."""
         self.tree = Tree()
+        self.times = Times()
         self.chains = Chains()
         self.tables = Tables({})
         self.tally = Tally()
@@ -132,6 +134,7 @@ class Check:
                 line = self.tree.checkpoint(number, record)
                 assert self.complete is not None
                 self.complete.checkpoint(number, line.size)
+                self.times.checkpoint(number, line, f"the checkpoint of size {line.size}")
                 yield line
             elif kind == "snapshot":
                 yield self._snapshot(number, record)
@@ -209,6 +212,7 @@ class Check:
         if header.scope["kind"] in ("table", "player"):
             self.chains.loose = frozenset({SEALS})
         self.tree.start(header)
+        self.times.start(header)
         self.tables = Tables(header.rule_sets)
         return header
 
@@ -226,6 +230,7 @@ class Check:
         # Its place and leaf first: a line out of place is named as such, whatever else
         # is wrong with it.
         leaf = self.tree.add(number, row.position, document, leaf_hex)
+        self.times.event(number, row)
         stream = row.stream
         if self.chains.follow(number, row, document):
             self.tables.open(stream)
@@ -250,6 +255,7 @@ class Check:
         """An event just outside a range: in the tree, outside the range's counts."""
         row, document, leaf_hex = read
         leaf = self.tree.add(number, row.position, document, leaf_hex)
+        self.times.event(number, row)
         assert self.complete is not None
         self.complete.edge(number, row)
         return EdgeLine(number, row, leaf)
@@ -269,6 +275,7 @@ class Check:
         )
         checkpoint = closed.checkpoint
         self.complete.close(number, record, checkpoint.size, checkpoint.issued_at)
+        self.times.checkpoint(number, closed.checkpoint, "the closing record's checkpoint")
         return closed
 
     def verified(self) -> Verified:

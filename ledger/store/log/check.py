@@ -2,7 +2,9 @@
 order that re-derives everything the database claims about them.
 
 It checks that positions start at 1 with no gap; each stream's hash chain (what
-EventStore.verify checks, with the same words); each event's leaf against the stored
+EventStore.verify checks, with the same words); that no event is recorded before the
+one before it, and no checkpoint signed before the events it covers (ledger.store.log.
+times); each event's leaf against the stored
 level-0 hash, and every stored hash of the tree against the tree recomputed from the
 events (naming the first position whose stored hashes differ); that no stored hash
 lies beyond the events; and every stored checkpoint: signed by the *trusted* key
@@ -35,7 +37,7 @@ import sqlalchemy as sa
 from engine import serverdice
 from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.log import merkle, quorum, sealing, tree
+from ledger.store.log import merkle, quorum, sealing, times, tree
 from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
@@ -96,8 +98,11 @@ class Report:
     differ: int = 0
     """Stored checkpoints, signed by it, whose root is not the events'."""
     unsigned_at: int | None = None
+    early: int = 0
+    """Stored checkpoints, signed by it, dated before the newest event they cover."""
     differ_at: int | None = None
     tree_at: int | None = None
+    early_at: int | None = None
     """Indexes in `findings` of the first of each kind."""
     """`trusted_agree` is kept among sizes up to this one (a receipt's)."""
 
@@ -267,6 +272,9 @@ class _Pass:
         self.folding = sealing.Folding() if resume is None else None
         """The heads, folded from the first event to hold every seal to them (a pass
         resumed from a frontier has no heads to start from: a full pass checks them)."""
+        self.last_at = self.newest_at = _recorded_at(conn, start)
+        """The time of the last event read, and the latest time read (the events
+        before the start: the one at the start, whose pass held it to those before)."""
 
     def read(self, want: int) -> list[Any]:
         """The next `want` events in position order, every column as stored."""
@@ -322,6 +330,7 @@ class _Pass:
         size, the root a receipt asks for and the stored checkpoint."""
         report, heads, broken, frontier = self.report, self.heads, self.broken, self.frontier
         stack, size, next_position, at = frontier.hashes, frontier.size, self.next_position, 0
+        last_at, newest_at, out_of_order = self.last_at, self.newest_at, times.out_of_order
         # codec.frame, codec.chain_hash and merkle.Frontier.append, written out: through
         # them a pass over bench.seed's 200,000 events ran 8% slower (169,000 events a
         # second against 185,000 so, medians of 9); test_tree's test_the_checks_own_
@@ -335,6 +344,13 @@ class _Pass:
             next_position = position + 1
             if type_ in _SEEDED:
                 _check_turn(report, self.turns, position, stream, version, type_, payload)
+            if out_of_order(when, last_at):
+                wrong = times.problem(when, last_at)
+                if wrong is not None:
+                    report.add(position, wrong, f"{stream} v{version}")
+            last_at = when
+            if when > newest_at:
+                newest_at = when
             try:
                 data = (
                     f'{{"actor":{get(actor) or q(actor)},"idempotency_key":'
@@ -377,8 +393,9 @@ class _Pass:
                 frontier.size = size
                 if differs:
                     self._differs(size, have[first], leaf_differs)
-                self._at_size(size, check_at)
+                self._at_size(size, check_at, newest_at)
         frontier.size, self.next_position = size, next_position
+        self.last_at, self.newest_at = last_at, newest_at
 
     def _fold(
         self,
@@ -404,15 +421,18 @@ class _Pass:
             self.report.add(position, problem, f"{stream} v{version}")
             self.folding = None
 
-    def _at_size(self, size: int, check_at: dict[int, tuple[str, str]]) -> None:
-        """The tree of `size` events: its root, if a receipt asks for it, and the stored
-        checkpoint of that size, if there is one."""
+    def _at_size(self, size: int, check_at: dict[int, tuple[str, str]], newest_at: str) -> None:
+        """The tree of `size` events, the latest of them recorded at `newest_at`: its
+        root, if a receipt asks for it, and the stored checkpoint of that size, if there
+        is one."""
         report = self.report
         if size in self.watched:
             report.roots[size] = self.frontier.root()
         if size in check_at:
             root_hex, note = check_at.pop(size)
-            _check_checkpoint(report, self.verifiers, size, root_hex, note, self.frontier.root())
+            _check_checkpoint(
+                report, self.verifiers, size, root_hex, note, self.frontier.root(), newest_at
+            )
 
     def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
         """Record number (a position, were no event missing) makes hashes other than
@@ -448,6 +468,16 @@ class _Pass:
             _check_beyond(self.conn, report, self.verifiers, self.mark)
         _finish(report)
         return report
+
+
+def _recorded_at(conn: sa.Connection, position: int) -> str:
+    """The time of the event at `position` ("" for none)."""
+    if position < 1:
+        return ""
+    found = db.fetch(
+        conn, f"SELECT recorded_at FROM events WHERE position = {_mark(conn)}", (position,)
+    )
+    return str(found[0][0]) if found else ""
 
 
 def _count_after(conn: sa.Connection, start: int) -> int:
@@ -487,6 +517,7 @@ def _check_checkpoint(
     root_hex: str,
     note: str,
     root: bytes,
+    newest_at: str = "",
 ) -> None:
     # A change usually fails every checkpoint after it in the same way: the first is a
     # finding, the rest are counted in it (`_finish`), so the first problems listed
@@ -505,6 +536,11 @@ def _check_checkpoint(
     if opened.size != size or opened.root.hex() != root_hex:
         report.add(size, f"the stored checkpoint of size {size} says otherwise in its signed note")
         return
+    early = times.checkpoint_early(opened, newest_at)
+    if early is not None:
+        report.early += 1
+        if report.early == 1:
+            report.early_at = report.add(size, early)
     if opened.root != root:
         if report.trusted_differ is None:
             report.trusted_differ = size
@@ -524,6 +560,7 @@ def _finish(report: Report) -> None:
     notes = [
         (report.unsigned_at, report.unsigned - 1, "later", "not signed by it either"),
         (report.differ_at, report.differ - 1, "later", "not of the events' roots either"),
+        (report.early_at, report.early - 1, "later", "dated before the newest event covered"),
     ]
     if report.tree_at is not None:
         notes.append(
