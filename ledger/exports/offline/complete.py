@@ -14,10 +14,19 @@ A file in format 1 proves nothing of this; its verdict says so.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account, transfers_of
+from engine.money import ESCROW as LOCAL_ESCROW
+from engine.money import holds
+from ledger.books.accounts import (
+    TABLE_PREFIX,
+    account_stream,
+    book_account,
+    player_account,
+    transfers_of,
+)
 from ledger.exports.offline.fields import is_int
 from ledger.exports.offline.money import MOVES_MONEY
 from ledger.exports.verdict import Disagreement, Header
@@ -25,6 +34,8 @@ from ledger.store.eventstore import GENESIS, Recorded
 from ledger.store.log import heads as hd
 from ledger.store.log import merkle
 from ledger.store.log.heads import Heads
+
+_NO_ACCOUNTS: frozenset[str] = frozenset()
 
 FIRST_FORMAT = 1
 """The format before seals: it proves nothing about completeness."""
@@ -66,6 +77,8 @@ class Completeness:
     """A range's: (line, position, recorded_at) of each edge."""
     proven: list[str] = field(default_factory=list)
     """What the closing proved whole, in words, for the verdict."""
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Each table's local account names, as ledger accounts (accounts.book_account)."""
     pending: hd.Pending = field(default_factory=hd.Pending)
     """A whole log's events since the last seal, folded into `heads` at the next."""
 
@@ -105,13 +118,31 @@ class Completeness:
             self.streams[stream] = _Stream((row.version, row.prev_hash), (row.version, row.hash))
         else:
             known.last = (row.version, row.hash)
-        accounts: list[str] = []
-        if row.type in MOVES_MONEY:
-            accounts = [a for t in transfers_of(stream, event) for a in (t.source, t.target)]
+        accounts: AbstractSet[str] = _NO_ACCOUNTS
+        if row.type in MOVES_MONEY and (self.heads is not None or self.account is not None):
+            accounts = self._posts_to(stream, event)
         if self.account is not None and self.account in accounts:
             self.posted.append(row.hash)
         if self.heads is not None:
             self.pending.add(row.position, stream, row.version, row.type, row.hash, accounts)
+
+    def _posts_to(self, stream: str, event: Any) -> set[str]:
+        """The accounts but escrows an event posts to (transfers_of's, without building
+        its transfers: a whole log's check asks it of every bet), each table's local
+        names looked up once."""
+        if not stream.startswith(TABLE_PREFIX):
+            return {a for t in transfers_of(stream, event) for a in (t.source, t.target)}
+        names = self.names
+        out = set()
+        for t in holds(event):
+            for local in (t.source, t.target):
+                if local.startswith(LOCAL_ESCROW):
+                    continue
+                account = names.get((stream, local))
+                if account is None:
+                    account = names[(stream, local)] = book_account(stream, local)
+                out.add(account)
+        return out
 
     def edge(self, number: int, row: Recorded) -> None:
         """An event just outside a range, proving its cut."""
