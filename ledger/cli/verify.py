@@ -1,4 +1,5 @@
-"""`hazard verify`: the log checked from the database (ledger.store.log.check), its read
+"""`hazard verify`: the log checked from the database (ledger.store.log.check), its
+tables replayed through the engine's referee (ledger.audit.refereed) and its read
 models replayed (ledger.books.deep), or an export checked alone, offline
 (ledger.exports.offline)."""
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from ledger.audit import refereed
 from ledger.books import deep as read_models
 from ledger.cli import _book
 from ledger.cli.keys import reader_policy, trusted_key
@@ -67,8 +69,10 @@ RESTARTS = {
 @click.option(
     "--deep",
     is_flag=True,
-    help="also recompute every read model (balances, postings, settlements, rounds, "
-    "disputes, snapshots) from the events and name the first row that differs in each",
+    help="also replay every table through the engine's referee and name the first event "
+    "the rules do not allow, and recompute every read model (balances, postings, "
+    "settlements, rounds, disputes, snapshots) from the events and name the first row "
+    "that differs in each",
 )
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(
@@ -81,7 +85,8 @@ def verify(
 ) -> None:
     """Check the log: positions without a gap, every stream's hash chain, every leaf and
     stored hash of the Merkle tree, and every stored checkpoint's signature and root;
-    with --deep, every read model against the events too.
+    with --deep, every table's events against the rules (each command run again through
+    the engine) and every read model against the events too.
 
     With FILE (an export, `hazard export --format jsonl`; `-` for stdin), check the file
     alone, touching no database: its hashes, its proofs up to the signed checkpoint, and
@@ -154,7 +159,11 @@ def verify(
         "every hash chain verifies, and so do the positions, the tree and every "
         "checkpoint, signed by the trusted key"
         + (", and the checkpoint your policy's witnesses cosigned" if policy else "")
-        + (", and every read model" if deep else "")
+        + (
+            ", and every read model, and every table's events are what the rules derive"
+            if deep
+            else ""
+        )
     )
     if state_path is not None:
         Path(state_path).write_text(verified.state.text() + "\n", encoding="utf-8")
@@ -231,8 +240,9 @@ def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
 
 
 def _deep(store: EventStore) -> bool:
-    """Recompute the read models from the events (ledger.books.deep) and say what
-    differs; True if anything does."""
+    """Replay every table through the referee (ledger.audit.refereed) and recompute the
+    read models from the events (ledger.books.deep), and say what is wrong; True if
+    anything is."""
     show = sys.stderr.isatty()
 
     def progress(step: str, done: int, total: int | None) -> None:
@@ -241,6 +251,12 @@ def _deep(store: EventStore) -> bool:
             click.echo(f"\rdeep check, {step}: {done}{of}", err=True, nl=False)
 
     try:
+        rules = refereed.replay(
+            store.engine, progress=lambda done, total, _events: progress("rules", done, total)
+        )
+        if show:
+            click.echo("", err=True)
+        broken = _echo_rules(rules)
         found = list(read_models.differences(store, progress=progress))
     finally:
         if show:
@@ -248,8 +264,22 @@ def _deep(store: EventStore) -> bool:
         store.engine.dispose()
     if not found:
         click.echo("read models: every table equals the replay of the events")
-        return False
+        return broken
     click.echo(f"read models: {len(found)} table(s) differ from the replay of the events:")
     for difference in found:
         click.echo(f"  {difference}")
     return True
+
+
+def _echo_rules(rules: refereed.Refereed) -> bool:
+    """What the referee's replay found; True if an event breaks the rules."""
+    if rules.breach is not None:
+        click.echo(f"rules: the first event the rules do not allow: {rules.breach}")
+        return True
+    click.echo(
+        f"rules: {rules.tables} table(s), {rules.events} events replayed through the engine's "
+        "referee: each event is what the rules derive from the commands before it"
+    )
+    for line in rules.unjudged:
+        click.echo(f"  not judged: {line}")
+    return False

@@ -20,6 +20,7 @@ import itertools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -146,6 +147,32 @@ def deposit_dropped(log: Log) -> str:
         del rows[at]
         _rewrite(conn, rows)
     return _rebuilt(log)
+
+
+def payload_rewritten(log: Log, kind: str, edit: Callable[[dict[str, Any]], None]) -> str:
+    """The log's last event of type `kind` with its payload changed by `edit`, everything
+    made again from it with the bank's key (each hash chain, the tree, every checkpoint)
+    and the read models rebuilt."""
+    with unguarded(log) as conn:
+        rows = _rows(conn)
+        at = max(i for i, r in enumerate(rows) if r.type == kind)
+        data = json.loads(rows[at].payload)
+        edit(data)
+        rows[at] = rows[at]._replace(payload=codec.canonical(data).decode())
+        _rewrite(conn, rows)
+    return _rebuilt(log)
+
+
+def _paid_less(data: dict[str, Any]) -> None:
+    data["transfers"][0]["amount"] -= 20
+
+
+def payout_rewritten(log: Log) -> str:
+    """The last payout made 20 smaller (the evening's 800 paid as 780), the 20 left in
+    the bet's escrow: every read model is what the events make, but the events are not
+    what the rules make. Not one of ATTACKS, which `hazard verify --deep` passes: the
+    rules it applies find this one."""
+    return payload_rewritten(log, "BetSettled", _paid_less)
 
 
 def consistent_rewrite(log: Log) -> str:
