@@ -21,6 +21,7 @@ accounts') have no rules of the game to break: the read models' check covers the
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,21 +84,30 @@ def replay(engine: sa.Engine, progress: Progress | None = None, batch: int = BAT
     """Run every table of the log through the referee, one table at a time, and stop
     at the first event the rules do not allow."""
     found = Refereed()
-    with engine.connect() as conn, conn.begin():
-        db.snapshot(conn)
-        streams = table_streams(conn)
-        for stream in streams:
-            found.tables += 1
-            tables = Tables(None, source="the log")
-            tables.open(stream)
-            try:
-                found.events += _run(conn, tables, stream, batch)
-            except Disagreement as exc:
-                found.breach = _breach(conn, stream, exc.line, exc.reason)
-                return found
-            found.unjudged += tables.referees_trusted()
-            if progress is not None:
-                progress(found.tables, len(streams), found.events)
+    # The cyclic collector held off, as the offline check holds it off: a replay
+    # allocates events and table states, none in a cycle, and the collector's passes
+    # over them cost a tenth of the time. Reference counting frees them as usual.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with engine.connect() as conn, conn.begin():
+            db.snapshot(conn)
+            streams = table_streams(conn)
+            for stream in streams:
+                found.tables += 1
+                tables = Tables(None, source="the log")
+                tables.open(stream)
+                try:
+                    found.events += _run(conn, tables, stream, batch)
+                except Disagreement as exc:
+                    found.breach = _breach(conn, stream, exc.line, exc.reason)
+                    return found
+                found.unjudged += tables.referees_trusted()
+                if progress is not None:
+                    progress(found.tables, len(streams), found.events)
+    finally:
+        if was:
+            gc.enable()
     return found
 
 
