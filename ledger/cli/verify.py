@@ -16,8 +16,8 @@ from ledger.cli import _book
 from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import offline
 from ledger.store.eventstore import EventStore
-from ledger.store.log import check
-from ledger.store.log.checkpoint import Checkpoint, NoteError
+from ledger.store.log import check, parting
+from ledger.store.log.checkpoint import NoteError
 from ledger.store.log.keys import Verifier
 
 SHOWN_PROBLEMS = 20
@@ -25,7 +25,9 @@ SHOWN_PROBLEMS = 20
 
 RESTARTS = {
     check.Restart.OTHER_KEY: "{state} was verified with another key: a full run",
-    check.Restart.RECEIPT_WITHIN: ("the checkpoint is within what was verified before: a full run"),
+    check.Restart.RECEIPT_WITHIN: (
+        "a checkpoint given is within what was verified before: a full run"
+    ),
     check.Restart.TREE_REWRITTEN: (
         "the stored tree of the {size} events verified before is not the one verified "
         "then: a full run"
@@ -37,10 +39,12 @@ RESTARTS = {
 @click.command()
 @click.option(
     "--checkpoint",
-    "receipt_path",
+    "receipt_paths",
     type=click.Path(dir_okay=False, exists=True),
     metavar="FILE",
-    help="also check the log against this signed checkpoint kept elsewhere (a receipt)",
+    multiple=True,
+    help="also check the log against this signed checkpoint kept elsewhere (a receipt); "
+    "give it once per checkpoint: together they narrow where the log parts from them",
 )
 @click.option(
     "--key",
@@ -76,7 +80,7 @@ RESTARTS = {
 )
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(
-    receipt_path: str | None,
+    receipt_paths: tuple[str, ...],
     vkey: str | None,
     state_path: str | None,
     policy_path: str | None,
@@ -98,7 +102,11 @@ def verify(
     and be the events' tree; without it, the log is checked against the bank's key
     alone."""
     if file is not None:
-        given = (("--checkpoint", receipt_path), ("--state", state_path), ("--deep", deep or None))
+        given = (
+            ("--checkpoint", receipt_paths or None),
+            ("--state", state_path),
+            ("--deep", deep or None),
+        )
         used = [name for name, value in given if value is not None]
         if used:
             raise click.UsageError(
@@ -112,7 +120,7 @@ def verify(
         policy, verifier, source = reader_policy(policy_path, vkey)
     else:
         verifier, source = trusted_key(vkey)
-    receipt = _receipt(receipt_path, verifier) if receipt_path is not None else None
+    receipts = [_receipt(path, verifier) for path in receipt_paths]
     state = _state(state_path) if state_path is not None else None
     store = _book().store
     show = sys.stderr.isatty()
@@ -123,7 +131,7 @@ def verify(
 
     try:
         verified = check.verify(
-            store.engine, verifier, receipt=receipt, state=state, policy=policy,
+            store.engine, verifier, receipts=receipts, state=state, policy=policy,
             progress=progress, limit_findings=SHOWN_PROBLEMS,
         )  # fmt: skip
     finally:
@@ -144,8 +152,9 @@ def verify(
     click.echo(f"checkpoints: {report.checkpoints} stored checkpoints checked")
     click.echo(f"key: {verifier.text()} ({source})")
     click.echo(f"root: {report.root.hex()} (the tree of {report.size} events)")
-    if receipt is not None:
-        click.echo(f"checkpoint {receipt_path} (size {receipt.size}): {verified.parting}")
+    if verified.parting is not None:
+        for line in verified.parting.lines():
+            click.echo(line)
     _echo_findings(report)
     if verified.witnessing is not None:
         for line in verified.witnessing.lines(str(policy_path)):
@@ -175,10 +184,10 @@ def verify(
             )
 
 
-def _receipt(path: str, verifier: Verifier) -> Checkpoint:
+def _receipt(path: str, verifier: Verifier) -> parting.Kept:
     """`--checkpoint FILE`, opened with the trusted key."""
     try:
-        return check.open_receipt(Path(path).read_bytes(), verifier)
+        return parting.Kept(path, check.open_receipt(Path(path).read_bytes(), verifier))
     except (NoteError, ValueError) as exc:
         raise click.ClickException(
             f"{path} is not a checkpoint signed by the trusted key: {exc}"
