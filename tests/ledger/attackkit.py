@@ -57,11 +57,13 @@ def _rows(conn: sa.Connection) -> list[Recorded]:
     return [Recorded(**row._mapping) for row in result]
 
 
-def _rewrite(conn: sa.Connection, rows: list[Recorded], versions: bool = True) -> None:
+def _rewrite(
+    conn: sa.Connection, rows: list[Recorded], versions: bool = True, resign: bool = True
+) -> None:
     """Store `rows` as the whole log: positions from 1, each stream's chain made again
     (and its versions, unless told not to), the tree rebuilt and every checkpoint
     signed anew with the bank's own key at the sizes it had signed (and the times it
-    had said)."""
+    had said); unless told not to, when the checkpoints stored are left as they were."""
     issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
     conn.execute(sa.text("DELETE FROM events"))
     heads: dict[str, tuple[int, str]] = {}
@@ -81,9 +83,11 @@ def _rewrite(conn: sa.Connection, rows: list[Recorded], versions: bool = True) -
             ),
             fresh._asdict(),
         )
-    conn.execute(sa.text("DELETE FROM checkpoints"))
     conn.execute(sa.text("DELETE FROM tree_hashes"))
     size = tree.build(conn)
+    if not resign:
+        return
+    conn.execute(sa.text("DELETE FROM checkpoints"))
     for at, issued_at in issued:
         if at <= size:
             tree.issue(conn, SIGNER, at, merkle.tree_hash(at, tree.reader(conn)), issued_at)
@@ -179,14 +183,15 @@ def payout_rewritten(log: Log) -> str:
     return payload_rewritten(log, "BetSettled", _paid_less)
 
 
-def dropped(log: Log, position: int, versions: bool = True) -> str:
+def dropped(log: Log, position: int, versions: bool = True, resign: bool = True) -> str:
     """The event at `position` taken out and every later one renumbered, each stream's
     chain made again (its versions too, unless told not to: then its stream skips a
     version where the event was), the tree and every checkpoint made again with the
-    bank's key, and the read models rebuilt."""
+    bank's key (the checkpoints left as they were, if told not to), and the read models
+    rebuilt."""
     with unguarded(log) as conn:
         rows = [r for r in _rows(conn) if r.position != position]
-        _rewrite(conn, rows, versions)
+        _rewrite(conn, rows, versions, resign)
     return _rebuilt(log)
 
 

@@ -132,6 +132,28 @@ def test_a_deposit_dropped_and_its_stream_renumbered_is_bounded_by_the_receipts_
     assert f"the log parts from the checkpoint at position {dropped.position}: " in both.output
 
 
+def test_a_deposit_dropped_under_the_checkpoints_it_signed_is_not_read_as_a_cut(
+    log: Log,
+) -> None:
+    """The deposit taken out, the rest renumbered and the tree rebuilt, but the stored
+    checkpoints left as they were: the first that no longer agrees names where, and the
+    one beyond the shorter log is no longer said to show a cut there."""
+    kept = Receipts(log)
+    _, dropped, _ = a_deposit_of_bob_s_before_his_last(log)
+    attackkit.dropped(log, dropped.position, versions=True, resign=False)
+    alone = hazard_verify(log)
+    assert alone.exit_code == 1
+    mine = kept.holding(dropped.position)
+    assert f"the first at position {mine}:" in alone.output
+    assert f"position {mine}: the checkpoint of size {mine} signs root" in alone.output
+    assert (
+        f"position {kept.newest}: 1 stored checkpoint(s) cover the log up to {kept.newest} "
+        f"events, but it has {kept.newest - 1}: events were taken out, from its end or "
+        "before it"
+    ) in alone.output
+    assert "cut" not in alone.output
+
+
 def _ten_times(data: dict[str, Any]) -> None:
     data["amount"] *= 10
 

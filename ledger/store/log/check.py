@@ -387,19 +387,26 @@ class _Pass:
 
     def _dropped(self, stream: str, head: int, version: int) -> str:
         """When `version` skips versions of its stream, which are missing and where they
-        stood: after the stream's event before, and before this one."""
+        stood: after the stream's stored event before it (read from the log, so that a
+        pass that began part-way names it too), and before this one."""
         if version <= head + 1:
             return ""  # a version repeated or gone back: nothing is missing before it
-        missing = f"v{head + 1} is" if version == head + 2 else f"v{head + 1}..v{version - 1} are"
-        if head == 0:
-            return f": {missing} missing, dropped before this event"
         found = db.fetch(
             self.conn,
-            f"SELECT position FROM events WHERE stream = {self.mark} AND version = {self.mark}",
-            (stream, head),
+            f"SELECT version, position FROM events WHERE stream = {self.mark} AND version <"
+            f" {self.mark} ORDER BY version DESC LIMIT 1",
+            (stream, version),
         )
-        where = f"position {found[0][0]} (where v{head} is)" if found else f"v{head}"
-        return f": {missing} missing, dropped after {where} and before this event"
+        before = int(found[0][0]) if found else 0
+        if before + 1 == version:
+            return ""
+        missing = f"v{before + 1}" + (f"..v{version - 1} are" if version > before + 2 else " is")
+        if not found:
+            return f": {missing} missing, dropped before this event"
+        return (
+            f": {missing} missing, dropped after position {found[0][1]} (where v{before} is) "
+            "and before this event"
+        )
 
     def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
         """Record number (a position, were no event missing) makes hashes other than
@@ -543,10 +550,29 @@ def _check_beyond(
         conn, f"SELECT size FROM checkpoints WHERE size > {mark} ORDER BY size", (size,)
     )
     if beyond:
+        top = int(beyond[-1][0])
+        # Cut at its end, only when the stored tree proves what is left the first events
+        # of the newest checkpoint signed; else events may have gone from anywhere, the
+        # rest renumbered.
+        how = "events were taken out, from its end or before it"
+        note = db.fetch(conn, f"SELECT note FROM checkpoints WHERE size = {mark}", (top,))
+        try:
+            newest_signed = open_checkpoint(note[0][0], verifiers)
+        except (NoteError, ValueError):
+            newest_signed = None
+        if (
+            size
+            and newest_signed is not None
+            and parting.prefix_proven(conn, size, report.root, newest_signed)
+        ):
+            how = (
+                f"the stored tree proves its {size} events the first of the {top} the newest "
+                "signs: the log was cut here"
+            )
         report.add(
             size + 1,
-            f"{len(beyond)} stored checkpoint(s) cover the log up to {beyond[-1][0]} events, "
-            f"but it has {size}: the log was cut here",
+            f"{len(beyond)} stored checkpoint(s) cover the log up to {top} events, but it has "
+            f"{size}: {how}",
         )
     newest = db.fetch(conn, "SELECT max(size) FROM checkpoints", ())
     signed = int(newest[0][0] or 0) if newest else 0

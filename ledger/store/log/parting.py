@@ -237,22 +237,36 @@ def tree_bounds(
         return None, None
     read = tree.reader(conn)
     try:
-        if before > 0:
-            proof = merkle.prove_tree(n, before, read)
-            merkle.check_tree(proof, n, checkpoint.root, before, merkle.tree_hash(before, read))
+        root = merkle.tree_hash(before, read)
     except merkle.MerkleError:
+        return None, None
+    if before > 0 and not prefix_proven(conn, before, root, checkpoint):
         return None, None
     if departs is None or leaf != departs:
         return before + 1, None
     try:
-        stored = read([merkle.stored_hash_index(0, before)])
-        if len(stored) != 1:
+        stored_leaf = read([merkle.stored_hash_index(0, before)])
+        proof = merkle.prove_record(n, before, read)
+        if len(stored_leaf) != 1:
             return before + 1, None
-        merkle.check_record(merkle.prove_record(n, before, read), n, checkpoint.root, before,
-                            stored[0])  # fmt: skip
+        merkle.check_record(proof, n, checkpoint.root, before, stored_leaf[0])
     except merkle.MerkleError:
         return before + 1, None
     return before + 1, departs
+
+
+def prefix_proven(conn: sa.Connection, size: int, root: bytes, checkpoint: Checkpoint) -> bool:
+    """Whether the stored tree proves the tree of `size` records with `root` a prefix of
+    `checkpoint`'s: a consistency proof read from the stored hashes, checked against
+    both roots."""
+    if size == checkpoint.size:
+        return root == checkpoint.root
+    try:
+        proof = merkle.prove_tree(checkpoint.size, size, tree.reader(conn))
+        merkle.check_tree(proof, checkpoint.size, checkpoint.root, size, root)
+    except merkle.MerkleError:
+        return False
+    return True
 
 
 def signed_root(conn: sa.Connection, verifier: Verifier, size: int) -> bytes | None:
