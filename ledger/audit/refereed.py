@@ -67,22 +67,30 @@ class Refereed:
     """What the replay found."""
 
     tables: int = 0
-    """Tables replayed (up to and including the one with the breach)."""
+    """Tables replayed."""
     events: int = 0
-    """Their events run through the referee."""
-    breach: Breach | None = None
+    """Their events run through the referee (of a table at fault, up to its breach)."""
+    breaches: list[Breach] = field(default_factory=list)
+    """The first event the rules do not allow at each table at fault, in position order
+    (a table's referee cannot go on past one: its state would be the log's, not the
+    rules')."""
     unjudged: list[str] = field(default_factory=list)
     """What the referees could not judge, in words: the server throws of a turn still
     in play, whose seed is not revealed yet."""
 
     @property
+    def breach(self) -> Breach | None:
+        """The first event of the log the rules do not allow."""
+        return self.breaches[0] if self.breaches else None
+
+    @property
     def ok(self) -> bool:
-        return self.breach is None
+        return not self.breaches
 
 
 def replay(engine: sa.Engine, progress: Progress | None = None, batch: int = BATCH) -> Refereed:
-    """Run every table of the log through the referee, one table at a time, and stop
-    at the first event the rules do not allow."""
+    """Run every table of the log through the referee, one table at a time, each up to
+    the first event the rules do not allow."""
     found = Refereed()
     # The cyclic collector held off, as the offline check holds it off: a replay
     # allocates events and table states, none in a cycle, and the collector's passes
@@ -98,13 +106,14 @@ def replay(engine: sa.Engine, progress: Progress | None = None, batch: int = BAT
                 tables = Tables(None, source="the log")
                 tables.open(stream)
                 try:
-                    found.events += _run(conn, tables, stream, batch)
+                    _run(conn, tables, stream, batch, found)
                 except Disagreement as exc:
-                    found.breach = _breach(conn, stream, exc.line, exc.reason)
-                    return found
-                found.unjudged += tables.referees_trusted()
+                    found.breaches.append(_breach(conn, stream, exc.line, exc.reason))
+                else:
+                    found.unjudged += tables.referees_trusted()
                 if progress is not None:
                     progress(found.tables, len(streams), found.events)
+        found.breaches.sort(key=lambda b: b.position)
     finally:
         if was:
             gc.enable()
@@ -125,10 +134,10 @@ def table_streams(conn: sa.Connection) -> list[str]:
         after = stream
 
 
-def _run(conn: sa.Connection, tables: Tables, stream: str, batch: int) -> int:
-    """Every event of `stream` through its referee, each numbered by its position;
-    Disagreement at the first the rules do not allow. Returns how many were run."""
-    done = version = position = 0
+def _run(conn: sa.Connection, tables: Tables, stream: str, batch: int, found: Refereed) -> None:
+    """Every event of `stream` through its referee, each numbered by its position and
+    counted in `found`; Disagreement at the first the rules do not allow."""
+    version = position = 0
     while rows := db.fetch(conn, _EVENTS, (stream, version, batch)):
         try:
             events = decode_rows([row[:4] for row in rows], functools.partial(_position_of, rows))
@@ -137,11 +146,10 @@ def _run(conn: sa.Connection, tables: Tables, stream: str, batch: int) -> int:
         event_of = tables.event
         for row, event in zip(rows, events, strict=True):
             event_of(row[4], stream, event)
-        done += len(rows)
+            found.events += 1
         version, position = rows[-1][2], rows[-1][4]
     # A write appends a command's events together, so a stream never ends inside one.
     tables.finish(position, "the table's last event")
-    return done
 
 
 def _position_of(rows: list[Any], version: int) -> int:

@@ -284,6 +284,13 @@ def _echo_rules(rules: refereed.Refereed) -> bool:
     """What the referee's replay found; True if an event breaks the rules."""
     if rules.breach is not None:
         click.echo(f"rules: the first event the rules do not allow: {rules.breach}")
+        others = rules.breaches[1:]
+        if others:
+            click.echo(f"  {len(others)} more table(s) break them too, the first at each:")
+            for breach in others[:SHOWN_PROBLEMS]:
+                click.echo(f"  {breach}")
+            if len(others) > SHOWN_PROBLEMS:
+                click.echo(f"  ... and {len(others) - SHOWN_PROBLEMS} more")
         return True
     click.echo(
         f"rules: {rules.tables} table(s), {rules.events} events replayed through the engine's "

@@ -161,12 +161,22 @@ def payload_rewritten(
     """The log's last event of type `kind` (or the one at `position`) with its payload
     changed by `edit`, everything made again from it with the bank's key (each hash
     chain, the tree, every checkpoint) and the read models rebuilt."""
+    return payloads_rewritten(log, [(kind, edit, position)])
+
+
+def payloads_rewritten(
+    log: Log, edits: list[tuple[str, Callable[[dict[str, Any]], None], int | None]]
+) -> str:
+    """`payload_rewritten` of several events at once."""
     with unguarded(log) as conn:
         rows = _rows(conn)
-        at = max(i for i, r in enumerate(rows) if r.type == kind and position in (None, r.position))
-        data = json.loads(rows[at].payload)
-        edit(data)
-        rows[at] = rows[at]._replace(payload=codec.canonical(data).decode())
+        for kind, edit, position in edits:
+            at = max(
+                i for i, r in enumerate(rows) if r.type == kind and position in (None, r.position)
+            )
+            data = json.loads(rows[at].payload)
+            edit(data)
+            rows[at] = rows[at]._replace(payload=codec.canonical(data).decode())
         _rewrite(conn, rows)
     return _rebuilt(log)
 

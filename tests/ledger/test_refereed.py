@@ -19,7 +19,7 @@ from ledger.service import Club
 from ledger.store.eventstore import EventStore
 from ledger.store.log import check
 from tests.ledger import attackkit, exportkit, serverdicekit
-from tests.ledger.tamperkit import Log
+from tests.ledger.tamperkit import Log, hazard_verify
 from tests.signing import SIGNER, VERIFIER
 
 
@@ -120,3 +120,34 @@ def test_a_server_dice_table_is_replayed_and_its_turn_in_play_named_as_not_judge
     [unjudged] = found.unjudged
     assert unjudged.startswith("table:s1: 1 server throw(s) of the turn in play")
     assert unjudged.endswith("their dice are as the log gives them")
+
+
+def _the_other_caster(data: dict[str, Any]) -> None:
+    data["player"] = "bob" if data["player"] == "cat" else "cat"
+
+
+def test_each_table_at_fault_is_named_the_first_in_the_log_first(played: Log) -> None:
+    """t1's last payout and t2's choice of caster, which the log holds earlier though t2
+    is replayed after t1: the first named is the first in the log."""
+    paid = played.rows("stream = 'table:t1' AND type = 'BetSettled'")[-1].position
+    chosen = played.rows("stream = 'table:t2' AND type = 'CasterChosen'")[0].position
+    assert chosen < paid
+    attackkit.payloads_rewritten(
+        played,
+        [("BetSettled", _paid_less, paid), ("CasterChosen", _the_other_caster, chosen)],
+    )
+    found = refereed.replay(played.engine)
+    assert [(b.position, b.stream) for b in found.breaches] == [
+        (chosen, "table:t2"),
+        (paid, "table:t1"),
+    ]
+    assert found.breach == found.breaches[0]
+    assert found.tables == 3  # every table replayed, each up to its first breach
+    said = hazard_verify(played, "--deep")
+    assert said.exit_code == 1
+    assert f"rules: the first event the rules do not allow: position {chosen}: at table t2 " in (
+        said.output
+    )
+    assert f"  1 more table(s) break them too, the first at each:\n  position {paid}: " in (
+        said.output
+    )
