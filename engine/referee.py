@@ -90,8 +90,12 @@ class Referee:
         state: TableState = INITIAL,
         on_group: Callable[[Sequence[ev.Event], TableState, TableState], None] | None = None,
         judge_disputes: bool = True,
+        source: str = "the file",
     ) -> None:
         self.state = state
+        self.source = source
+        """Where the events checked come from, as its messages say it: an export file,
+        or the log in the database (`hazard verify --deep`)."""
         self.bets = 0
         self._on_group = on_group
         self._judging = judge_disputes
@@ -368,7 +372,7 @@ class Referee:
         if not due:
             return ""
         return (
-            f" (it decides bets {', '.join(due)}; the file closes "
+            f" (it decides bets {', '.join(due)}; {self.source} closes "
             f"{'only ' + ', '.join(closed) if closed else 'none of them'})"
         )
 
@@ -396,7 +400,7 @@ class Referee:
         if isinstance(got, _CLOSING) and isinstance(want, _CLOSING):
             if got.bet_id in due_closing[due_closing.index(want.bet_id) :]:
                 return (
-                    f"the file has {describe(got)} where {what} closes {want.bet_id} next "
+                    f"{self.source} has {describe(got)} where {what} closes {want.bet_id} next "
                     f"(it decides bets {', '.join(due_closing)}, in that order): "
                     f"{describe(want)}"
                 )
@@ -405,7 +409,7 @@ class Referee:
             )
         if isinstance(want, _CLOSING):
             return (
-                f"{what} decides bets {', '.join(due_closing)} but the file closes "
+                f"{what} decides bets {', '.join(due_closing)} but {self.source} closes "
                 + self._closed_so_far()
                 + f": {describe(want)} is missing, {describe(got)} is in its place"
             )
@@ -419,10 +423,10 @@ class Referee:
             pending = [e.bet_id for e in self._due if isinstance(e, ev.StakeCovered)]
             return (
                 f"{what} covers every pending stake ({', '.join(pending)}) under hard-core "
-                f"play, in that order: the engine derives {describe(want)}, the file has "
+                f"play, in that order: the engine derives {describe(want)}, {self.source} has "
                 f"{describe(got)}"
             )
-        return f"{what} derives {describe(want)} here, but the file has {describe(got)}"
+        return f"{what} derives {describe(want)} here, but {self.source} has {describe(got)}"
 
     def _closed_so_far(self) -> str:
         closed = [e.bet_id for e in self._due[: self._next] if isinstance(e, _CLOSING)]

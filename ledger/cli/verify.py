@@ -1,4 +1,5 @@
-"""`hazard verify`: the log checked from the database (ledger.store.log.check), its read
+"""`hazard verify`: the log checked from the database (ledger.store.log.check), its
+tables replayed through the engine's referee (ledger.audit.refereed) and its read
 models replayed (ledger.books.deep), or an export checked alone, offline
 (ledger.exports.offline)."""
 
@@ -9,13 +10,14 @@ from pathlib import Path
 
 import click
 
+from ledger.audit import refereed
 from ledger.books import deep as read_models
 from ledger.cli import _book
 from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import offline
 from ledger.store.eventstore import EventStore
-from ledger.store.log import check
-from ledger.store.log.checkpoint import Checkpoint, NoteError
+from ledger.store.log import check, parting
+from ledger.store.log.checkpoint import NoteError
 from ledger.store.log.keys import Verifier
 
 SHOWN_PROBLEMS = 20
@@ -23,7 +25,9 @@ SHOWN_PROBLEMS = 20
 
 RESTARTS = {
     check.Restart.OTHER_KEY: "{state} was verified with another key: a full run",
-    check.Restart.RECEIPT_WITHIN: ("the checkpoint is within what was verified before: a full run"),
+    check.Restart.RECEIPT_WITHIN: (
+        "a checkpoint given is within what was verified before: a full run"
+    ),
     check.Restart.TREE_REWRITTEN: (
         "the stored tree of the {size} events verified before is not the one verified "
         "then: a full run"
@@ -35,10 +39,12 @@ RESTARTS = {
 @click.command()
 @click.option(
     "--checkpoint",
-    "receipt_path",
+    "receipt_paths",
     type=click.Path(dir_okay=False, exists=True),
     metavar="FILE",
-    help="also check the log against this signed checkpoint kept elsewhere (a receipt)",
+    multiple=True,
+    help="also check the log against this signed checkpoint kept elsewhere (a receipt); "
+    "give it once per checkpoint: together they narrow where the log parts from them",
 )
 @click.option(
     "--key",
@@ -67,12 +73,14 @@ RESTARTS = {
 @click.option(
     "--deep",
     is_flag=True,
-    help="also recompute every read model (balances, postings, settlements, rounds, "
-    "disputes, snapshots) from the events and name the first row that differs in each",
+    help="also replay every table through the engine's referee and name the first event "
+    "the rules do not allow, and recompute every read model (balances, postings, "
+    "settlements, rounds, disputes, snapshots) from the events and name the first row "
+    "that differs in each",
 )
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(
-    receipt_path: str | None,
+    receipt_paths: tuple[str, ...],
     vkey: str | None,
     state_path: str | None,
     policy_path: str | None,
@@ -81,7 +89,8 @@ def verify(
 ) -> None:
     """Check the log: positions without a gap, every stream's hash chain, every leaf and
     stored hash of the Merkle tree, and every stored checkpoint's signature and root;
-    with --deep, every read model against the events too.
+    with --deep, every table's events against the rules (each command run again through
+    the engine) and every read model against the events too.
 
     With FILE (an export, `hazard export --format jsonl`; `-` for stdin), check the file
     alone, touching no database: its hashes, its proofs up to the signed checkpoint, and
@@ -93,7 +102,11 @@ def verify(
     and be the events' tree; without it, the log is checked against the bank's key
     alone."""
     if file is not None:
-        given = (("--checkpoint", receipt_path), ("--state", state_path), ("--deep", deep or None))
+        given = (
+            ("--checkpoint", receipt_paths or None),
+            ("--state", state_path),
+            ("--deep", deep or None),
+        )
         used = [name for name, value in given if value is not None]
         if used:
             raise click.UsageError(
@@ -107,7 +120,7 @@ def verify(
         policy, verifier, source = reader_policy(policy_path, vkey)
     else:
         verifier, source = trusted_key(vkey)
-    receipt = _receipt(receipt_path, verifier) if receipt_path is not None else None
+    receipts = [_receipt(path, verifier) for path in receipt_paths]
     state = _state(state_path) if state_path is not None else None
     store = _book().store
     show = sys.stderr.isatty()
@@ -118,7 +131,7 @@ def verify(
 
     try:
         verified = check.verify(
-            store.engine, verifier, receipt=receipt, state=state, policy=policy,
+            store.engine, verifier, receipts=receipts, state=state, policy=policy,
             progress=progress, limit_findings=SHOWN_PROBLEMS,
         )  # fmt: skip
     finally:
@@ -139,8 +152,9 @@ def verify(
     click.echo(f"checkpoints: {report.checkpoints} stored checkpoints checked")
     click.echo(f"key: {verifier.text()} ({source})")
     click.echo(f"root: {report.root.hex()} (the tree of {report.size} events)")
-    if receipt is not None:
-        click.echo(f"checkpoint {receipt_path} (size {receipt.size}): {verified.parting}")
+    if verified.parting is not None:
+        for line in verified.parting.lines():
+            click.echo(line)
     _echo_findings(report)
     if verified.witnessing is not None:
         for line in verified.witnessing.lines(str(policy_path)):
@@ -154,7 +168,11 @@ def verify(
         "every hash chain verifies, and so do the positions, the tree and every "
         "checkpoint, signed by the trusted key"
         + (", and the checkpoint your policy's witnesses cosigned" if policy else "")
-        + (", and every read model" if deep else "")
+        + (
+            ", and every read model, and every table's events are what the rules derive"
+            if deep
+            else ""
+        )
     )
     if state_path is not None:
         Path(state_path).write_text(verified.state.text() + "\n", encoding="utf-8")
@@ -166,10 +184,10 @@ def verify(
             )
 
 
-def _receipt(path: str, verifier: Verifier) -> Checkpoint:
+def _receipt(path: str, verifier: Verifier) -> parting.Kept:
     """`--checkpoint FILE`, opened with the trusted key."""
     try:
-        return check.open_receipt(Path(path).read_bytes(), verifier)
+        return parting.Kept(path, check.open_receipt(Path(path).read_bytes(), verifier))
     except (NoteError, ValueError) as exc:
         raise click.ClickException(
             f"{path} is not a checkpoint signed by the trusted key: {exc}"
@@ -231,8 +249,9 @@ def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
 
 
 def _deep(store: EventStore) -> bool:
-    """Recompute the read models from the events (ledger.books.deep) and say what
-    differs; True if anything does."""
+    """Replay every table through the referee (ledger.audit.refereed) and recompute the
+    read models from the events (ledger.books.deep), and say what is wrong; True if
+    anything is."""
     show = sys.stderr.isatty()
 
     def progress(step: str, done: int, total: int | None) -> None:
@@ -241,6 +260,12 @@ def _deep(store: EventStore) -> bool:
             click.echo(f"\rdeep check, {step}: {done}{of}", err=True, nl=False)
 
     try:
+        rules = refereed.replay(
+            store.engine, progress=lambda done, total, _events: progress("rules", done, total)
+        )
+        if show:
+            click.echo("", err=True)
+        broken = _echo_rules(rules)
         found = list(read_models.differences(store, progress=progress))
     finally:
         if show:
@@ -248,8 +273,29 @@ def _deep(store: EventStore) -> bool:
         store.engine.dispose()
     if not found:
         click.echo("read models: every table equals the replay of the events")
-        return False
+        return broken
     click.echo(f"read models: {len(found)} table(s) differ from the replay of the events:")
     for difference in found:
         click.echo(f"  {difference}")
     return True
+
+
+def _echo_rules(rules: refereed.Refereed) -> bool:
+    """What the referee's replay found; True if an event breaks the rules."""
+    if rules.breach is not None:
+        click.echo(f"rules: the first event the rules do not allow: {rules.breach}")
+        others = rules.breaches[1:]
+        if others:
+            click.echo(f"  {len(others)} more table(s) break them too, the first at each:")
+            for breach in others[:SHOWN_PROBLEMS]:
+                click.echo(f"  {breach}")
+            if len(others) > SHOWN_PROBLEMS:
+                click.echo(f"  ... and {len(others) - SHOWN_PROBLEMS} more")
+        return True
+    click.echo(
+        f"rules: {rules.tables} table(s), {rules.events} events replayed through the engine's "
+        "referee: each event is what the rules derive from the commands before it"
+    )
+    for line in rules.unjudged:
+        click.echo(f"  not judged: {line}")
+    return False

@@ -18,6 +18,7 @@ from ledger.store.eventstore import EventStore
 from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited
+from tests.ledger import attackkit
 from tests.ledger.offlinekit import encoded, exported_files, fails, records, settled
 from tests.ledger.tamperkit import (
     OTHER,
@@ -137,6 +138,27 @@ def test_verify_deep_names_a_read_model_edited_behind_the_events(
     assert deep.exit_code == 1, deep.output
     assert "differ from the replay of the events" in deep.output
     assert named in deep.output
+
+
+def test_verify_deep_names_a_payout_rewritten_and_re_signed_with_the_bank_s_key(
+    log: Log,
+) -> None:
+    """The issue's attack: a payout made 20 smaller on a copy, every hash chain, the tree
+    and every checkpoint made again with the bank's own key, and the read models
+    rebuilt. The log's checks and the read models all agree with the events; the rules
+    do not, and --deep names the payout."""
+    attackkit.payout_rewritten(log)
+    plain = hazard_verify(log)
+    assert plain.exit_code == 0, plain.output
+    deep = hazard_verify(log, "--deep")
+    assert deep.exit_code == 1, deep.output
+    assert "read models: every table equals the replay of the events" in deep.output
+    paid = log.rows("type = 'BetSettled'")[-1]
+    assert (
+        f"rules: the first event the rules do not allow: position {paid.position}: at table "
+        f"t1 version {paid.version}, BetSettled b9 pays player ann 780, but the throw 1+3 at "
+        "version 12 under english rules decides b9 for player ann: ann is paid 800"
+    ) in deep.output
 
 
 def test_a_mistyped_key_file_is_named_as_no_file(log: Log) -> None:

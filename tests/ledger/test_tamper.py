@@ -1,7 +1,8 @@
 """Tampering with a played log behind the database's back, as its administrator could,
 on SQLite and PostgreSQL: every change is found by the log check and named at the
 position where the log parts from what was signed, both from the database alone and
-against a receipt (a signed checkpoint) taken before the change."""
+against a receipt (a signed checkpoint) taken before the change; where what is left
+cannot prove the position, within the range it can (ledger.store.log.parting)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import codec
 from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.log import check, merkle, tree
+from ledger.store.log import check, merkle, parting, tree
 from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.vocabulary import Deposited
 from tests.ledger.tamperkit import (
@@ -72,13 +73,15 @@ def amount_changed_and_stream_rehashed(log: Log, conn: sa.Connection) -> int:
     return row.position
 
 
-def last_50_truncated(log: Log, conn: sa.Connection) -> int:
+def last_50_truncated(log: Log, conn: sa.Connection) -> tuple[int, int]:
     keep = log.size - 50
     conn.execute(sa.text("DELETE FROM events WHERE position > :k"), {"k": keep})
     conn.execute(
         sa.text("DELETE FROM tree_hashes WHERE idx >= :i"), {"i": merkle.stored_hash_count(keep)}
     )
-    return keep + 1
+    # The tree's hashes went with the events: nothing left proves the first `keep`
+    # events the receipt's, so the receipt alone bounds the change by the log's end.
+    return (1, keep + 1)
 
 
 def whole_stream_deleted(log: Log, conn: sa.Connection) -> int:
@@ -155,7 +158,8 @@ def test_the_played_log_verifies(log: Log) -> None:
     receipt = open_checkpoint(log.receipt, [VERIFIER])
     assert report.root == receipt.root
     assert report.checkpoints > 40
-    assert check.against(receipt, report).agrees
+    verified = check.verify(log.engine, VERIFIER, receipts=[parting.Kept("kept", receipt)])
+    assert verified.ok and verified.parting is not None and verified.parting.agrees
 
 
 @pytest.mark.parametrize("tamper", TAMPERINGS, ids=lambda f: f.__name__)
@@ -166,33 +170,42 @@ def test_a_tampering_is_found_and_named(
         where = tamper(log, conn)
     report = _check(log)
     assert report.findings, "not detected"
-    parting = check.against(open_checkpoint(log.receipt, [VERIFIER]), report)
+    kept = parting.Kept("receipt", open_checkpoint(log.receipt, [VERIFIER]))
+    parted = check.verify(log.engine, VERIFIER, receipts=[kept]).parting
+    assert parted is not None
     cli = hazard_verify(log, "--checkpoint", receipt_file(log))
     assert cli.exit_code == 1, cli.output
     if isinstance(where, tuple):
-        assert f"somewhere in positions 1..{log.size}: only a range can be named" in (cli.output)
-        # Re-signed by another key: every stored checkpoint is refused, and the receipt
-        # can say only that the log parts from it somewhere up to its size.
+        first, last = where
+        named = last if tamper is last_50_truncated else first
+    else:
+        first = last = named = where
+    assert report.findings[0].position == named, report.findings
+    assert f"the first at position {named}:" in cli.output, cli.output
+    if tamper is whole_log_rehashed_and_resigned:
+        # Re-signed by another key: every stored checkpoint is refused.
         (finding,) = report.findings
-        assert finding.position == 1
         assert "the stored checkpoint of size 1 is not signed by the trusted key" in finding.what
         assert (
             f"{report.checkpoints - 1} later stored checkpoints are not signed by it"
             in finding.what
         )
-        assert (parting.agrees, parting.first, parting.last) == (False, *where)
-        assert "only a range" in str(parting)
-        return
-    assert report.findings[0].position == where, report.findings
-    assert f"the first at position {where}:" in cli.output, cli.output
     if tamper in (forged_deposit_at_the_end_of_a_stream, hash_changed):
         # What the receipt signed is untouched: a later event, or the chain hash, which
         # the tree does not cover; the database check alone names it.
-        assert parting.agrees
+        assert parted.agrees
         assert "the log agrees with the checkpoint" in cli.output
-    else:
-        assert (parting.agrees, parting.first, parting.last) == (False, where, where), parting
+        return
+    assert (parted.agrees, parted.first, parted.last) == (False, first, last), parted
+    if first == last:
         assert f"the log parts from the checkpoint at position {where}:" in cli.output
+        return
+    # Nothing kept proves where: the range, and no bound claimed that nothing holds.
+    assert f"the log parts from the checkpoint somewhere in positions {first}..{last}:" in (
+        cli.output
+    )
+    assert "nothing bounds it from below" in cli.output
+    assert "bounded by" not in cli.output
 
 
 def test_a_pass_in_pages_finds_what_a_whole_pass_finds(log: Log) -> None:
@@ -285,11 +298,11 @@ def test_a_check_reads_the_whole_log_when_the_state_cannot_be_resumed(log: Log) 
     receipt = check.open_receipt(log.receipt.encode(), VERIFIER)
     other = dataclasses.replace(state, key=OTHER.verifier.text())
     cases = [
-        (other, None, check.Restart.OTHER_KEY),
-        (state, receipt, check.Restart.RECEIPT_WITHIN),  # the receipt is of log.size
+        (other, [], check.Restart.OTHER_KEY),
+        (state, [parting.Kept("kept", receipt)], check.Restart.RECEIPT_WITHIN),  # of log.size
     ]
     for given, kept, why in cases:
-        verified = check.verify(log.engine, VERIFIER, receipt=kept, state=given)
+        verified = check.verify(log.engine, VERIFIER, receipts=kept, state=given)
         assert verified.restart is why and verified.report.start == 0
         assert verified.ok and verified.state == state
     with unguarded(log) as conn:
@@ -304,10 +317,11 @@ def test_a_check_holds_the_log_to_a_receipt_kept_with_trailing_newlines(log: Log
     newline at the end, opens as the checkpoint it is."""
     receipt = check.open_receipt((log.receipt + "\n\r\n").encode(), VERIFIER)
     assert receipt == open_checkpoint(log.receipt, [VERIFIER])
-    verified = check.verify(log.engine, VERIFIER, receipt=receipt)
+    kept = [parting.Kept("kept", receipt)]
+    verified = check.verify(log.engine, VERIFIER, receipts=kept)
     assert verified.ok and verified.parting is not None and verified.parting.agrees
     with unguarded(log) as conn:
         where = actor_changed(log, conn)
-    parted = check.verify(log.engine, VERIFIER, receipt=receipt)
+    parted = check.verify(log.engine, VERIFIER, receipts=kept)
     assert not parted.ok and parted.parting is not None and not parted.parting.agrees
     assert parted.parting.first == where

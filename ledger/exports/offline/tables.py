@@ -1,6 +1,11 @@
 """Every table in an export replayed through the engine's referee (engine.referee),
 from its opening or its snapshot, under the rule set the header lists for it: each
-command run again and what it derives held to the file."""
+command run again and what it derives held to the file.
+
+`hazard verify --deep` runs the tables of the database through the same code
+(ledger.audit.refereed): a table at a time, each event numbered by its position where
+a file's is by its line, and under the rule set its own TableOpened names (a database
+has no header to list them)."""
 
 from __future__ import annotations
 
@@ -29,8 +34,8 @@ class _Table:
 
     __slots__ = ("drawn", "recent", "referee")
 
-    def __init__(self, state: TableState) -> None:
-        self.referee = Referee(state)
+    def __init__(self, state: TableState, source: str) -> None:
+        self.referee = Referee(state, source=source)
         self.recent: deque[tuple[int, int]] = deque(maxlen=64)
         self.drawn: dict[int, int] = {}
 
@@ -42,9 +47,12 @@ class _Table:
 
 
 class Tables:
-    def __init__(self, rule_sets: Mapping[str, RuleSet]) -> None:
+    def __init__(self, rule_sets: Mapping[str, RuleSet] | None, source: str = "the file") -> None:
         self.rule_sets = rule_sets
-        """The header's, by name: the only rule sets a table may play under."""
+        """The header's, by name: the only rule sets a table may play under (None: the
+        one each table's TableOpened names, as in the database)."""
+        self.source = source
+        """Where the events come from, in the referee's words: "the file" or "the log"."""
         self.tables: dict[str, _Table] = {}
         self.snapshotted: dict[str, Snapshot] = {}
         self.settlements = 0
@@ -88,14 +96,14 @@ class Tables:
                 number, f"the snapshot's state is at version {state.version}, not {version}"
             )
         self._rules(number, stream, state.rules, "the snapshot's")
-        self.tables[stream] = _Table(state)
+        self.tables[stream] = _Table(state, self.source)
         snapshot = Snapshot(number, stream, position, version, str(digest), state, document)
         self.snapshotted[stream] = snapshot
         return snapshot
 
     def open(self, stream: str) -> None:
         """The table's stream begins in the file: it replays from no state."""
-        self.tables[stream] = _Table(INITIAL)
+        self.tables[stream] = _Table(INITIAL, self.source)
 
     def event(self, number: int, stream: str, event: ev.Event) -> None:
         """Run the table's next event (line `number`) through its referee."""
@@ -148,21 +156,23 @@ class Tables:
                 unrevealed.append(
                     f"{stream}: {count} server throw(s) of the turn in play (versions {first} "
                     f"to {last}) cannot be drawn again until the turn ends and its seed is "
-                    "revealed: their dice are as the file gives them"
+                    f"revealed: their dice are as {self.source} gives them"
                 )
             if referee.trusted:
                 disputed.append(
                     f"{stream}: {len(referee.trusted)} dispute event(s) (versions "
-                    f"{', '.join(map(str, referee.trusted))}) concern a round the file does "
-                    "not hold whole, so the referee could not read it back to judge them: "
-                    "they fold, and their money is counted, as the file gives them, but they "
-                    "are not verified"
+                    f"{', '.join(map(str, referee.trusted))}) concern a round {self.source} "
+                    "does not hold whole, so the referee could not read it back to judge "
+                    f"them: they fold, and their money is counted, as {self.source} gives "
+                    "them, but they are not verified"
                 )
         return unrevealed + disputed
 
     def _rules(self, number: int, stream: str, rules: RuleSet | None, whose: str) -> None:
         if rules is None:
             raise Disagreement(number, f"{stream}: {whose} state has no rule set")
+        if self.rule_sets is None:
+            return
         listed = self.rule_sets.get(rules.name)
         if listed is None:
             raise Disagreement(

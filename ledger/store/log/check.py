@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from engine import serverdice
 from ledger.store import codec, db
 from ledger.store.eventstore import GENESIS
-from ledger.store.log import merkle, quorum, sealing, times, tree
+from ledger.store.log import merkle, parting, quorum, sealing, times, tree
 from ledger.store.log.checkpoint import Checkpoint, NoteError, open_checkpoint
 from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
@@ -84,15 +84,16 @@ class Report:
     """Findings beyond `limit_findings`, counted but not kept."""
     first_leaf_differs: int | None = None
     """The first position whose event's leaf differs from its stored level-0 hash."""
-    trusted_agree: int = 0
-    """The largest checkpoint size, signed by the trusted key, whose root is the
-    recomputed tree's (0: none)."""
-    trusted_differ: int | None = None
-    """The smallest such size whose root is not."""
+    tree_departs: int | None = None
+    """The first position where any stored hash of the tree differs from the events'
+    (before it, the events' tree is the stored one)."""
+    first_missing: int | None = None
+    """The first position missing."""
+    first_broken: tuple[int, str] | None = None
+    """The first event that breaks its stream's hash chain: its position, and why."""
     roots: dict[int, bytes] = field(default_factory=dict)
     """The recomputed root at each size asked for (`watch`)."""
     limit_findings: int = 100
-    bound: int = 2**63
     unsigned: int = 0
     """Stored checkpoints not signed by the trusted key."""
     differ: int = 0
@@ -104,7 +105,6 @@ class Report:
     tree_at: int | None = None
     early_at: int | None = None
     """Indexes in `findings` of the first of each kind."""
-    """`trusted_agree` is kept among sizes up to this one (a receipt's)."""
 
     @property
     def events(self) -> int:
@@ -213,7 +213,6 @@ def check_log(
     progress: Progress | None = None,
     batch: int = BATCH,
     limit_findings: int = 100,
-    bound: int | None = None,
 ) -> Report:
     """Check the log in `conn` (one read transaction, so that it is one state of it).
 
@@ -221,9 +220,8 @@ def check_log(
     not signed by it). From `resume`, the frontier of the tree of the events before,
     if given, else from position 1; at most `limit` events if given. `watch`: sizes
     at which to keep the recomputed root in `Report.roots` (a receipt's size, the
-    witnessed checkpoint's); `bound`, the receipt's size that `Report.trusted_agree`
-    is kept below (default: the largest watched)."""
-    check = _Pass(conn, verifier, resume, set(watch), limit_findings, bound)
+    witnessed checkpoint's)."""
+    check = _Pass(conn, verifier, resume, set(watch), limit_findings)
     total = _count_after(conn, check.report.start)
     if limit is not None:
         total = min(total, limit)
@@ -250,15 +248,12 @@ class _Pass:
         resume: merkle.Frontier | None,
         watched: set[int],
         limit_findings: int,
-        bound: int | None = None,
     ) -> None:
         self.conn, self.mark = conn, _mark(conn)
         self.frontier = resume.copy() if resume else merkle.Frontier()
         start = self.frontier.size
         self.report = Report(start=start, size=start, limit_findings=limit_findings)
         self.watched = watched
-        if bound is not None or watched:
-            self.report.bound = bound if bound is not None else max(watched)
         self.verifiers = [verifier] if verifier is not None else []
         self.after = start
         """The last position read."""
@@ -341,6 +336,8 @@ class _Pass:
             if position != next_position:
                 # Named once; the tree goes on counting the events as they are.
                 report.add(next_position, f"missing: the next event stored is at {position}")
+                if report.first_missing is None:
+                    report.first_missing = next_position
             next_position = position + 1
             if type_ in _SEEDED:
                 _check_turn(report, self.turns, position, stream, version, type_, payload)
@@ -366,7 +363,9 @@ class _Pass:
                 head_version, head_hash = heads.get(stream, (0, GENESIS))
                 problem = None
                 if version != head_version + 1:
-                    problem = f"version {version} follows {head_version}"
+                    problem = f"version {version} follows {head_version}" + self._dropped(
+                        stream, head_version, version
+                    )
                 elif prev != head_hash:
                     problem = "its previous hash is not the hash of the event before it"
                 elif sha256(prev.encode() + b"\n" + data).hexdigest() != digest:
@@ -374,6 +373,8 @@ class _Pass:
                 if problem is not None:
                     broken.add(stream)
                     report.add(position, problem, f"{stream} v{version}")
+                    if report.first_broken is None:
+                        report.first_broken = (position, f"{stream} v{version}: {problem}")
                 heads[stream] = (version, digest)
             if self.folding is not None:
                 self._fold(position, stream, version, type_, schema, payload, digest, check_at)
@@ -434,6 +435,29 @@ class _Pass:
                 report, self.verifiers, size, root_hex, note, self.frontier.root(), newest_at
             )
 
+    def _dropped(self, stream: str, head: int, version: int) -> str:
+        """When `version` skips versions of its stream, which are missing and where they
+        stood: after the stream's stored event before it (read from the log, so that a
+        pass that began part-way names it too), and before this one."""
+        if version <= head + 1:
+            return ""  # a version repeated or gone back: nothing is missing before it
+        found = db.fetch(
+            self.conn,
+            f"SELECT version, position FROM events WHERE stream = {self.mark} AND version <"
+            f" {self.mark} ORDER BY version DESC LIMIT 1",
+            (stream, version),
+        )
+        before = int(found[0][0]) if found else 0
+        if before + 1 == version:
+            return ""
+        missing = f"v{before + 1}" + (f"..v{version - 1} are" if version > before + 2 else " is")
+        if not found:
+            return f": {missing} missing, dropped before this event"
+        return (
+            f": {missing} missing, dropped after position {found[0][1]} (where v{before} is) "
+            "and before this event"
+        )
+
     def _differs(self, number: int, stored_leaf: bytes, leaf_differs: bool) -> None:
         """Record number (a position, were no event missing) makes hashes other than
         the stored ones: the first such is a finding, and the first leaf is noted."""
@@ -443,6 +467,7 @@ class _Pass:
         if self.tree_differs:
             return
         self.tree_differs = True
+        report.tree_departs = number
         if not stored_leaf:
             what = "the tree has no stored hash for this event"
         elif leaf_differs:
@@ -542,8 +567,6 @@ def _check_checkpoint(
         if report.early == 1:
             report.early_at = report.add(size, early)
     if opened.root != root:
-        if report.trusted_differ is None:
-            report.trusted_differ = size
         report.differ += 1
         if report.differ == 1 and report.tree_at is None:
             report.differ_at = report.add(
@@ -551,8 +574,6 @@ def _check_checkpoint(
                 f"the checkpoint of size {size} signs root {opened.root.hex()}, but the events "
                 f"give {root.hex()}",
             )
-    elif report.trusted_differ is None and size <= report.bound:
-        report.trusted_agree = size
 
 
 def _finish(report: Report) -> None:
@@ -596,10 +617,29 @@ def _check_beyond(
         conn, f"SELECT size FROM checkpoints WHERE size > {mark} ORDER BY size", (size,)
     )
     if beyond:
+        top = int(beyond[-1][0])
+        # Cut at its end, only when the stored tree proves what is left the first events
+        # of the newest checkpoint signed; else events may have gone from anywhere, the
+        # rest renumbered.
+        how = "events were taken out, from its end or before it"
+        note = db.fetch(conn, f"SELECT note FROM checkpoints WHERE size = {mark}", (top,))
+        try:
+            newest_signed = open_checkpoint(note[0][0], verifiers)
+        except (NoteError, ValueError):
+            newest_signed = None
+        if (
+            size
+            and newest_signed is not None
+            and parting.prefix_proven(conn, size, report.root, newest_signed)
+        ):
+            how = (
+                f"the stored tree proves its {size} events the first of the {top} the newest "
+                "signs: the log was cut here"
+            )
         report.add(
             size + 1,
-            f"{len(beyond)} stored checkpoint(s) cover the log up to {beyond[-1][0]} events, "
-            f"but it has {size}: the log was cut here",
+            f"{len(beyond)} stored checkpoint(s) cover the log up to {top} events, but it has "
+            f"{size}: {how}",
         )
     newest = db.fetch(conn, "SELECT max(size) FROM checkpoints", ())
     signed = int(newest[0][0] or 0) if newest else 0
@@ -609,70 +649,6 @@ def _check_beyond(
             f"events {signed + 1}..{size} are covered by no stored checkpoint "
             f"(every write signs one)",
         )
-
-
-@dataclass
-class Parting:
-    """Where the log parts from a checkpoint kept elsewhere: exactly (`first` ==
-    `last`) or within a range."""
-
-    agrees: bool
-    first: int
-    last: int
-    why: str
-
-    def __str__(self) -> str:
-        if self.agrees:
-            return self.why
-        where = (
-            f"at position {self.first}"
-            if self.first == self.last
-            else f"somewhere in positions {self.first}..{self.last}"
-        )
-        return f"the log parts from the checkpoint {where}: {self.why}"
-
-
-def against(receipt: Checkpoint, report: Report) -> Parting:
-    """Compare a checkpoint kept elsewhere (opened with the trusted key) with a full
-    pass that watched its size."""
-    size = receipt.size
-    if size == 0:
-        return Parting(True, 0, 0, "the checkpoint is of the empty log")
-    root = report.roots.get(size)
-    if report.size >= size and root == receipt.root:
-        return Parting(True, 0, 0, f"the log agrees with the checkpoint of size {size}")
-    # The stored checkpoints signed by the trusted key bound where: after the last one
-    # that still agrees, by the first one that does not (or the receipt itself).
-    lo = report.trusted_agree + 1 if report.trusted_agree < size else 1
-    hi = min(report.trusted_differ or size, size)
-    # A leaf that differs from its stored hash, or a missing event, names it exactly.
-    leaf = report.first_leaf_differs
-    gaps = [f.position for f in report.findings if f.what.startswith("missing")]
-    exact = sorted(p for p in [*gaps[:1], leaf] if p is not None and lo <= p <= hi)
-    if exact:
-        at = exact[0]
-        why = (
-            "the event there is missing"
-            if at in gaps
-            else "the event there is not the one the tree's stored leaf hash records"
-        )
-        return Parting(False, at, at, why)
-    if report.size < size:
-        return Parting(
-            False,
-            report.size + 1,
-            report.size + 1,
-            f"the log has {report.size} events, the checkpoint {size}: the log was cut",
-        )
-    if lo == hi:
-        return Parting(False, lo, hi, "the stored checkpoints signed by the key bound it to here")
-    how = (
-        "bounded by the stored checkpoints signed by the trusted key"
-        if report.trusted_agree or report.trusted_differ
-        else "no stored checkpoint signed by the trusted key, and no stored hash, tells "
-        "where (the log was re-hashed throughout, or re-signed with another key)"
-    )
-    return Parting(False, lo, hi, f"only a range can be named: {how}")
 
 
 @dataclass(frozen=True)
@@ -748,7 +724,8 @@ class Verified:
 
     report: Report
     restart: Restart | None
-    parting: Parting | None
+    parting: parting.Parting | None
+    """Each checkpoint kept elsewhere held to the log, and where the log parts from them."""
     state: State
     witnessing: quorum.Witnessing | None = None
 
@@ -772,7 +749,7 @@ def verify(
     engine: sa.Engine,
     verifier: Verifier,
     *,
-    receipt: Checkpoint | None = None,
+    receipts: Sequence[parting.Kept] = (),
     state: State | None = None,
     policy: Policy | None = None,
     progress: Progress | None = None,
@@ -780,13 +757,13 @@ def verify(
 ) -> Verified:
     """Check the log in one state of it (`snapshot`), from position 1 or, given the
     `state` an earlier check kept, from the tree it verified when that still stands;
-    hold it against `receipt`, a checkpoint kept elsewhere, when given; and, given the
-    caller's `policy`, hold the newest checkpoint a quorum of its witnesses cosigned
-    to the events (ledger.store.log.quorum)."""
+    hold it against `receipts`, checkpoints kept elsewhere, when given (ledger.store.
+    log.parting); and, given the caller's `policy`, hold the newest checkpoint a quorum
+    of its witnesses cosigned to the events (ledger.store.log.quorum)."""
     restart = None
     if state is not None and state.key != verifier.text():
         restart = Restart.OTHER_KEY
-    elif state is not None and receipt is not None and receipt.size <= state.size:
+    elif state is not None and any(r.size <= state.size for r in receipts):
         restart = Restart.RECEIPT_WITHIN
     with engine.connect() as conn, conn.begin():
         snapshot(conn)
@@ -796,22 +773,44 @@ def verify(
                 resume = merkle.Frontier(state.size, state.frontier)
             else:
                 restart = Restart.TREE_REWRITTEN
-        watch = [receipt.size] if receipt is not None else []
+        watch = [r.size for r in receipts]
         found = quorum.stored(conn, policy) if policy is not None else None
         witnessed = found.size if found is not None else None
         if witnessed is not None and (resume is None or witnessed > resume.size):
             watch.append(witnessed)  # the pass keeps the events' root there
         report = check_log(
             conn, verifier, resume=resume, watch=watch, progress=progress,
-            limit_findings=limit_findings, bound=receipt.size if receipt is not None else None,
+            limit_findings=limit_findings,
         )  # fmt: skip
         witnessing = None
         if found is not None and policy is not None:
             root = _events_root(conn, report, resume, witnessed)
             witnessing = quorum.hold(found, policy, root, report.size)
-    parting = against(receipt, report) if receipt is not None else None
+        parted = _parting(conn, verifier, receipts, report) if receipts else None
     kept = State(report.size, report.root, tuple(report.frontier), verifier.text())
-    return Verified(report, restart, parting, kept, witnessing)
+    return Verified(report, restart, parted, kept, witnessing)
+
+
+def _parting(
+    conn: sa.Connection, verifier: Verifier, receipts: Sequence[parting.Kept], report: Report
+) -> parting.Parting:
+    """Each receipt held to the pass's roots, and where the log parts from the smallest
+    it does not agree with, as far as the receipts, the pass and the stored tree prove."""
+    held = parting.held_to(receipts, report.size, report.roots)
+    target = min((h.kept for h in held if not h.agrees), key=lambda k: k.size, default=None)
+    if target is None:
+        return parting.part(held, report.size, parting.Evidence())
+    tree_from, tree_at = parting.tree_bounds(
+        conn, target.checkpoint, report.size, report.tree_departs, report.first_leaf_differs
+    )
+    evidence = parting.Evidence(
+        missing=report.first_missing,
+        broken=report.first_broken,
+        tree_from=tree_from,
+        tree_at=tree_at,
+        signed=parting.signed_root(conn, verifier, target.size),
+    )
+    return parting.part(held, report.size, evidence)
 
 
 def _events_root(
