@@ -1,9 +1,10 @@
 """What a dishonest bank, or an insider holding its signing key and its database, can
 do to a played log: every attack leaves a log that is whole by its own lights (each
-hash chain, the tree and every checkpoint made again and signed with the bank's real
-key, the read models rebuilt), so that `hazard verify --deep` on the database alone
-passes. Only something kept outside the bank's reach (a witness's state, a watcher's
-file, gossip) can tell. Shared by the witnessing tests of the ledger and the API.
+hash chain, every write's seal and the heads it commits, the tree and every checkpoint
+made again and signed with the bank's real key, the read models rebuilt), so that
+`hazard verify --deep` on the database alone passes. Only something kept outside the
+bank's reach (a witness's state, a watcher's file, gossip) can tell. Shared by the
+witnessing tests of the ledger and the API.
 
 Each attack works on the database in place, as the insider would, behind the
 append-only triggers (tamperkit.unguarded), and returns the newest checkpoint note it
@@ -26,9 +27,10 @@ import sqlalchemy as sa
 
 from ledger.books import projections
 from ledger.store import codec, schema
-from ledger.store.eventstore import GENESIS, EventStore, Recorded
+from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.log import merkle, tree
-from tests.ledger.tamperkit import Log, play, unguarded
+from ledger.store.log.heads import SEALS
+from tests.ledger.tamperkit import Log, play, rebuild_heads, remade, unguarded
 from tests.signing import SIGNER
 
 Attack = Callable[[Log], str]
@@ -60,37 +62,36 @@ def _rows(conn: sa.Connection) -> list[Recorded]:
 def _rewrite(
     conn: sa.Connection, rows: list[Recorded], versions: bool = True, resign: bool = True
 ) -> None:
-    """Store `rows` as the whole log: positions from 1, each stream's chain made again
-    (and its versions, unless told not to), the tree rebuilt and every checkpoint
-    signed anew with the bank's own key at the sizes it had signed (and the times it
-    had said); unless told not to, when the checkpoints stored are left as they were."""
-    issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
+    """Store `rows` as the whole log, made again as the bank's code would have written
+    it (tamperkit.remade: positions from 1, each stream's chain and, unless told not to,
+    its versions, every seal), heads_log and the tree rebuilt, and a checkpoint signed
+    anew with the bank's own key at each seal, as each write signs one, saying the time
+    the checkpoint of that seal's write had said; unless told not to, when the
+    checkpoints stored are left as they were."""
+    stored = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints"))
+    issued = {size: at for size, at in stored}
+    fresh = remade(rows, versions=versions)
     conn.execute(sa.text("DELETE FROM events"))
-    heads: dict[str, tuple[int, str]] = {}
-    for position, row in enumerate(rows, start=1):
-        version, prev = heads.get(row.stream, (0, GENESIS))
-        version = version + 1 if versions else row.version
-        fresh = row._replace(position=position, version=version, prev_hash=prev, hash="")
-        digest = codec.chain_hash(prev, fresh.hashed())
-        fresh = fresh._replace(hash=digest)
-        heads[row.stream] = (version, digest)
-        conn.execute(
-            sa.text(
-                "INSERT INTO events (position, stream, version, type, schema_version, payload, "
-                "actor, idempotency_key, recorded_at, prev_hash, hash) VALUES (:position, "
-                ":stream, :version, :type, :schema_version, :payload, :actor, "
-                ":idempotency_key, :recorded_at, :prev_hash, :hash)"
-            ),
-            fresh._asdict(),
-        )
+    conn.execute(
+        sa.text(
+            "INSERT INTO events (position, stream, version, type, schema_version, payload, "
+            "actor, idempotency_key, recorded_at, prev_hash, hash) VALUES (:position, "
+            ":stream, :version, :type, :schema_version, :payload, :actor, "
+            ":idempotency_key, :recorded_at, :prev_hash, :hash)"
+        ),
+        [row._asdict() for row in fresh],
+    )
+    rebuild_heads(conn, fresh)
     conn.execute(sa.text("DELETE FROM tree_hashes"))
-    size = tree.build(conn)
+    tree.build(conn)
     if not resign:
         return
     conn.execute(sa.text("DELETE FROM checkpoints"))
-    for at, issued_at in issued:
-        if at <= size:
-            tree.issue(conn, SIGNER, at, merkle.tree_hash(at, tree.reader(conn)), issued_at)
+    for old, new in zip(rows, fresh, strict=True):
+        if new.stream == SEALS:  # where a write ended, and its checkpoint
+            size = new.position
+            root = merkle.tree_hash(size, tree.reader(conn))
+            tree.issue(conn, SIGNER, size, root, issued[old.position])
 
 
 def _newest(log: Log) -> str:
@@ -130,19 +131,24 @@ def amount_rewritten(log: Log) -> str:
 
 
 def reordered(log: Log) -> str:
-    """Two deposits of different players swapped in the log's order."""
+    """Two deposits of different players swapped in the log's order, each taking the
+    other's time, so that time still goes forward with position."""
     with unguarded(log) as conn:
         rows = _rows(conn)
         deposits = [i for i, r in enumerate(rows) if r.type == "Deposited"]
         first = deposits[-1]
         second = next(i for i in reversed(deposits) if rows[i].stream != rows[first].stream)
-        rows[first], rows[second] = rows[second], rows[first]
+        rows[first], rows[second] = (
+            rows[second]._replace(recorded_at=rows[first].recorded_at),
+            rows[first]._replace(recorded_at=rows[second].recorded_at),
+        )
         _rewrite(conn, rows)
     return _rebuilt(log)
 
 
 def deposit_dropped(log: Log) -> str:
-    """One of bob's deposits taken out, and every later event renumbered."""
+    """One of bob's deposits taken out with its write's seal (the write was the deposit
+    alone), as if that write had never been, and every later event renumbered."""
     with unguarded(log) as conn:
         rows = _rows(conn)
         at = next(
@@ -150,7 +156,8 @@ def deposit_dropped(log: Log) -> str:
             for i, r in reversed(list(enumerate(rows)))
             if r.stream == "account:player:bob" and r.type == "Deposited"
         )
-        del rows[at]
+        assert rows[at - 1].stream == rows[at + 1].stream == SEALS, "a write of its own"
+        del rows[at : at + 2]
         _rewrite(conn, rows)
     return _rebuilt(log)
 

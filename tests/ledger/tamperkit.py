@@ -4,7 +4,7 @@ database's back: shared by the log check's tamper tests and `hazard verify`'s.""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +17,9 @@ from ledger.books.book import Book
 from ledger.cli import main
 from ledger.service import Club
 from ledger.store import codec
-from ledger.store.eventstore import EventStore, Recorded
-from ledger.store.log import merkle, tree
+from ledger.store.eventstore import GENESIS, EventStore, Recorded
+from ledger.store.log import merkle, sealing, tree
+from ledger.store.log.heads import SEALS, Heads
 from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited, Withdrawn
 from tests.signing import ORIGIN
@@ -98,7 +99,7 @@ def unguarded(log: Log) -> Iterator[sa.Connection]:
         with conn.begin():
             if sqlite:  # (a database from before migration 0013 has none)
                 conn.exec_driver_sql("DROP TRIGGER IF EXISTS events_refuse_earlier")
-            for table in ("events", "tree_hashes", "checkpoints"):
+            for table in ("events", "tree_hashes", "checkpoints", "heads_log"):
                 if sqlite:
                     for what in ("update", "delete"):
                         conn.exec_driver_sql(f"DROP TRIGGER {table}_refuse_{what}")
@@ -131,6 +132,60 @@ def rehash_stream(conn: sa.Connection, stream: str, from_version: int) -> None:
         prev = digest
 
 
+def remade(rows: Sequence[Recorded], versions: bool = True) -> list[Recorded]:
+    """`rows` as the whole log, made again as the bank's own code would have written
+    them: positions from 1, each stream's hash chain and (unless told not to, for
+    a stream that is to be seen skipping one) its versions, and every seal (the last
+    event of each write) committing the heads the events before it make, as
+    ledger.store.log.sealing makes a seal. What an insider who changed, dropped or
+    moved events does next, so that no chain and no seal says where."""
+    chains: dict[str, tuple[int, str]] = {}
+    heads, written = Heads(), 0  # the events the heads have been moved by
+    fresh: list[Recorded] = []
+    for position, row in enumerate(rows, start=1):
+        version, prev = chains.get(row.stream, (0, GENESIS))
+        if versions or row.stream == SEALS:
+            version += 1
+        else:
+            version = row.version
+        made = row._replace(position=position, version=version, prev_hash=prev)
+        if row.stream == SEALS:
+            seal, _ = sealing.seal(heads, fresh[written:], position, row.recorded_at)
+            assert seal.version == version, "a seal's version numbers the seals"
+            made = made._replace(payload=seal.payload)
+        made = made._replace(hash=codec.chain_hash(prev, made.hashed()))
+        if row.stream == SEALS:
+            sealing.sealed(heads, made)
+            written = position
+        chains[row.stream] = (version, made.hash)
+        fresh.append(made)
+    return fresh
+
+
+def rebuild_heads(conn: sa.Connection, rows: Sequence[Recorded]) -> None:
+    """heads_log written afresh from `rows`, the whole log (sealing.rebuild, which
+    checks every seal on the way), as after a restore."""
+    conn.execute(sa.text("DELETE FROM heads_log"))
+    sealing.rebuild(conn, [rows])
+
+
+def reseal(conn: sa.Connection) -> None:
+    """Every seal, and the chain of the seals' stream, made again from the events as
+    they now stand (`remade`), and heads_log rebuilt: the events' own positions,
+    versions and chains left as they are."""
+    rows = [
+        Recorded(**row._mapping)
+        for row in conn.execute(sa.text("SELECT * FROM events ORDER BY position"))
+    ]
+    fresh = remade(rows)
+    for old, new in zip(rows, fresh, strict=True):
+        assert (new.position, new.version) == (old.position, old.version)
+        if new != old:
+            set_row(conn, old.position, payload=new.payload, prev_hash=new.prev_hash,
+                    hash=new.hash)  # fmt: skip
+    rebuild_heads(conn, fresh)
+
+
 def multiplied(payload: str, factor: int = 100) -> str:
     data = json.loads(payload)
     data["amount"] *= factor
@@ -148,12 +203,14 @@ OTHER = Signer.generate(ORIGIN)
 def whole_log_rehashed_and_resigned(
     log: Log, conn: sa.Connection, signer: Signer = OTHER
 ) -> tuple[int, int]:
-    """Everything made again from a changed history, signed by a key of the same name
-    (or, given `signer`, the bank's own, as an insider holding it would): nothing
-    stored is left to say where, and only the receipt says that it changed."""
+    """Everything made again from a changed history (its chain, every seal after it,
+    the heads, the tree), signed by a key of the same name (or, given `signer`, the
+    bank's own, as an insider holding it would): nothing stored is left to say where,
+    and only the receipt says that it changed."""
     row = a_deposit(log)
     set_row(conn, row.position, payload=multiplied(row.payload))
     rehash_stream(conn, row.stream, row.version)
+    reseal(conn)
     issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")).all()
     conn.execute(sa.text("DELETE FROM checkpoints"))
     conn.execute(sa.text("DELETE FROM tree_hashes"))

@@ -26,6 +26,7 @@ from tests.ledger.cosignkit import (
     TREASURER,
     cosign,
     policy_text,
+    sizes,
     unguard_cosignatures,
 )
 from tests.ledger.tamperkit import (
@@ -64,22 +65,24 @@ def test_the_newest_checkpoint_a_quorum_cosigned_holds_and_the_rest_is_counted(
     assert (seen.size, seen.behind) == (log.size, 0)
     assert dict(seen.cosigned) == {"treasurer": AT, "chair": AT}
     deposits(store, 3)  # written after the witnesses' last push
+    after = 3 * 2  # three writes, each a deposit and its seal
     later = check.verify(log.engine, VERIFIER, policy=TWO)
     assert later.ok and later.witnessing is not None
-    assert (later.witnessing.size, later.witnessing.behind) == (log.size, 3)
+    assert (later.witnessing.size, later.witnessing.behind) == (log.size, after)
     printed = "\n".join(later.witnessing.lines("club.policy"))
     assert "policy: club.policy asks for 2 of treasurer, auditor, chair" in printed
     assert f"witnessed: the checkpoint of size {log.size}, cosigned by chair at " in printed
     assert (
-        f"warning: the 3 events after it (positions {log.size + 1}..{log.size + 3}) are not "
-        "witnessed yet" in printed
+        f"warning: the {after} events after it (positions {log.size + 1}..{log.size + after}) "
+        "are not witnessed yet" in printed
     )
 
 
 def test_for_want_of_a_quorum_says_who_cosigned_what_and_what_the_policy_asks(
     log: Log,
 ) -> None:
-    cosign(log.engine, log.size - 5, TREASURER)
+    older = sizes(log.engine)[-6]  # the checkpoint five writes back
+    cosign(log.engine, older, TREASURER)
     cosign(log.engine, log.size, STRANGER)  # a witness the policy does not name
     verified = check.verify(log.engine, VERIFIER, policy=TWO)
     seen = verified.witnessing
@@ -90,14 +93,14 @@ def test_for_want_of_a_quorum_says_who_cosigned_what_and_what_the_policy_asks(
         "chair, as the policy asks"
     )
     assert seen.lines("p")[1] == (
-        f"witnesses: treasurer up to size {log.size - 5}, auditor nothing, chair nothing (1 "
+        f"witnesses: treasurer up to size {older}, auditor nothing, chair nothing (1 "
         "other witness key(s) cosigned the newest cosigned checkpoint too: the policy does "
         "not name them)"
     )
     one = Policy.parse(policy_text("treasurer"))
     alone = check.verify(log.engine, VERIFIER, policy=one)
     assert alone.ok and alone.witnessing is not None
-    assert (alone.witnessing.size, alone.witnessing.behind) == (log.size - 5, 5)
+    assert (alone.witnessing.size, alone.witnessing.behind) == (older, log.size - older)
 
 
 def test_an_older_checkpoint_with_the_quorum_holds_when_the_newest_has_one_witness(
@@ -105,11 +108,13 @@ def test_an_older_checkpoint_with_the_quorum_holds_when_the_newest_has_one_witne
 ) -> None:
     """A witness down: the newest cosigned has only the other's cosignature; the newest
     with both is the one the policy accepts, and the events after it are counted."""
-    cosign(log.engine, log.size - 10, TREASURER, AUDITOR)
-    cosign(log.engine, log.size - 2, TREASURER)
+    stored = sizes(log.engine)
+    both, one = stored[-11], stored[-3]  # the checkpoints ten and two writes back
+    cosign(log.engine, both, TREASURER, AUDITOR)
+    cosign(log.engine, one, TREASURER)
     verified = check.verify(log.engine, VERIFIER, policy=TWO)
     assert verified.ok and verified.witnessing is not None
-    assert (verified.witnessing.size, verified.witnessing.behind) == (log.size - 10, 10)
+    assert (verified.witnessing.size, verified.witnessing.behind) == (both, log.size - both)
 
 
 def test_the_quorum_is_looked_for_a_page_at_a_time_and_never_past_the_oldest(
@@ -118,12 +123,13 @@ def test_the_quorum_is_looked_for_a_page_at_a_time_and_never_past_the_oldest(
     """Witnesses pushed to apart, each cosigning checkpoints the other did not: the
     newest both cosigned is found pages down; and where none is, the walk ends."""
     monkeypatch.setattr(quorum, "PAGE", 2)
-    cosign(log.engine, log.size - 12, TREASURER, AUDITOR)
+    stored = sizes(log.engine)  # one checkpoint a write: stored[-1 - n] is n writes back
+    cosign(log.engine, stored[-13], TREASURER, AUDITOR)
     for back in range(1, 9):
-        cosign(log.engine, log.size - back, TREASURER if back % 2 else AUDITOR)
+        cosign(log.engine, stored[-1 - back], TREASURER if back % 2 else AUDITOR)
     verified = check.verify(log.engine, VERIFIER, policy=TWO)
     assert verified.ok and verified.witnessing is not None
-    assert verified.witnessing.size == log.size - 12
+    assert verified.witnessing.size == stored[-13]
     everyone = check.verify(log.engine, VERIFIER, policy=Policy.parse(policy_text("all")))
     assert everyone.witnessing is not None and everyone.witnessing.size is None
 
@@ -139,7 +145,8 @@ def test_an_insider_s_rewrite_passes_without_a_policy_and_fails_under_one(log: L
     """The bank's own key, an amount changed, the tree rebuilt and every checkpoint signed
     again: nothing stored disagrees with the events, but the witnesses cosigned the tree
     before, and their cosignatures name it."""
-    cosign(log.engine, log.size - 4, TREASURER, AUDITOR, CHAIR)
+    witnessed = sizes(log.engine)[-5]  # the checkpoint four writes back
+    cosign(log.engine, witnessed, TREASURER, AUDITOR, CHAIR)
     assert check.verify(log.engine, VERIFIER, policy=TWO).ok
     with unguarded(log) as conn:
         whole_log_rehashed_and_resigned(log, conn, SIGNER)
@@ -147,14 +154,14 @@ def test_an_insider_s_rewrite_passes_without_a_policy_and_fails_under_one(log: L
     verified = check.verify(log.engine, VERIFIER, policy=TWO)
     assert verified.report.ok and not verified.ok
     seen = verified.witnessing
-    assert seen is not None and seen.size == log.size - 4
+    assert seen is not None and seen.size == witnessed
     assert seen.problem is not None
     assert seen.problem.startswith(
-        f"the checkpoint of size {log.size - 4} that auditor, chair, treasurer cosigned is not "
+        f"the checkpoint of size {witnessed} that auditor, chair, treasurer cosigned is not "
         "the one stored: their cosignatures do not verify over it, nor over the tree the "
-        f"events give at {log.size - 4} (root "
+        f"events give at {witnessed} (root "
     )
-    assert f"they cosigned another tree of {log.size - 4} events, which the events no longer " in (
+    assert f"they cosigned another tree of {witnessed} events, which the events no longer " in (
         seen.problem
     )
     # And had the insider dropped the cosignatures too: no quorum at all.
@@ -189,8 +196,11 @@ def test_an_incremental_run_holds_a_checkpoint_within_what_it_read_before(
     """The witnessed checkpoint inside the tree the state verified: its root comes from
     the stored tree, proved consistent with the tree verified then, and holds."""
     first = check.verify(log.engine, VERIFIER)
-    cosign(log.engine, log.size - 3, TREASURER, AUDITOR)
+    witnessed = sizes(log.engine)[-4]  # the checkpoint three writes back
+    cosign(log.engine, witnessed, TREASURER, AUDITOR)
     deposits(store, 2)
+    after = 2 * 2  # two writes, each a deposit and its seal
     again = check.verify(log.engine, VERIFIER, state=first.state, policy=TWO)
     assert again.ok and again.report.start == log.size and again.witnessing is not None
-    assert (again.witnessing.size, again.witnessing.behind) == (log.size - 3, 5)
+    behind = log.size - witnessed + after
+    assert (again.witnessing.size, again.witnessing.behind) == (witnessed, behind)

@@ -20,6 +20,7 @@ from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.log import check, merkle, parting, tree
 from ledger.store.log.checkpoint import open_checkpoint
 from ledger.store.vocabulary import Deposited
+from tests.ledger.cosignkit import sizes
 from tests.ledger.tamperkit import (
     OTHER,
     Log,
@@ -166,6 +167,7 @@ def test_the_played_log_verifies(log: Log) -> None:
 def test_a_tampering_is_found_and_named(
     log: Log, tamper: Callable[[Log, sa.Connection], int | tuple[int, int]]
 ) -> None:
+    first = sizes(log.engine)[0]  # the first write's checkpoint, at its seal
     with unguarded(log) as conn:
         where = tamper(log, conn)
     report = _check(log)
@@ -185,7 +187,10 @@ def test_a_tampering_is_found_and_named(
     if tamper is whole_log_rehashed_and_resigned:
         # Re-signed by another key: every stored checkpoint is refused.
         (finding,) = report.findings
-        assert "the stored checkpoint of size 1 is not signed by the trusted key" in finding.what
+        assert finding.position == first
+        assert f"the stored checkpoint of size {first} is not signed by the trusted key" in (
+            finding.what
+        )
         assert (
             f"{report.checkpoints - 1} later stored checkpoints are not signed by it"
             in finding.what
@@ -288,7 +293,8 @@ def test_a_check_keeps_a_state_and_resumes_from_it_where_the_tree_stands(
         club.account_command("ann", Deposited, amount, "setter")
     again = check.verify(log.engine, VERIFIER, state=first.state)
     assert again.ok and again.restart is None
-    assert (again.report.start, again.report.size) == (log.size, log.size + 3)
+    # Three writes, each a deposit and its seal.
+    assert (again.report.start, again.report.size) == (log.size, log.size + 3 * 2)
     whole = check.verify(log.engine, VERIFIER)
     assert again.state == whole.state  # resumed or read whole, the same tree
 

@@ -86,11 +86,12 @@ def test_a_store_that_did_not_write_last_reads_the_frontier_again(
 
     other = EventStore(db.make_engine(database_url), signer=SIGNER)
     try:
-        for writer in [store, other, other, store, store, other]:
+        writers = [store, other, other, store, store, other]
+        for writer in writers:
             receipt = _deposit(writer, [1, 2, 3])["receipt"]
         size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
-        assert size == 18
-        assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, 18)
+        assert size == len(writers) * (3 + 1)  # three deposits a write, and its seal
+        assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, size)
     finally:
         other.close()
         other.engine.dispose()
@@ -102,7 +103,9 @@ def test_a_write_rolled_back_leaves_no_hash_and_no_checkpoint(store: EventStore)
         uow.record(SETTER, 1, [Deposited(version=2, account=hz.SETTER, amount=2)], "setter")
     # not committed: the frontier kept must still be the committed tree's
     receipt = _deposit(store, [3])["receipt"]
-    assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, 2)
+    checkpoint = open_checkpoint(receipt["checkpoint"], [VERIFIER])
+    assert checkpoint.size == 2 * (1 + 1)  # two writes committed, a deposit and a seal each
+    assert checkpoint.root == _memory_root(store, checkpoint.size)
 
 
 def test_a_store_without_a_key_writes_nothing(engine: sa.Engine) -> None:
@@ -244,7 +247,8 @@ def test_the_one_frame_gives_every_stored_hash_of_every_stored_event(store: Even
             " idempotency_key, recorded_at, prev_hash, hash FROM events ORDER BY position"
         ).all()
         leaves = tree.read_hashes(conn, [merkle.stored_hash_index(0, row[0] - 1) for row in rows])
-    assert len(rows) == 6 and any(row[7] is not None for row in rows)
+    # Six deposits in three writes, each write ended by its seal.
+    assert len(rows) == 6 + 3 and any(row[7] is not None for row in rows)
     for row in rows:
         framed = codec.frame(quoted, *row[:9])
         assert codec.chain_hash(row[9], framed) == row[10]
@@ -276,7 +280,8 @@ def test_the_checks_own_frame_chain_and_frontier_are_codec_and_merkle(store: Eve
         frontier = expected[-1].copy()
         frontier.append(merkle.leaf_hash(codec.frame(quoted, *row[:9])))
         expected.append(frontier)
-    assert len(expected) == 9
+    size = (2 + 1 + 5) + 3  # eight deposits in three writes, each ended by its seal
+    assert len(expected) == size + 1
     for page in (1, 2, 3, 5, 8):
         resume = None
         with store.engine.connect() as conn, conn.begin():
@@ -288,7 +293,7 @@ def test_the_checks_own_frame_chain_and_frontier_are_codec_and_merkle(store: Eve
                 if report.complete:
                     break
                 resume = merkle.Frontier(report.size, report.frontier)
-        assert report.size == 8
+        assert report.size == size
 
 
 def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: EventStore) -> None:
@@ -296,7 +301,7 @@ def test_a_write_of_more_hashes_than_one_insert_takes_stores_them_all(store: Eve
     receipt = _deposit(store, [7])["receipt"]
     receipt = _deposit(store, amounts)["receipt"]
     size = open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
-    assert size == len(amounts) + 1
+    assert size == (1 + 1) + (len(amounts) + 1)  # two writes, each ended by its seal
     assert open_checkpoint(receipt["checkpoint"], [VERIFIER]).root == _memory_root(store, size)
     with store.engine.connect() as conn:
         count = conn.execute(sa.select(sa.func.count()).select_from(tree_hashes)).scalar()

@@ -51,7 +51,11 @@ def test_a_committed_unit_of_work_keeps_its_events_and_their_postings(store: Eve
     with UnitOfWork(store) as uow:
         uow.record(SETTER, 0, [Deposited(version=1, account=hz.SETTER, amount=500)], "setter")
         uow.commit()
-    assert [r.type for r in store.read_all()] == ["Deposited"]
+    # The write's event, then the seal that ends every write, in the log's own stream.
+    assert [(r.stream, r.type) for r in store.read_all()] == [
+        (SETTER, "Deposited"),
+        ("log", "LogSealed"),
+    ]
     assert Book(store).balances() == {hz.SETTER: 500, "cash": -500}
 
 

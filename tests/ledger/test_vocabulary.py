@@ -1,5 +1,6 @@
-"""The stored vocabulary: the codec stores every event type there is, table and account
-alike, from one list, and the ledger's own events live below the store and the books."""
+"""The stored vocabulary: the codec stores every event type there is, table, account and
+seal alike, from one list, and the ledger's own events live below the store and the
+books."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ def test_the_codec_stores_exactly_the_stored_events_in_their_order() -> None:
     assert all(name == cls.__name__ for name, cls in codec.EVENT_TYPES.items())
 
 
-def test_stored_events_are_the_table_events_then_the_account_events() -> None:
+def test_stored_events_are_the_table_events_then_the_account_events_then_the_seal() -> None:
     account_events = typing.get_args(vocabulary.AccountEvent)
     assert account_events == vocabulary.ACCOUNT_EVENTS
-    assert ev.TABLE_EVENTS + account_events == vocabulary.STORED_EVENTS
+    # The log's own event, each write's seal (ledger.store.log.sealing), comes last.
+    assert ev.TABLE_EVENTS + account_events + (vocabulary.LogSealed,) == vocabulary.STORED_EVENTS
     shaped_like_events = {
         value
         for value in vars(vocabulary).values()
@@ -29,7 +31,7 @@ def test_stored_events_are_the_table_events_then_the_account_events() -> None:
         and dataclasses.is_dataclass(value)
         and dataclasses.fields(value)[0].name == "version"
     }
-    assert shaped_like_events == set(account_events)
+    assert shaped_like_events == {*account_events, vocabulary.LogSealed}
 
 
 def test_the_books_no_longer_hold_the_account_events() -> None:
