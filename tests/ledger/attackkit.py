@@ -201,13 +201,21 @@ def payout_rewritten(log: Log) -> str:
 
 
 def dropped(log: Log, position: int, versions: bool = True, resign: bool = True) -> str:
-    """The event at `position` taken out and every later one renumbered, each stream's
+    """The event at `position` taken out (with its write's seal, when it was the
+    write's one event) and every later one renumbered, each stream's
     chain made again (its versions too, unless told not to: then its stream skips a
     version where the event was), the tree and every checkpoint made again with the
     bank's key (the checkpoints left as they were, if told not to), and the read models
     rebuilt."""
     with unguarded(log) as conn:
-        rows = [r for r in _rows(conn) if r.position != position]
+        every = _rows(conn)
+        at = position - 1
+        # A write of that one event goes whole, its seal with it, as an insider would
+        # take it out: a seal of no events would say where.
+        alone = every[at - 1].stream == SEALS if at else True
+        seal = at + 1 < len(every) and every[at + 1].stream == SEALS
+        gone = {position, position + 1} if alone and seal else {position}
+        rows = [r for r in every if r.position not in gone]
         _rewrite(conn, rows, versions, resign)
     return _rebuilt(log)
 

@@ -63,6 +63,11 @@ def said_of(result: Result, path: str) -> str:
     return line.split("): ", 1)[1]
 
 
+GONE = 2
+"""What taking out one of bob's deposits takes out of the log: the deposit was its
+write's one event, and its write's seal goes with it (attackkit.dropped)."""
+
+
 def a_deposit_of_bob_s_before_his_last(log: Log) -> tuple[Recorded, Recorded, Recorded]:
     """One of bob's deposits with events of his stream before and after it: (the one
     before, it, the one after)."""
@@ -78,7 +83,7 @@ def test_a_deposit_dropped_is_named_where_it_was_dropped(log: Log) -> None:
     kept = Receipts(log)
     before, dropped, after = a_deposit_of_bob_s_before_his_last(log)
     attackkit.dropped(log, dropped.position, versions=False)
-    jump = after.position - 1  # where bob's next event now stands
+    jump = after.position - GONE  # where bob's next event now stands
     alone = hazard_verify(log)
     assert alone.exit_code == 1
     assert (
@@ -101,8 +106,11 @@ def test_a_deposit_dropped_is_named_where_it_was_dropped(log: Log) -> None:
     assert both.exit_code == 1
     said = {size: said_of(both, kept.file(size)) for size in (earlier, mine, kept.newest)}
     assert said[earlier] == f"the log agrees with the checkpoint of size {earlier}"
+    # The deposit's write, its deposit and its seal, is what the two receipts bound.
+    assert mine == dropped.position + 1
     assert said[mine] == (
-        f"the log parts from the checkpoint at position {dropped.position}: it agrees with "
+        f"the log parts from the checkpoint somewhere in positions {dropped.position}..{mine}: "
+        "it agrees with "
         f"{kept.file(earlier)} (size {earlier}); the log's first {mine} events have another "
         "root"
     )
@@ -122,14 +130,16 @@ def test_a_deposit_dropped_and_its_stream_renumbered_is_bounded_by_the_receipts_
     newest = verified(log, kept, kept.newest)
     assert newest.exit_code == 1
     assert (
-        f"the log parts from the checkpoint somewhere in positions 1..{kept.newest}: the log "
-        f"has {kept.newest - 1} events, the checkpoint {kept.newest}; nothing bounds it from "
-        "below"
+        f"the log parts from the checkpoint somewhere in positions 1..{kept.newest - GONE + 1}:"
+        f" the log ends at {kept.newest - GONE} events; nothing bounds it from below"
     ) in newest.output
     assert "cut" not in newest.output
     mine, earlier = kept.holding(dropped.position), kept.before(dropped.position)
     both = verified(log, kept, mine, earlier)
-    assert f"the log parts from the checkpoint at position {dropped.position}: " in both.output
+    assert (
+        f"the log parts from the checkpoint somewhere in positions {dropped.position}..{mine}: "
+        in both.output
+    )
 
 
 def test_a_deposit_dropped_under_the_checkpoints_it_signed_is_not_read_as_a_cut(
@@ -147,8 +157,9 @@ def test_a_deposit_dropped_under_the_checkpoints_it_signed_is_not_read_as_a_cut(
     assert f"the first at position {mine}:" in alone.output
     assert f"position {mine}: the checkpoint of size {mine} signs root" in alone.output
     assert (
-        f"position {kept.newest}: 1 stored checkpoint(s) cover the log up to {kept.newest} "
-        f"events, but it has {kept.newest - 1}: events were taken out, from its end or "
+        f"position {kept.newest - GONE + 1}: 1 stored checkpoint(s) cover the log up to "
+        f"{kept.newest} "
+        f"events, but it has {kept.newest - GONE}: events were taken out, from its end or "
         "before it"
     ) in alone.output
     assert "cut" not in alone.output
