@@ -80,7 +80,7 @@ def as_written(answer: dict[str, Any]) -> Written:
 
 def evening(store: EventStore, writes: int) -> list[Written]:
     """`writes` writes (ann's account opened, then her deposits of 10, 20, ...), one
-    event each, in order: write i is the evening's (i + 1)th."""
+    event each, as written: the evening's nth write is `evening(...)[n - 1]`."""
     club = Club(Book(store))
     written = [as_written(club.create_player("ann", "setter"))]
     for i in range(1, writes):
