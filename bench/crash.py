@@ -423,12 +423,14 @@ def killer(
 
 def check_log(url: str, acks: list[dict[str, Any]]) -> dict[str, Any]:
     """Every acknowledged event in the log once, at its position with its hash; every
-    event of the log written by exactly one keyed command (every write here has a key),
-    and every client's command acknowledged to it; no account overdrawn."""
+    event of the log written by exactly one keyed command (every write here has a key;
+    a write's seal is its own, at its checkpoint's size), and every client's command
+    acknowledged to it; no account overdrawn."""
     import sqlalchemy as sa
 
     from ledger.books.accounts import CASH
     from ledger.store import db
+    from ledger.store.log.checkpoint import Checkpoint, parse_note
 
     engine = db.make_engine(url)
     try:
@@ -448,9 +450,12 @@ def check_log(url: str, acks: list[dict[str, Any]]) -> dict[str, Any]:
     written_twice: list[Any] = []
     for scoped, response in commands:
         key = str(scoped).split(":", 1)[-1]
-        positions = set((json.loads(response).get("receipt") or {}).get("positions", []))
+        receipt = json.loads(response).get("receipt") or {}
+        positions = set(receipt.get("positions", []))
         kept[key] = positions
-        for position in positions:
+        # The seal that ends the write, the last leaf of the checkpoint it signed.
+        seal = {Checkpoint.parse(parse_note(receipt["checkpoint"])[0]).size} if receipt else set()
+        for position in positions | seal:
             if writer.setdefault(position, key) != key:
                 written_twice.append({"position": position, "keys": [writer[position], key]})
     unwritten = sorted(set(hashes) - set(writer))  # in the log, but no command's

@@ -100,7 +100,10 @@ class SettlementQuerySchema(PageQuerySchema):
 class EventQuerySchema(PageQuerySchema):
     stream = fields.String(
         validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
-        metadata={"description": "Only this stream's events (`table:t1`, `account:player:ann`)"},
+        metadata={
+            "description": "Only this stream's events (`table:t1`, `account:player:ann`; "
+            "`log`, the seal that ends every write)"
+        },
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from ledger.store.log.heads import SEALS
 from ledger.web import verify
 from tests.api.conftest import Api
 from tests.api.readkit import play, problem, walk
@@ -44,6 +45,7 @@ def test_the_log_rechecks_offline(api: Api) -> None:
         "account:setter",
         "table:t1",
         "table:t2",
+        SEALS,  # every write's seal: the log's own stream
     }
     first = events[0]
     assert first["type"] == "AccountOpened" and first["actor"] == "setter:bank"
@@ -56,7 +58,8 @@ def test_the_log_rechecks_offline(api: Api) -> None:
         (root,) = conn.execute(
             sa.text("SELECT root FROM checkpoints WHERE size = :s"), {"s": newest}
         ).one()
-    assert newest == len(events)
+    assert newest == len(events) and events[-1]["stream"] == SEALS
+    assert heads[SEALS][0] == stored  # a seal for each checkpoint, numbering them
     assert check == {
         "ok": True,
         "events": len(events),
@@ -75,7 +78,7 @@ def test_the_log_rechecks_offline(api: Api) -> None:
     last = events[-1]
     assert bank.ok("get", "/audit/head") == {
         "position": last["position"],
-        "stream": "table:t2",
+        "stream": SEALS,  # the last write's seal
         "version": last["version"],
         "hash": last["hash"],
         "recorded_at": last["recorded_at"],

@@ -355,20 +355,25 @@ def the_log(club: Club) -> None:
     key = club("bob", "log.get_log_key")
     newest = club("bob", "log.get_log_checkpoint")
     assert newest.checkpoint.startswith(key.origin)
-    assert club("bob", "log.get_log_checkpoints_size", 5).size == 5
-    grown = club("bob", "log.get_log_proofs_consistency", from_=5, to=newest.size)
-    assert (grown.old.size, grown.new.size) == (5, newest.size)
-    mine = club("audrey", "log.get_log_proofs_inclusion", position=4, size=newest.size)
-    assert mine.event.position == 4 and mine.checkpoint.size == newest.size
+    # Every write's seal, at the size of the checkpoint it signed: the second write's.
+    seals = club("audrey", "audit.get_events", stream="log", limit=2).items
+    assert [seal.type_ for seal in seals] == ["LogSealed", "LogSealed"]
+    size = seals[1].position
+    assert club("bob", "log.get_log_checkpoints_size", size).size == size
+    grown = club("bob", "log.get_log_proofs_consistency", from_=size, to=newest.size)
+    assert (grown.old.size, grown.new.size) == (size, newest.size)
+    position = size - 1  # the second write's last event
+    mine = club("audrey", "log.get_log_proofs_inclusion", position=position, size=newest.size)
+    assert mine.event.position == position and mine.checkpoint.size == newest.size
     # What anyone may read, with no token: the hashes, and no event.
-    hashes = club("anyone", "log.get_log_proofs_inclusion", position=4, size=newest.size)
+    hashes = club("anyone", "log.get_log_proofs_inclusion", position=position, size=newest.size)
     assert hashes.leaf_hash == mine.leaf_hash and "event" not in hashes.to_dict()
     assert club("anyone", "log.get_log_key").key == key.key
     none = club("anyone", "log.get_log_cosigned", answers=404)
     assert isinstance(none, club.package.models.Problem)
-    assert club("anyone", "log.get_log_cosigned", size=5).witnesses == []
-    proof = club("audrey", "log.get_log_proofs_tlog_proof", position=4)
-    assert proof.startswith("c2sp.org/tlog-proof@v1\n") and "\nindex 3\n" in proof
+    assert club("anyone", "log.get_log_cosigned", size=size).witnesses == []
+    proof = club("audrey", "log.get_log_proofs_tlog_proof", position=position)
+    assert proof.startswith("c2sp.org/tlog-proof@v1\n") and f"\nindex {position - 1}\n" in proof
     gossip = club.package.models.Gossip(note=newest.checkpoint, reported_by="bob's phone")
     assert club("anyone", "log.post_log_gossip", body=gossip).new
     assert club("anyone", "log.get_log_gossip").items[0].note == newest.checkpoint

@@ -10,6 +10,7 @@ import pytest
 
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
+from ledger.store.log.heads import SEALS
 from tests.api.conftest import Api, Client
 from tests.api.readkit import play, problem
 from tests.ledger.formatkit import check
@@ -36,7 +37,10 @@ def test_a_table_as_a_file(api: Api) -> None:
     )
     assert response.data == expected(api, table="t1")
     read = check(response.data, api.book.store.read_all(0, limit=10_000))
-    assert {e["stream"] for e in read.events} == {"table:t1"}
+    assert {e["stream"] for e in read.events} == {"table:t1", SEALS}
+    # The one seal it holds is the one it is proven whole against: at its closing's size.
+    sealed = [e["position"] for e in read.events if e["stream"] == SEALS]
+    assert sealed == [read.closing["heads"]["end"]["position"]] == [read.closing["size"]]
 
 
 def test_an_auditor_exports_any_scope(api: Api) -> None:

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from ledger.store.log import merkle
 from ledger.store.log.checkpoint import open_checkpoint
+from ledger.store.log.heads import SEALS
 from ledger.store.schema import checkpoints
 from ledger.web.tokens import holder, revoke
 from tests.api import rolekit as roles
@@ -44,13 +45,20 @@ def _size(receipt: dict[str, Any]) -> int:
     return open_checkpoint(receipt["checkpoint"], [VERIFIER]).size
 
 
+def _seal_at(bank: Client, position: int) -> bool:
+    """Whether the event at `position` is a write's seal."""
+    query = {"after": position - 1, "limit": 1}
+    (event,) = bank.ok("get", "/events", query_string=query)["items"]
+    return (event["stream"], event["type"], event["actor"]) == (SEALS, "LogSealed", "ledger")
+
+
 # -- receipts -------------------------------------------------------------------------
 
 
 def test_every_write_answers_with_its_receipt(api: Api) -> None:
     """Each write operation (the role matrix's list), by the setter: the receipt names
     the positions of the events it answers with, and its checkpoint is signed and ends
-    at the last of them."""
+    at the seal right after the last of them."""
     bank = roles.club(api)
     for op in roles.OPS:
         if op.method == "get" or op.rule is not None:
@@ -63,7 +71,8 @@ def test_every_write_answers_with_its_receipt(api: Api) -> None:
         assert positions, op.name
         assert body["receipt"]["positions"] == positions, op.name
         checkpoint = open_checkpoint(body["receipt"]["checkpoint"], [VERIFIER])
-        assert checkpoint.size == positions[-1], op.name
+        assert checkpoint.size == positions[-1] + 1, op.name
+        assert _seal_at(bank, checkpoint.size), op.name
         stored = bank.ok("get", f"/log/checkpoints/{checkpoint.size}")
         assert stored["checkpoint"] == body["receipt"]["checkpoint"], op.name
 
@@ -368,6 +377,7 @@ def test_the_receipt_walkthrough_in_the_guide_runs(sqlite_api: Api, tmp_path: An
             saved = tmp_path / "receipt.txt"
             saved.write_text(answers[0]["receipt"]["checkpoint"])  # jq -j: as it is
             receipt = saved.read_text()
-            assert receipt.split("\n")[1] == str(answers[0]["receipt"]["positions"][-1])
+            size = int(receipt.split("\n")[1])  # its write's seal, after its event
+            assert size == answers[0]["receipt"]["positions"][-1] + 1 and _seal_at(bank, size)
     assert answers[2]["old"]["checkpoint"] == receipt
     _check_inclusion(answers[3])

@@ -176,8 +176,8 @@ def _tlog_proof(client: Client, position: int) -> Any:
 def test_a_tlog_proof_checks_offline_with_the_cosignatures(api: Api) -> None:
     bank = play(api)
     deposits = [bank.ok("post", "/players/ann/deposits", {"amount": 5}) for _ in range(3)]
-    sizes = [d["receipt"]["positions"][-1] for d in deposits]
-    cosigned, newest = sizes[0], sizes[-1]
+    sizes = [open_checkpoint(d["receipt"]["checkpoint"], [VERIFIER]).size for d in deposits]
+    cosigned, newest = sizes[0], sizes[-1]  # each the position of its write's seal
     _cosign(api, cosigned, TREASURER)
     witnesses = [TREASURER.key.text(), AUDITOR.key.text()]
     listed = bank.ok("get", "/events", query_string={"limit": 500})["items"]
@@ -293,9 +293,11 @@ def test_gossip_refuses_what_the_log_did_not_sign_and_keeps_nothing(api: Api) ->
 
 def test_the_public_reads_take_no_token_and_the_rest_still_do(api: Api) -> None:
     anyone = api.client(None)
-    size = _sizes(api.client())[-1]
+    sizes = _sizes(api.client())
+    first, size = sizes[0], sizes[-1]
     for path in ("/log/key", "/log/checkpoint", f"/log/checkpoints/{size}", "/log/gossip",
-                 f"/log/proofs/consistency?from=1&to={size}", "/log/proofs/inclusion?position=1",
+                 f"/log/proofs/consistency?from={first}&to={size}",
+                 "/log/proofs/inclusion?position=1",
                  f"/log/cosigned?size={size}"):  # fmt: skip
         assert anyone.get(path).status_code == 200, path
     for path in (

@@ -367,7 +367,7 @@ def test_hazard_serve_pushes_from_one_worker_and_every_worker_says_how(
             base, token = f"http://127.0.0.1:{port[1]}", setter[1]
             status, _, body = call(base + "/players", token, {"name": "ann"})
             assert status == 201, body
-            size = json.loads(body)["receipt"]["positions"][-1]
+            size = open_checkpoint(json.loads(body)["receipt"]["checkpoint"], [VERIFIER]).size
             eventually(lambda: witness.size == size)
 
             def ready() -> list[dict[str, Any]]:

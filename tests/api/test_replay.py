@@ -18,6 +18,7 @@ from ledger.audit import replay as replays
 from ledger.cli import main
 from ledger.exports import jsonl
 from ledger.exports.scope import scope_of
+from ledger.store.log.heads import SEALS
 from ledger.web.views import state_view, step_view
 from tests.api.conftest import Api
 from tests.api.gamekit import Evening
@@ -135,7 +136,12 @@ def test_as_of_a_position_or_a_time_is_the_fold_of_the_events_up_to_it(api: Api)
     staked = steps[[s["type"] for s in steps].index("CasterStaked")]
     at = staked["recorded_at"]
     by_time = night.auditor.ok("get", f"/tables/t1?as_of={at.replace('Z', '%2B00:00')}")
-    assert by_time.pop("as_of")["position"] == staked["position"]
+    # A time takes in the whole write: the stake, and the seal that ends its write.
+    after = api.book.store.read_all(staked["position"], limit=10_000)
+    seal = next(e for e in after if e.stream == SEALS)
+    assert seal.recorded_at == at and seal.position > staked["position"]
+    assert all(e.recorded_at > at for e in after if e.position > seal.position)
+    assert by_time.pop("as_of")["position"] == seal.position
     assert by_time["open_bets"] == staked["state"]["open_bets"]  # the one bet, staked
     assert _but_bets(by_time) == _but_bets(staked["state"])
     ann = night.players["ann"].ok("get", f"/players/ann/balance?as_of={staked['position']}")

@@ -31,16 +31,22 @@ def _root(note: str) -> bytes:
     return Checkpoint.parse(parse_note(note)[0]).root
 
 
+def _size(note: str) -> int:
+    return Checkpoint.parse(parse_note(note)[0]).size
+
+
 def test_a_split_view_is_refused_by_a_witness_and_caught_by_the_gossip(
     evening: Evening, tmp_path: Path
 ) -> None:
     a, b = evening.scene(tmp_path / "a"), evening.scene(tmp_path / "b")
     try:
         # The prefix both views share is the honest evening; then each goes its own way.
-        Club(Book(a.store())).account_command("ann", Deposited, 100, "setter")
-        Club(Book(b.store())).account_command("bob", Deposited, 100, "setter")
-        size = evening.size + 1
-        seen_a, seen_b = a.checkpoint(size), b.checkpoint(size)
+        to_a = Club(Book(a.store())).account_command("ann", Deposited, 100, "setter")
+        to_b = Club(Book(b.store())).account_command("bob", Deposited, 100, "setter")
+        seen_a, seen_b = to_a["receipt"]["checkpoint"], to_b["receipt"]["checkpoint"]
+        size = _size(seen_a)
+        assert _size(seen_b) == size > evening.size  # one write each, from one prefix
+        assert (seen_a, seen_b) == (a.checkpoint(size), b.checkpoint(size))
         assert _root(seen_a) != _root(seen_b)
         for view in (a, b):  # each whole by its own lights
             deep = view.verify("--deep")

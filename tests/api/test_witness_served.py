@@ -80,10 +80,11 @@ def _treasurer(club: Api) -> dict[str, Any]:
     return dict(found)
 
 
-def _deposit(club: Api) -> int:
-    """A write, answered: the size of its receipt's checkpoint."""
-    answer = club.client().ok("post", "/players/ann/deposits", {"amount": 5})
-    return _size(answer["receipt"]["checkpoint"])
+def _deposit(club: Api) -> tuple[int, int]:
+    """A write, answered: the first position it wrote, and the size of its receipt's
+    checkpoint (its seal's position)."""
+    receipt = club.client().ok("post", "/players/ann/deposits", {"amount": 5})["receipt"]
+    return receipt["positions"][0], _size(receipt["checkpoint"])
 
 
 def test_a_served_witness_that_hangs_holds_no_write_and_killed_mid_push_resumes_where_it_was(
@@ -103,15 +104,17 @@ def test_a_served_witness_that_hangs_holds_no_write_and_killed_mid_push_resumes_
     club = Api(app)
     try:
         with witness_serving(folder, "--port", str(port)) as served:
-            first = _deposit(club)
+            _, first = _deposit(club)
             eventually(lambda: _treasurer(club)["cosigned_size"] == first)
             assert _size(_held(served)) == first
             os.killpg(served.served.proc.pid, signal.SIGSTOP)  # it hangs, whole
-            _deposit(club)
+            _, held = _deposit(club)
             down = eventually(lambda: (w := _treasurer(club))["state"] == "down" and w)
             assert "timed out" in down["last_error"], down  # a push sent, held, unanswered
-            sizes = [_deposit(club) for _ in range(5)]  # answered while it holds
-            assert sizes == list(range(first + 2, first + 7))
+            writes = [_deposit(club) for _ in range(5)]  # answered while it holds
+            sizes = [size for _, size in writes]
+            # One after another, nothing between: each from where the one before ended.
+            assert [start - 1 for start, _ in writes] == [held, *sizes[:-1]]
             assert _treasurer(club)["cosigned_size"] == first
             served.kill()  # dies holding them
         newest = sizes[-1]

@@ -133,8 +133,9 @@ def test_a_receipt_newer_than_the_cosigned_checkpoint_is_said_not_yet_cosigned(
 ) -> None:
     mine = play(club)
     size = cosign(club.book.store.engine, None, TREASURER, AUDITOR)
-    club.app.extensions["hazard.club"].account_command("ann", Deposited, 40, "setter:bank")
-    later = newest_size(club.book.store.engine)
+    answer = club.app.extensions["hazard.club"].account_command("ann", Deposited, 40, "setter:bank")
+    (later,) = answer["receipt"]["positions"]
+    assert later < newest_size(club.book.store.engine)  # its write's seal signed after it
     section = checked(club, page)
     assert section.get_attribute("data-done") == "passed"
     assert status(section) == (

@@ -55,28 +55,31 @@ def watching(store: EventStore, *more_args: str) -> Result:
 def test_a_watcher_keeps_what_it_verified_and_stops_on_a_fork(
     store: EventStore, here: Path
 ) -> None:
-    notes = evening(store, 9)
-    (here / "r3.txt").write_text(notes[2])
-    (here / "r6.txt").write_text(notes[5])
+    written = evening(store, 9)
+    third, sixth = written[2], written[5]
+    (here / "r3.txt").write_text(third.note)
+    (here / "r6.txt").write_text(sixth.note)
     added = hazard("watch", "add", "r3.txt", "r6.txt", "--policy", "club.policy")
     assert added.exit_code == 0, added.output
     assert added.output.splitlines()[-1] == "saved: hazard-watch.json holds 2 receipt(s)"
-    cosign(store.engine, 9, TREASURER, AUDITOR)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
     first = watching(store)
     assert first.exit_code == 0, first.output
-    assert "receipts: 2, each consistent with it (sizes 3, 6; 2 checked now" in first.output
+    assert (
+        f"receipts: 2, each consistent with it (sizes {third.size}, {sixth.size}; 2 checked now"
+        in first.output
+    )
     assert first.output.splitlines()[-1] == "saved: hazard-watch.json"
 
     more(store, 2)
-    rewrite(store.engine, 5)
-    more(store, 1)
-    cosign(store.engine, 12, TREASURER, CHAIR)
+    rewrite(store.engine, written[4].position)
+    cosign(store.engine, more(store, 1)[-1].size, TREASURER, CHAIR)
     kept = (here / "hazard-watch.json").read_bytes()
     forked = watching(store)
     assert forked.exit_code == 1, forked.output
-    assert "FORK: the bank signed two different histories of size 6." in forked.output
-    assert "the bank rewrote history in positions 4..6." in forked.output
-    assert notes[5].rstrip("\n") in forked.output  # the receipt, as kept
+    assert f"FORK: the bank signed two different histories of size {sixth.size}." in forked.output
+    assert f"the bank rewrote history in positions {third.size + 1}..{sixth.size}." in forked.output
+    assert sixth.note.rstrip("\n") in forked.output  # the receipt, as kept
     assert (
         forked.output.splitlines()[-1]
         == "nothing was saved: hazard-watch.json still holds what it held"
@@ -85,12 +88,12 @@ def test_a_watcher_keeps_what_it_verified_and_stops_on_a_fork(
 
 
 def test_the_ledger_is_read_anonymously_over_http(store: EventStore, here: Path) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    reported = evening(store, 6)[-1].size
+    cosign(store.engine, reported, TREASURER, AUDITOR)
     with ledger_serving(store.engine) as (url, asked):
         first = hazard("watch", "--url", url, "--policy", "club.policy", "--report")
-        more(store, 3)
-        cosign(store.engine, 9, AUDITOR, CHAIR)
+        newest = more(store, 3)[-1].size
+        cosign(store.engine, newest, AUDITOR, CHAIR)
         second = hazard("watch", "--url", url, "--policy", "club.policy", "--state", "w.json")
         third = hazard("watch", "--url", url + "/", "--policy", "club.policy", "--state", "w.json")
     assert first.exit_code == 0, first.output
@@ -98,26 +101,27 @@ def test_the_ledger_is_read_anonymously_over_http(store: EventStore, here: Path)
     assert second.exit_code == 0 and third.exit_code == 0, second.output + third.output
     assert "gossip: 1 new report(s)" in second.output and "gossip" not in third.output
     assert (
-        "consistent: it is the checkpoint this watcher verified before, of size 9" in third.output
+        f"consistent: it is the checkpoint this watcher verified before, of size {newest}"
+        in third.output
     )
     assert asked == [
         "/log/cosigned", "/log/gossip?after=0&limit=100", "/log/gossip",  # the first
         "/log/cosigned", "/log/gossip?after=0&limit=100",  # the second: nothing held, and
-        "/log/proofs/consistency?from=6&to=9",  # the report of 6 the first made
-        "/log/cosigned", "/log/gossip?after=1&limit=100",  # the third: held 9, newest 9
+        f"/log/proofs/consistency?from={reported}&to={newest}",  # the first's report
+        "/log/cosigned", "/log/gossip?after=1&limit=100",  # the third: held the newest
     ]  # fmt: skip
     with store.engine.connect() as conn:
-        assert [r.size for r in witnessed.reports(conn)] == [6]
+        assert [r.size for r in witnessed.reports(conn)] == [reported]
 
 
 def test_no_quorum_and_an_unreachable_ledger_could_not_check(store: EventStore, here: Path) -> None:
-    evening(store, 4)
-    cosign(store.engine, 4, CHAIR)
+    size = evening(store, 4)[-1].size
+    cosign(store.engine, size, CHAIR)
     short = watching(store)
     assert short.exit_code == 2
     assert short.output.splitlines() == [
-        "no quorum: the newest checkpoint (size 4) has cosignatures from chair only; the "
-        "policy asks 2 of treasurer, auditor, chair",
+        f"no quorum: the newest checkpoint (size {size}) has cosignatures from chair only; "
+        "the policy asks 2 of treasurer, auditor, chair",
         "nothing was saved: hazard-watch.json was not made",
     ]
     away = hazard("watch", "--url", "http://127.0.0.1:9", "--policy", "club.policy")
@@ -128,9 +132,10 @@ def test_no_quorum_and_an_unreachable_ledger_could_not_check(store: EventStore, 
 
 
 def test_what_the_ledger_does_not_prove_exits_3(store: EventStore, here: Path) -> None:
-    evening(store, 4)
-    cosign(store.engine, 4, TREASURER, AUDITOR)
-    (here / "later.txt").write_text(forged(20))  # signed by the bank, a size it never had
+    newest = evening(store, 4)[-1].size
+    cosign(store.engine, newest, TREASURER, AUDITOR)
+    never = newest + 12
+    (here / "later.txt").write_text(forged(never))  # signed by the bank, a size it never had
     assert hazard("watch", "add", "later.txt", "--policy", "club.policy").exit_code == 0
     found = watching(store)
     assert found.exit_code == 3, found.output
@@ -138,7 +143,10 @@ def test_what_the_ledger_does_not_prove_exits_3(store: EventStore, here: Path) -
         "NOT PROVEN: the ledger did not prove that its newest checkpoint is consistent"
         in found.output
     )
-    assert "receipt later.txt, of size 20: the ledger has no checkpoint of size 20" in found.output
+    assert (
+        f"receipt later.txt, of size {never}: the ledger has no checkpoint of size {never}"
+        in found.output
+    )
 
 
 @pytest.mark.parametrize(
@@ -162,8 +170,7 @@ def test_a_command_that_cannot_check_says_why_and_exits_2(
 
 
 def test_a_damaged_state_is_refused_and_left_as_it_is(store: EventStore, here: Path) -> None:
-    evening(store, 4)
-    cosign(store.engine, 4, TREASURER, AUDITOR)
+    cosign(store.engine, evening(store, 4)[-1].size, TREASURER, AUDITOR)
     (here / "hazard-watch.json").write_text('{"format": "hazard-watch/1", "newest": ')
     found = watching(store)
     assert found.exit_code == 2
@@ -175,14 +182,14 @@ def test_a_damaged_state_is_refused_and_left_as_it_is(store: EventStore, here: P
 def test_adding_a_receipt_of_another_history_is_a_fork_on_the_spot(
     store: EventStore, here: Path
 ) -> None:
-    notes = evening(store, 4)
-    (here / "mine.txt").write_text(notes[3])
-    (here / "theirs.txt").write_text(forged(4))
+    mine = evening(store, 4)[3]
+    (here / "mine.txt").write_text(mine.note)
+    (here / "theirs.txt").write_text(forged(mine.size))
     (here / "stranger.txt").write_text("not a receipt\n")
     assert hazard("watch", "add", "mine.txt", "--policy", "club.policy").exit_code == 0
     fork = hazard("watch", "add", "theirs.txt", "--policy", "club.policy")
     assert fork.exit_code == 1
-    assert "FORK: the bank signed two different histories of size 4." in fork.output
+    assert f"FORK: the bank signed two different histories of size {mine.size}." in fork.output
     refused = hazard("watch", "add", "stranger.txt", "--policy", "club.policy")
     assert (
         refused.exit_code == 2 and "neither a signed checkpoint nor a tlog-proof" in refused.output
@@ -192,15 +199,16 @@ def test_adding_a_receipt_of_another_history_is_a_fork_on_the_spot(
 def test_check_proves_a_tlog_proof_offline_and_names_its_event(
     store: EventStore, here: Path
 ) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
-    proof = tlog_proof(store.engine, 5)
+    written = evening(store, 6)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    position = written[4].position  # ann's deposit of 40
+    proof = tlog_proof(store.engine, position)
     (here / "deposit.tlog-proof").write_text(proof)
     (here / "changed.tlog-proof").write_text(changed_extra(proof, b":40}", b":4000}"))
     good = hazard("watch", "check", "deposit.tlog-proof", "--policy", "club.policy")
     assert good.exit_code == 0, good.output
     assert good.output.splitlines()[0].startswith(
-        "event: position 5, Deposited on account:player:ann"
+        f"event: position {position}, Deposited on account:player:ann"
     )
     assert good.output.splitlines()[-1] == "deposit.tlog-proof: proven"
     bad = hazard("watch", "--policy", "club.policy", "check", "changed.tlog-proof")
@@ -242,9 +250,9 @@ def test_a_watcher_over_http_or_a_file_imports_no_database(store: EventStore, he
     """`hazard watch --url`, `hazard watch check` and their help start without
     SQLAlchemy, the books or the engine: most of the command's second went on importing
     them (bench.watch)."""
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
-    (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, 5))
+    written = evening(store, 6)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, written[4].position))
     with ledger_serving(store.engine) as (url, _):
         assert loaded(here, "watch", "--url", url, "--policy", "club.policy") == (0, [])
     assert loaded(here, "watch", "check", "deposit.tlog-proof", "--policy", "club.policy") == (

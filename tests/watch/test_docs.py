@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,11 +32,14 @@ from ledger.cli import main
 from ledger.service import Club
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.store.vocabulary import Deposited
+from ledger.store.log import merkle, tree
+from ledger.store.vocabulary import AccountOpened, Deposited
 from tests.signing import SIGNER
 from tests.watch.watchkit import (
     AUDITOR,
     TREASURER,
+    Written,
+    as_written,
     cosign,
     evening,
     ledger_serving,
@@ -99,14 +103,31 @@ def bash(script: str, here: Path, url: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def club(here: Path, writes: int) -> tuple[EventStore, list[str]]:
+def club(here: Path, writes: int) -> tuple[EventStore, list[Written]]:
     """The club's ledger in here/hazard.sqlite3, signed by the tests' key, and its
-    policy saved as club.policy."""
+    policy saved as club.policy; the evening's `writes` writes."""
+    store = _ledger(here)
+    return store, evening(store, writes)
+
+
+def _ledger(here: Path) -> EventStore:
     engine = db.make_engine(f"sqlite:///{here / 'hazard.sqlite3'}")
     db.upgrade(engine)
-    store = EventStore(engine, signer=SIGNER)
     (here / "club.policy").write_text(policy_text())
-    return store, evening(store, writes)
+    return EventStore(engine, signer=SIGNER)
+
+
+def before_seals(here: Path) -> EventStore:
+    """The club's ledger in here, holding one event as the ledger wrote it before
+    every write ended with a seal (migration 0012 keeps such a log and its checkpoints
+    as they are): its checkpoint is of the tree of one leaf, whose path is empty."""
+    store = _ledger(here)
+    with store.engine.begin() as conn:
+        opened = AccountOpened(version=1, account="player:ann")
+        (row,) = store.append(conn, "account:player:ann", 0, [opened], "setter")
+        assert tree.build(conn) == 1
+        tree.issue(conn, SIGNER, 1, merkle.tree_hash(1, tree.reader(conn)), row.recorded_at)
+    return store
 
 
 @pytest.fixture
@@ -120,8 +141,8 @@ def test_the_player_s_and_the_auditor_s_pages_run_as_printed(here: Path) -> None
     store, _ = club(here, 12)
     answer = Club(Book(store)).account_command("ann", Deposited, 250, "setter")
     (here / "deposit.json").write_text(json.dumps(answer))
-    size = answer["receipt"]["positions"][0]
-    cosign(store.engine, size, TREASURER, AUDITOR)
+    deposit = as_written(answer)
+    cosign(store.engine, deposit.size, TREASURER, AUDITOR)
     pages = blocks(PLAYER) + blocks(AUDITOR_PAGE)
     assert len(pages) >= 5 and any("openssl pkeyutl" in body for body, _ in pages)
     with ledger_serving(store.engine) as (url, asked):
@@ -137,8 +158,11 @@ def test_the_player_s_and_the_auditor_s_pages_run_as_printed(here: Path) -> None
     # The recipe, on the file the player fetched: every check passed, and the event.
     assert "Signature Verified Successfully\n" in ran.stdout
     assert "witnessed: 2 of the policy's witnesses cosigned (2 asked)" in ran.stdout
-    assert f"the event at position {size} is in the tree of {size} events:" in ran.stdout
-    assert f"/log/proofs/tlog-proof?position={size}" in asked  # fetched as printed
+    assert (
+        f"the event at position {deposit.position} is in the tree of {deposit.size} events:"
+        in ran.stdout
+    )
+    assert f"/log/proofs/tlog-proof?position={deposit.position}" in asked  # fetched as printed
     assert (here / "audit-watch.json").exists() and (here / "copy-watch.json").exists()
 
 
@@ -159,47 +183,66 @@ def _line(proof: str, number: int, text: str) -> str:
     return "\n".join(lines)
 
 
+def _index(p: str, index: int, size: int) -> str:
+    return p.replace(f"\nindex {index}\n", f"\nindex {index - 1}\n")
+
+
+def _size(p: str, index: int, size: int) -> str:
+    return p.replace(f"\n{size}\n", f"\n{size + 1}\n", 1)
+
+
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (lambda p: p, "the event at position 6 is in the tree of 9 events:"),
-        (lambda p: _frame(p, b'"amount":50', b'"amount":5000'), "FAILED: the path does not lead"),
-        (lambda p: _line(p, 3, base64.b64encode(bytes(32)).decode()), "FAILED: the path"),
-        (lambda p: p.replace("\nindex 5\n", "\nindex 4\n"), "FAILED: the path does not lead"),
-        (lambda p: p.replace("\n9\n", "\n10\n", 1), "Signature Verification Failure"),
-        (lambda p: _line(p, -3, p.split("\n")[-3][:-8] + "AAAAAAA="), "FAILED: the cosignature"),
+        (lambda p, *_: p, "the event at position {position} is in the tree of {size} events:"),
+        (lambda p, *_: _frame(p, b'"amount":50', b'"amount":5000'), "FAILED: the path does not"),
+        (lambda p, *_: _line(p, 3, base64.b64encode(bytes(32)).decode()), "FAILED: the path"),
+        (_index, "FAILED: the path does not lead"),
+        (_size, "Signature Verification Failure"),
+        (lambda p, *_: _line(p, -3, p.split("\n")[-3][:-8] + "AAAAAAA="), "FAILED: the cosig"),
     ],
     ids=["as fetched", "extra", "path", "index", "note", "cosignature"],
 )
 def test_the_recipe_refuses_a_changed_proof(here: Path, change: object, says: str) -> None:
     """The recipe as printed, on a file as the ledger serves it and changed: the event
-    (its extra line), a path hash, the index, the checkpoint's text, a cosignature."""
+    (its extra line), a path hash, the index, the checkpoint's text, a cosignature.
+    `change` is given the file, its index and its checkpoint's size."""
     assert callable(change)
-    store, _ = club(here, 9)
-    cosign(store.engine, 9, TREASURER, AUDITOR)
-    proof = tlog_proof(store.engine, 6)
+    store, written = club(here, 9)
+    size, position = written[-1].size, written[5].position  # ann's deposit of 50
+    cosign(store.engine, size, TREASURER, AUDITOR)
+    proof = tlog_proof(store.engine, position)
     store.engine.dispose()
-    (here / "deposit.tlog-proof").write_text(change(proof))
+    (here / "deposit.tlog-proof").write_text(change(proof, position - 1, size))
     ran = bash(_recipe(), here, "http://127.0.0.1:8000")
+    says = says.format(position=position, size=size)
     assert says in ran.stdout, ran.stdout + ran.stderr
     if says.startswith("the event"):
         assert "FAILED" not in ran.stdout and "NOT WITNESSED" not in ran.stdout
 
 
-@pytest.mark.parametrize("position", [1, 2, 7, 8, 13])
-def test_the_recipe_proves_every_shape_of_path(here: Path, position: int) -> None:
-    """The first and last leaves, a left and a right one, of a tree of 13 (whose right
-    edge is ragged), and a tree of one leaf, whose path is empty."""
-    store, _ = club(here, 13)
-    cosign(store.engine, 13, TREASURER, AUDITOR)
+@pytest.mark.parametrize(
+    "leaf",
+    [lambda size: 1, lambda size: 2, lambda size: 7, lambda size: 8, lambda size: size],
+    ids=["first", "second", "a left", "a right", "last"],
+)
+def test_the_recipe_proves_every_shape_of_path(here: Path, leaf: Callable[[int], int]) -> None:
+    """The first and last leaves, a left and a right one, of the tree of 13 writes
+    (whose right edge is ragged: its size is no power of 2), and a tree of one leaf,
+    whose path is empty."""
+    store, written = club(here, 13)
+    size = written[-1].size
+    assert size & (size - 1), "a ragged right edge"
+    position = leaf(size)
+    cosign(store.engine, size, TREASURER, AUDITOR)
     (here / "deposit.tlog-proof").write_text(tlog_proof(store.engine, position))
     store.engine.dispose()
     ran = bash(_recipe(), here, "http://127.0.0.1:8000")
-    assert f"the event at position {position} is in the tree of 13 events:" in ran.stdout
+    assert f"the event at position {position} is in the tree of {size} events:" in ran.stdout
     if position == 1:
         alone = here / "alone"
         alone.mkdir()
-        store, _ = club(alone, 1)
+        store = before_seals(alone)  # since seals, every tree has two leaves at least
         cosign(store.engine, 1, TREASURER, AUDITOR)
         (alone / "deposit.tlog-proof").write_text(tlog_proof(store.engine, 1))
         store.engine.dispose()
@@ -214,10 +257,10 @@ def test_the_fork_the_auditor_s_page_shows_is_what_a_fork_prints(
     shown = re.search(r"```text\n(.*?)```", section, re.S)
     assert shown is not None
     command = next(body for body, _ in blocks(AUDITOR_PAGE) if "--report" in body).strip()
-    store, notes = club(here, 10)
-    cosign(store.engine, 10, TREASURER, AUDITOR)
-    (here / "deposit-5.txt").write_text(notes[4])
-    (here / "deposit-10.txt").write_text(notes[9])
+    store, written = club(here, 10)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    (here / "deposit-5.txt").write_text(written[4].note)
+    (here / "deposit-10.txt").write_text(written[9].note)
     monkeypatch.chdir(here)
     added = CliRunner().invoke(
         main,
@@ -229,9 +272,8 @@ def test_the_fork_the_auditor_s_page_shows_is_what_a_fork_prints(
         first = bash(command, here, url)
         assert first.returncode == 0, first.stdout + first.stderr
         more(store, 4)
-        rewrite(store.engine, 6)
-        more(store, 1)
-        cosign(store.engine, 15, TREASURER, AUDITOR)
+        rewrite(store.engine, written[5].position)
+        cosign(store.engine, more(store, 1)[-1].size, TREASURER, AUDITOR)
         forked = bash(command, here, url)
     with store.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM gossip")).scalar() == 1

@@ -31,10 +31,11 @@ POLICY = Policy.parse(policy_text())
 
 
 def test_a_state_is_read_back_as_it_was_saved(store: EventStore, tmp_path: Path) -> None:
-    notes = evening(store, 4)
+    written = evening(store, 4)
+    proof = tlog_proof(store.engine, written[2].position)
     kept = State(
-        notes[3],
-        (Receipt("r2.txt", notes[1], 4), Receipt("p.tlog-proof", tlog_proof(store.engine, 3))),
+        written[3].note,
+        (Receipt("r2.txt", written[1].note, written[3].size), Receipt("p.tlog-proof", proof)),
         7,
     )
     path = tmp_path / "watcher" / "hazard-watch.json"
@@ -92,40 +93,45 @@ def test_a_damaged_state_is_refused_and_left_alone(tmp_path: Path, text: str, wh
 
 
 def test_a_receipt_is_kept_once_checked_and_once_only(store: EventStore) -> None:
-    notes = evening(store, 5)
-    cosign(store.engine, 5, TREASURER, AUDITOR)
-    receipt = Receipt.read("r3.txt", notes[2].encode() + b"\n\n")  # as an editor saves it
+    written = evening(store, 5)
+    third, newest = written[2], written[-1].size
+    cosign(store.engine, newest, TREASURER, AUDITOR)
+    receipt = Receipt.read("r3.txt", third.note.encode() + b"\n\n")  # as an editor saves it
     added = admit(State(), receipt, POLICY)
-    assert isinstance(added, Admitted) and added.state.receipts == (Receipt("r3.txt", notes[2]),)
+    assert isinstance(added, Admitted)
+    assert added.state.receipts == (Receipt("r3.txt", third.note),)
     assert added.said.startswith(
-        "r3.txt: added, a checkpoint of size 3 signed by test.hazard/ledger"
+        f"r3.txt: added, a checkpoint of size {third.size} signed by test.hazard/ledger"
     )
     again = admit(added.state, receipt, POLICY)
     assert isinstance(again, Admitted) and again.state == added.state
     assert again.said == "r3.txt: already held (as receipt r3.txt); nothing added"
-    proof = Receipt.read("p.tlog-proof", tlog_proof(store.engine, 2).encode())
+    position = written[1].position
+    proof = Receipt.read("p.tlog-proof", tlog_proof(store.engine, position).encode())
     both = admit(added.state, proof, POLICY)
     assert isinstance(both, Admitted) and len(both.state.receipts) == 2
-    assert "a tlog-proof of the event at position 2, in the tree of size 5" in both.said
+    assert f"a tlog-proof of the event at position {position}, in the tree of size {newest}" in (
+        both.said
+    )
 
 
 def test_a_receipt_of_a_size_held_with_another_root_is_a_fork(store: EventStore) -> None:
-    notes = evening(store, 5)
-    held = State(receipts=(Receipt("r4.txt", notes[3]),))
-    found = admit(held, Receipt("other.txt", forged(4)), POLICY)
+    fourth = evening(store, 5)[3]
+    held = State(receipts=(Receipt("r4.txt", fourth.note),))
+    found = admit(held, Receipt("other.txt", forged(fourth.size)), POLICY)
     assert isinstance(found, Verdict) and found.outcome is Outcome.FORKED
-    assert "FORK: the bank signed two different histories of size 4." in found.lines
+    assert f"FORK: the bank signed two different histories of size {fourth.size}." in found.lines
     assert (
-        "receipt r4.txt, of size 4:" in found.lines
-        and "receipt other.txt, of size 4:" in found.lines
+        f"receipt r4.txt, of size {fourth.size}:" in found.lines
+        and f"receipt other.txt, of size {fourth.size}:" in found.lines
     )
 
 
 def test_a_receipt_not_signed_by_the_policy_s_log_is_not_kept(store: EventStore) -> None:
-    evening(store, 3)
+    written = evening(store, 3)
     other = Signer.generate(ORIGIN)
     stranger = Policy.parse(policy_text(log=other.verifier.text()))
-    receipt = Receipt("r.txt", tlog_proof(store.engine, 2))
+    receipt = Receipt("r.txt", tlog_proof(store.engine, written[1].position))
     with pytest.raises(Refused, match=r"r.txt is not kept: no known key signed this note"):
         admit(State(), receipt, stranger)
     with pytest.raises(ReceiptError, match="neither a signed checkpoint nor a tlog-proof"):

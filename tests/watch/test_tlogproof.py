@@ -21,6 +21,7 @@ from tests.watch.watchkit import (
     AUDITOR,
     CHAIR,
     TREASURER,
+    Written,
     changed_extra,
     cosign,
     evening,
@@ -32,24 +33,48 @@ POLICY = Policy.parse(policy_text())
 
 
 @pytest.fixture
-def proof(store: EventStore) -> str:
-    evening(store, 7)
-    cosign(store.engine, 7, TREASURER, AUDITOR)
-    return tlog_proof(store.engine, 4)
+def written(store: EventStore) -> list[Written]:
+    """Seven writes, the newest cosigned."""
+    written = evening(store, 7)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    return written
 
 
-def test_a_proof_from_the_log_proves_its_event_under_the_policy(proof: str) -> None:
+@pytest.fixture
+def proof(store: EventStore, written: list[Written]) -> str:
+    """The tlog-proof of the fourth write's deposit (ann's 30, her stream's version 4)."""
+    return tlog_proof(store.engine, written[3].position)
+
+
+def path_length(index: int, size: int) -> int:
+    """How many hashes RFC 9162's PATH(index, D[size]) has (2.1.3.1): one a split."""
+    length = 0
+    while size > 1:
+        k = 1 << ((size - 1).bit_length() - 1)  # the largest power of 2 below size
+        index, size = (index, k) if index < k else (index - k, size - k)
+        length += 1
+    return length
+
+
+def test_a_proof_from_the_log_proves_its_event_under_the_policy(
+    proof: str, written: list[Written]
+) -> None:
+    position, size = written[3].position, written[-1].size
     parsed = TlogProof.parse(proof)
     assert parsed.text() == proof and proof.startswith(HEADER + "\nextra ")
-    assert parsed.index == 3 and parsed.position == 4 and len(parsed.path) == 3
+    assert parsed.index == position - 1 and parsed.position == position
+    assert len(parsed.path) == path_length(position - 1, size)
     proved = check(parsed, POLICY)
-    assert proved.verdict.quorum and proved.position == 4
-    assert json.loads(proved.frame)["position"] == 4
+    assert proved.verdict.quorum and proved.position == position
+    assert json.loads(proved.frame)["position"] == position
     found, lines = check_file("deposit.tlog-proof", proof.encode(), POLICY)
     assert found is Checked.PROVEN
-    assert lines[0].startswith("event: position 4, Deposited on account:player:ann (version 4)")
+    assert lines[0].startswith(
+        f"event: position {position}, Deposited on account:player:ann (version 4)"
+    )
     assert lines[1] == 'payload: {"account":"player:ann","amount":30}'
-    assert "in the tree of 7 events" in lines[2] and "cosigned by auditor, treasurer" in lines[2]
+    assert f"in the tree of {size} events" in lines[2]
+    assert "cosigned by auditor, treasurer" in lines[2]
     assert lines[-1] == "deposit.tlog-proof: proven"
 
 
@@ -68,13 +93,14 @@ def _changed_path(proof: str) -> str:
 
 
 def _changed_index(proof: str) -> str:
-    return proof.replace("\nindex 3\n", "\nindex 2\n")
+    index = TlogProof.parse(proof).index
+    return proof.replace(f"\nindex {index}\n", f"\nindex {index - 1}\n")
 
 
 def _changed_note(proof: str) -> str:
     lines = _lines(proof)
     blank = lines.index("")
-    lines[blank + 2] = "8"  # the checkpoint's size, under the log's signature
+    lines[blank + 2] = str(int(lines[blank + 2]) + 1)  # the size, under the log's signature
     return "\n".join(lines)
 
 
@@ -130,9 +156,10 @@ def test_a_frame_that_names_another_position_proves_nothing() -> None:
 
 
 def test_a_proof_short_of_the_quorum_holds_but_is_not_witnessed(store: EventStore) -> None:
-    evening(store, 5)
-    cosign(store.engine, 5, CHAIR)
-    found, lines = check_file("r.tlog-proof", tlog_proof(store.engine, 3).encode(), POLICY)
+    written = evening(store, 5)
+    cosign(store.engine, written[-1].size, CHAIR)
+    proof = tlog_proof(store.engine, written[2].position)
+    found, lines = check_file("r.tlog-proof", proof.encode(), POLICY)
     assert found is Checked.UNWITNESSED
     assert lines[-1] == (
         "not witnessed: the policy asks 2 of treasurer, auditor, chair; the event is in "

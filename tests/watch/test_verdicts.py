@@ -7,14 +7,15 @@ not prove."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pytest
 
 from ledger.store.eventstore import EventStore
 from ledger.store.log import witnessed
-from ledger.store.log.checkpoint import parse_note
+from ledger.store.log.checkpoint import Checkpoint, parse_note
 from ledger.store.log.policy import Policy
-from ledger.watch.evidence import Outcome, Verdict
+from ledger.watch.evidence import Fork, Held, Outcome, Verdict, forked
 from ledger.watch.sources import Consistency, LocalSource, Report
 from ledger.watch.state import Receipt, State
 from ledger.watch.verdicts import watch
@@ -24,6 +25,7 @@ from tests.watch.watchkit import (
     AUDITOR,
     CHAIR,
     TREASURER,
+    Written,
     cosign,
     evening,
     forged,
@@ -52,8 +54,9 @@ def source(store: EventStore) -> Counting:
     return found
 
 
-def receipts(notes: list[str], *sizes: int) -> tuple[Receipt, ...]:
-    return tuple(Receipt(f"r{size}", notes[size - 1]) for size in sizes)
+def receipts(written: list[Written], *writes: int) -> tuple[Receipt, ...]:
+    """The receipts of the evening's writes numbered `writes` (from 1), as kept."""
+    return tuple(Receipt(f"r{n}", written[n - 1].note) for n in writes)
 
 
 def ran(store: EventStore, state: State, policy: Policy = POLICY) -> Verdict:
@@ -65,142 +68,167 @@ def said(verdict: Verdict) -> str:
 
 
 def test_a_first_run_keeps_the_newest_and_a_second_asks_one_proof(store: EventStore) -> None:
-    notes = evening(store, 12)
-    cosigned = cosign(store.engine, 12, TREASURER, AUDITOR)
-    first = ran(store, State(receipts=receipts(notes, 5, 9)))
+    written = evening(store, 12)
+    held = written[-1].size
+    cosigned = cosign(store.engine, held, TREASURER, AUDITOR)
+    first = ran(store, State(receipts=receipts(written, 5, 9)))
     assert first.outcome is Outcome.CONSISTENT, said(first)
     assert first.state is not None and first.state.newest == cosigned
-    assert [r.checked_with for r in first.state.receipts] == [12, 12]
+    assert [r.checked_with for r in first.state.receipts] == [held, held]
     assert "first run: nothing was held" in said(first)
     assert (
-        "newest: size 12" in first.lines[0] and "cosigned by auditor, treasurer" in first.lines[0]
+        f"newest: size {held}" in first.lines[0]
+        and "cosigned by auditor, treasurer" in first.lines[0]
     )
 
-    more(store, 5)
-    cosign(store.engine, 17, AUDITOR, CHAIR)
+    newest = more(store, 5)[-1].size
+    cosign(store.engine, newest, AUDITOR, CHAIR)
     counting = source(store)
     second = watch(first.state, counting, POLICY)
     assert second.outcome is Outcome.CONSISTENT, said(second)
-    assert counting.asked == [(12, 17)]  # the receipts are prefixes of what was held
-    assert "consistent: it extends the checkpoint this watcher verified before, of size 12" in said(
-        second
+    assert counting.asked == [(held, newest)]  # the receipts are prefixes of what was held
+    assert (
+        f"consistent: it extends the checkpoint this watcher verified before, of size {held}"
+        in said(second)
     )
-    assert second.state is not None and [r.checked_with for r in second.state.receipts] == [17, 17]
+    assert second.state is not None
+    assert [r.checked_with for r in second.state.receipts] == [newest, newest]
 
 
 def test_a_receipt_beyond_the_newest_cosigned_is_proven_to_extend_it(store: EventStore) -> None:
-    notes = evening(store, 15)
-    cosign(store.engine, 12, TREASURER, AUDITOR)
-    first = ran(store, State(receipts=receipts(notes, 15)))
+    written = evening(store, 15)
+    twelfth, last = written[11].size, written[14].size
+    cosign(store.engine, twelfth, TREASURER, AUDITOR)
+    first = ran(store, State(receipts=receipts(written, 15)))
     assert first.outcome is Outcome.CONSISTENT, said(first)
-    assert first.state is not None and first.state.receipts[0].checked_with == 12
-    cosign(store.engine, 15, TREASURER, AUDITOR)
+    assert first.state is not None and first.state.receipts[0].checked_with == twelfth
+    cosign(store.engine, last, TREASURER, AUDITOR)
     counting = source(store)
     again = watch(first.state, counting, POLICY)
-    assert again.outcome is Outcome.CONSISTENT and (12, 15) in counting.asked
-    assert again.state is not None and again.state.receipts[0].checked_with == 15
+    assert again.outcome is Outcome.CONSISTENT and (twelfth, last) in counting.asked
+    assert again.state is not None and again.state.receipts[0].checked_with == last
 
 
 def test_two_histories_of_one_size_are_a_fork_with_both_notes(store: EventStore) -> None:
-    evening(store, 12)
-    held = cosign(store.engine, 12, TREASURER, AUDITOR)
+    written = evening(store, 12)
+    size = written[-1].size
+    held = cosign(store.engine, size, TREASURER, AUDITOR)
     first = ran(store, State())
     assert first.state is not None
-    rewrite(store.engine, 5)  # the same size, another tree, signed by the bank's key
-    served = cosign(store.engine, 12, TREASURER, AUDITOR)
+    # The same size, another tree, signed by the bank's key.
+    rewrite(store.engine, written[4].position)
+    served = cosign(store.engine, size, TREASURER, AUDITOR)
     found = ran(store, first.state)
     assert found.outcome is Outcome.FORKED and found.state is None
     text = said(found)
-    assert "FORK: the bank signed two different histories of size 12." in text
+    assert f"FORK: the bank signed two different histories of size {size}." in text
     assert held.rstrip("\n") in text and served.rstrip("\n") in text
-    assert "The first event changed is in positions 1..12" in text
+    assert f"The first event changed is in positions 1..{size}" in text
 
 
 def test_an_older_checkpoint_catches_a_rewrite_and_says_before_which_position(
     store: EventStore,
 ) -> None:
-    evening(store, 8)
-    held = cosign(store.engine, 8, TREASURER, AUDITOR)
+    written = evening(store, 8)
+    size = written[-1].size
+    held = cosign(store.engine, size, TREASURER, AUDITOR)
     first = ran(store, State())
     assert first.state is not None and first.outcome is Outcome.CONSISTENT
     more(store, 4)
-    rewrite(store.engine, 5)
-    more(store, 1)
-    newest = cosign(store.engine, 13, TREASURER, CHAIR)
+    rewrite(store.engine, written[4].position)
+    last = more(store, 1)[-1].size
+    newest = cosign(store.engine, last, TREASURER, CHAIR)
     found = ran(store, first.state)
     assert found.outcome is Outcome.FORKED, said(found)
     text = said(found)
     assert (
-        "The checkpoint of size 13 does not extend the one of size 8 that this watcher saw: "
-        "the bank rewrote history before position 9." in text
+        f"The checkpoint of size {last} does not extend the one of size {size} that this "
+        f"watcher saw: the bank rewrote history before position {size + 1}." in text
     )
     assert held.rstrip("\n") in text and newest.rstrip("\n") in text
-    assert "the ledger's checkpoint of size 8 today:" in text
+    assert f"the ledger's checkpoint of size {size} today:" in text
     assert "proof:" in text  # the proof that the newest extends the bank's other 8
 
 
 @pytest.mark.parametrize(
-    ("sizes", "changed", "words"),
+    ("writes", "changed", "words"),
     [
-        ((2, 4, 6, 8, 10), 7, "the bank rewrote history in positions 7..8."),
-        ((2, 6, 7, 10), 7, "the bank rewrote history at position 7."),
-        ((8, 10), 3, "the bank rewrote history before position 9."),
+        ((2, 4, 6, 8, 10), 7, lambda size: f"in positions {size(6) + 1}..{size(8)}."),
+        ((2, 6, 7, 10), 7, lambda size: f"in positions {size(6) + 1}..{size(7)}."),
+        ((8, 10), 3, lambda size: f"before position {size(8) + 1}."),
     ],
-    ids=["a range", "one position", "nothing below"],
+    ids=["a range", "one write", "nothing below"],
 )
 def test_the_receipts_that_still_agree_bound_the_first_change(
-    store: EventStore, sizes: tuple[int, ...], changed: int, words: str
+    store: EventStore, writes: tuple[int, ...], changed: int, words: Callable[..., str]
 ) -> None:
-    notes = evening(store, 10)
-    cosign(store.engine, 10, TREASURER, AUDITOR)
-    first = ran(store, State(receipts=receipts(notes, *sizes)))
+    """Receipts of the evening's writes `writes`, and the deposit of write `changed`
+    rewritten: the change lies after the last receipt that still agrees and no later
+    than the first that does not (receipts of two writes in a row bound it to the
+    second write: its event and its seal)."""
+    written = evening(store, 10)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    first = ran(store, State(receipts=receipts(written, *writes)))
     assert first.state is not None
     more(store, 3)
-    rewrite(store.engine, changed)
-    more(store, 1)
-    cosign(store.engine, 14, TREASURER, AUDITOR)
+    rewrite(store.engine, written[changed - 1].position)
+    cosign(store.engine, more(store, 1)[-1].size, TREASURER, AUDITOR)
     found = ran(store, first.state)
     assert found.outcome is Outcome.FORKED, said(found)
-    assert words in said(found)
+    assert "the bank rewrote history " + words(lambda n: written[n - 1].size) in said(found)
+
+
+def test_a_change_bounded_to_one_position_is_named_at_it() -> None:
+    """Checkpoints one position apart (a log from before seals has one at every size;
+    since, a write's seal follows its events) bound a change to that one position."""
+    notes = {size: forged(size, bytes([size])) for size in (6, 7, 9)}
+
+    def held(what: str, size: int) -> Held:
+        return Held(what, notes[size], Checkpoint.parse(parse_note(notes[size])[0]))
+
+    fork = Fork(
+        held("receipt r7", 7), held("the ledger's checkpoint of size 7 today", 7),
+        newest=held("the newest", 9), changed=(7, 7), still=held("receipt r6", 6),
+    )  # fmt: skip
+    assert "the bank rewrote history at position 7." in "\n".join(forked(fork).lines)
 
 
 def test_receipts_never_checked_together_bound_nothing(store: EventStore) -> None:
-    """Receipts at 2, 4 and 6 still agree, but this watcher never learnt that they are
-    prefixes of the receipt of 8 (the bank could have handed them out from two
-    histories): it names no bound they would give."""
-    notes = evening(store, 8)
+    """Receipts of writes 2, 4 and 6 still agree, but this watcher never learnt that
+    they are prefixes of the receipt of write 8 (the bank could have handed them out
+    from two histories): it names no bound they would give."""
+    written = evening(store, 8)
     more(store, 3)
-    rewrite(store.engine, 7)
-    more(store, 1)
-    cosign(store.engine, 12, TREASURER, AUDITOR)
-    found = ran(store, State(receipts=receipts(notes, 2, 4, 6, 8)))
+    rewrite(store.engine, written[6].position)
+    cosign(store.engine, more(store, 1)[-1].size, TREASURER, AUDITOR)
+    found = ran(store, State(receipts=receipts(written, 2, 4, 6, 8)))
     assert found.outcome is Outcome.FORKED, said(found)
     text = said(found)
-    assert "the bank rewrote history before position 9." in text
+    assert f"the bank rewrote history before position {written[7].size + 1}." in text
     assert "(3 smaller checkpoint(s) held still agree, but this watcher never proved" in text
 
 
 def test_no_quorum_is_a_verdict_of_its_own(store: EventStore) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER)
+    size = evening(store, 6)[-1].size
+    cosign(store.engine, size, TREASURER)
     found = ran(store, State())
     assert found.outcome is Outcome.UNCHECKED and found.state is None
     assert found.lines == (
-        "no quorum: the newest checkpoint (size 6) has cosignatures from treasurer only; "
-        "the policy asks 2 of treasurer, auditor, chair",
+        f"no quorum: the newest checkpoint (size {size}) has cosignatures from treasurer "
+        "only; the policy asks 2 of treasurer, auditor, chair",
     )
     everyone = Policy.parse(policy_text("all"))
-    cosign(store.engine, 6, AUDITOR)
+    cosign(store.engine, size, AUDITOR)
     assert "the policy asks all of treasurer, auditor, chair" in said(ran(store, State(), everyone))
     assert ran(store, State()).outcome is Outcome.CONSISTENT
 
 
 def test_a_policy_that_asks_no_witness_reads_the_newest_checkpoint(store: EventStore) -> None:
-    evening(store, 4)
+    size = evening(store, 4)[-1].size
     alone = Policy.parse(f"log {SIGNER.verifier.text()}\nquorum none\n")
     found = ran(store, State(), alone)
     assert found.outcome is Outcome.CONSISTENT and found.state is not None
-    assert parse_note(found.state.newest or "")[0].split("\n")[1] == "4"
+    assert parse_note(found.state.newest or "")[0].split("\n")[1] == str(size)
     assert ran(store, State()).outcome is Outcome.UNCHECKED  # the club's policy asks two
 
 
@@ -208,12 +236,13 @@ def test_a_rewrite_no_quorum_cosigned_is_a_fork_with_what_is_held(store: EventSt
     """The witnesses refused the rewrite, so nothing of it is cosigned: the run cannot
     accept a newest, but the log's own checkpoint of the size it holds is another tree,
     and two notes of one size signed by the log need no witness to be a fork."""
-    evening(store, 8)
-    held = cosign(store.engine, 8, TREASURER, AUDITOR)
+    written = evening(store, 8)
+    size = written[-1].size
+    held = cosign(store.engine, size, TREASURER, AUDITOR)
     first = ran(store, State())
     assert first.state is not None
-    rewrite(store.engine, 5)  # every cosignature dropped with it
-    more(store, 2)
+    rewrite(store.engine, written[4].position)  # every cosignature dropped with it
+    last = more(store, 2)[-1].size
     found = ran(store, first.state)
     assert found.outcome is Outcome.FORKED and found.state is None, said(found)
     text = said(found)
@@ -223,9 +252,9 @@ def test_a_rewrite_no_quorum_cosigned_is_a_fork_with_what_is_held(store: EventSt
         "what this watcher holds is held to the newest checkpoint the log signed (no quorum "
         "cosigned it): a fork needs no witness",
     )
-    assert "FORK: the bank signed two different histories of size 8." in text
-    assert "The checkpoint of size 10 does not extend the one of size 8" in text
-    assert held.rstrip("\n") in text and note_of(store.engine, 8).rstrip("\n") in text
+    assert f"FORK: the bank signed two different histories of size {size}." in text
+    assert f"The checkpoint of size {last} does not extend the one of size {size}" in text
+    assert held.rstrip("\n") in text and note_of(store.engine, size).rstrip("\n") in text
 
 
 def test_no_quorum_over_a_log_that_extends_what_is_held_is_still_no_quorum(
@@ -233,17 +262,16 @@ def test_no_quorum_over_a_log_that_extends_what_is_held_is_still_no_quorum(
 ) -> None:
     """Held to what the log signed alone, a log that only grew contradicts nothing:
     the run could not check, and says why, exactly as before."""
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    cosign(store.engine, evening(store, 6)[-1].size, TREASURER, AUDITOR)
     first = ran(store, State())
     assert first.state is not None
-    more(store, 3)
-    cosign(store.engine, 9, TREASURER)
+    last = more(store, 3)[-1].size
+    cosign(store.engine, last, TREASURER)
     found = ran(store, first.state)
     assert found.outcome is Outcome.UNCHECKED and found.state is None
     assert found.lines == (
-        "no quorum: the newest checkpoint (size 9) has cosignatures from treasurer only; "
-        "the policy asks 2 of treasurer, auditor, chair",
+        f"no quorum: the newest checkpoint (size {last}) has cosignatures from treasurer "
+        "only; the policy asks 2 of treasurer, auditor, chair",
     )
 
 
@@ -259,8 +287,7 @@ class Tampered(LocalSource):
 
 
 def test_a_witness_s_bad_cosignature_is_refused_not_counted(store: EventStore) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    cosign(store.engine, evening(store, 6)[-1].size, TREASURER, AUDITOR)
     bad = Tampered(store.engine)
     bad.line = CHAIR.cosign("another checkpoint\n", 1_790_000_000).line()
     found = watch(State(), bad, POLICY)
@@ -270,35 +297,37 @@ def test_a_witness_s_bad_cosignature_is_refused_not_counted(store: EventStore) -
 
 
 def test_a_report_of_another_tree_in_the_gossip_is_a_fork(store: EventStore) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    written = evening(store, 6)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
+    size = written[3].size  # a size the ledger signed, and another tree of it
     with store.engine.begin() as conn:
-        witnessed.report(conn, forged(4), SIGNER.verifier, "a player", AT)
+        witnessed.report(conn, forged(size), SIGNER.verifier, "a player", AT)
     found = ran(store, State())
     assert found.outcome is Outcome.FORKED, said(found)
     text = said(found)
-    assert "FORK: the bank signed two different histories of size 4." in text
-    assert "report 1 to the ledger's gossip, by 'a player', of size 4:" in text
-    assert "the ledger's checkpoint of size 4 today:" in text
+    assert f"FORK: the bank signed two different histories of size {size}." in text
+    assert f"report 1 to the ledger's gossip, by 'a player', of size {size}:" in text
+    assert f"the ledger's checkpoint of size {size} today:" in text
 
 
 def test_two_reports_of_one_size_with_two_roots_are_a_fork(store: EventStore) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    newest = evening(store, 6)[-1].size
+    cosign(store.engine, newest, TREASURER, AUDITOR)
+    beyond = newest + 3  # a size past the log's, reported twice with two trees
     with store.engine.begin() as conn:
-        witnessed.report(conn, forged(9, b"one"), SIGNER.verifier, "alice", AT)
-        witnessed.report(conn, forged(9, b"two"), SIGNER.verifier, "bob", AT)
+        witnessed.report(conn, forged(beyond, b"one"), SIGNER.verifier, "alice", AT)
+        witnessed.report(conn, forged(beyond, b"two"), SIGNER.verifier, "bob", AT)
     found = ran(store, State())
     assert found.outcome is Outcome.FORKED
-    assert "report 1 to the ledger's gossip, by 'alice', of size 9:" in said(found)
-    assert "report 2 to the ledger's gossip, by 'bob', of size 9:" in said(found)
+    assert f"report 1 to the ledger's gossip, by 'alice', of size {beyond}:" in said(found)
+    assert f"report 2 to the ledger's gossip, by 'bob', of size {beyond}:" in said(found)
 
 
 def test_reports_consistent_with_the_newest_are_read_once(store: EventStore) -> None:
-    notes = evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    written = evening(store, 6)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
     with store.engine.begin() as conn:
-        witnessed.report(conn, notes[2], SIGNER.verifier, None, AT)
+        witnessed.report(conn, written[2].note, SIGNER.verifier, None, AT)
     first = ran(store, State())
     assert first.outcome is Outcome.CONSISTENT and first.state is not None
     assert "gossip: 1 new report(s), each consistent with the newest" in said(first)
@@ -316,53 +345,56 @@ class Lying(LocalSource):
 
 
 def test_a_proof_that_does_not_verify_is_not_proven(store: EventStore) -> None:
-    evening(store, 9)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    written = evening(store, 9)
+    sixth, last = written[5].size, written[-1].size
+    cosign(store.engine, sixth, TREASURER, AUDITOR)
     first = ran(store, State())
     assert first.state is not None
-    cosign(store.engine, 9, TREASURER, AUDITOR)
+    cosign(store.engine, last, TREASURER, AUDITOR)
     found = watch(first.state, Lying(store.engine), POLICY)
     assert found.outcome is Outcome.UNPROVEN and found.state is None
-    assert "its consistency proof between sizes 6 and 9 does not verify" in said(found)
+    assert f"its consistency proof between sizes {sixth} and {last} does not verify" in said(found)
 
 
 def test_a_receipt_the_ledger_has_no_checkpoint_for_is_not_proven(store: EventStore) -> None:
-    evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
-    kept = State(receipts=(Receipt("r15", forged(15)),))
+    newest = evening(store, 6)[-1].size
+    cosign(store.engine, newest, TREASURER, AUDITOR)
+    never = newest + 9  # signed by the bank, a size it never had
+    kept = State(receipts=(Receipt(f"r{never}", forged(never)),))
     found = ran(store, kept)
     assert found.outcome is Outcome.UNPROVEN
-    assert "the ledger has no checkpoint of size 15" in said(found)
+    assert f"the ledger has no checkpoint of size {never}" in said(found)
 
 
 def test_an_older_newest_consistent_with_what_is_held_keeps_what_is_held(
     store: EventStore,
 ) -> None:
-    notes = evening(store, 9)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
-    held = State(newest=cosign(store.engine, 9, TREASURER, AUDITOR))
+    written = evening(store, 9)
+    sixth = written[5].size
+    cosign(store.engine, sixth, TREASURER, AUDITOR)
+    held = State(newest=cosign(store.engine, written[-1].size, TREASURER, AUDITOR))
 
     class Behind(LocalSource):
         def cosigned(self) -> str | None:
             with self.engine.connect() as conn:
-                found = witnessed.at(conn, 6)
+                found = witnessed.at(conn, sixth)
             return None if found is None else found.note
 
     found = watch(
-        dataclasses.replace(held, receipts=receipts(notes, 8)), Behind(store.engine), POLICY
+        dataclasses.replace(held, receipts=receipts(written, 8)), Behind(store.engine), POLICY
     )
     assert found.outcome is Outcome.CONSISTENT, said(found)
     assert found.state is not None and found.state.newest == held.newest
     assert "consistent, and older" in said(found)
-    assert found.state.receipts[0].checked_with == 6  # it extends the newest's 6
+    assert found.state.receipts[0].checked_with == sixth  # it extends the sixth write's
 
 
 def test_gossip_is_read_a_page_at_a_time(store: EventStore) -> None:
-    notes = evening(store, 6)
-    cosign(store.engine, 6, TREASURER, AUDITOR)
+    written = evening(store, 6)
+    cosign(store.engine, written[-1].size, TREASURER, AUDITOR)
     with store.engine.begin() as conn:
-        for note in notes[:5]:
-            witnessed.report(conn, note, SIGNER.verifier, None, AT)
+        for write in written[:5]:
+            witnessed.report(conn, write.note, SIGNER.verifier, None, AT)
 
     class Paged(LocalSource):
         def gossip(self, after: int) -> tuple[list[Report], int | None]:

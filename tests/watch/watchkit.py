@@ -20,6 +20,7 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,10 +29,12 @@ import sqlalchemy as sa
 
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store.eventstore import EventStore
-from ledger.store.log import merkle, proofs, tlogproof, tree, witnessed
+from ledger.store import codec
+from ledger.store.eventstore import GENESIS, EventStore, Recorded
+from ledger.store.log import merkle, proofs, sealing, tlogproof, tree, witnessed
 from ledger.store.log.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.log.cosignature import Cosigner
+from ledger.store.log.heads import SEALS, Heads
 from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited
 from tests.ledger.tamperkit import multiplied, rehash_stream, set_row
@@ -55,26 +58,42 @@ def policy_text(quorum: str = "2", log: str | None = None) -> str:
     )
 
 
-def evening(store: EventStore, writes: int) -> list[str]:
+@dataclass(frozen=True)
+class Written:
+    """One write of the evening, as its receipt tells it: the position of its one
+    event (a deposit, or ann's account opened) and the checkpoint it signed, whose size
+    is the position of the write's seal, the event after it."""
+
+    position: int
+    note: str
+
+    @property
+    def size(self) -> int:
+        return Checkpoint.parse(parse_note(self.note)[0]).size
+
+
+def as_written(answer: dict[str, Any]) -> Written:
+    """A one-event write's answer, as its receipt tells it."""
+    (position,) = answer["receipt"]["positions"]
+    return Written(position, answer["receipt"]["checkpoint"])
+
+
+def evening(store: EventStore, writes: int) -> list[Written]:
     """`writes` writes (ann's account opened, then her deposits of 10, 20, ...), one
-    event each; the receipt's checkpoint of each, in order: receipt i is of size i."""
+    event each, as written: the evening's nth write is `evening(...)[n - 1]`."""
     club = Club(Book(store))
-    notes = [club.create_player("ann", "setter")["receipt"]["checkpoint"]]
+    written = [as_written(club.create_player("ann", "setter"))]
     for i in range(1, writes):
-        answer = club.account_command("ann", Deposited, 10 * i, "setter")
-        notes.append(answer["receipt"]["checkpoint"])
-    return notes
+        written.append(as_written(club.account_command("ann", Deposited, 10 * i, "setter")))
+    return written
 
 
-def more(store: EventStore, writes: int) -> list[str]:
-    """`writes` more deposits, and their receipts' checkpoints. The service restarted
-    first, as after a rewrite it would be: the tree's right edge read again."""
-    store.frontier = None
+def more(store: EventStore, writes: int) -> list[Written]:
+    """`writes` more deposits, as written. The service restarted first, as after a
+    rewrite it would be: the tree's right edge and the heads read again."""
+    store.frontier, store.heads = None, None
     club = Club(Book(store))
-    return [
-        club.account_command("ann", Deposited, 7, "setter")["receipt"]["checkpoint"]
-        for _ in range(writes)
-    ]
+    return [as_written(club.account_command("ann", Deposited, 7, "setter")) for _ in range(writes)]
 
 
 def note_of(engine: sa.Engine, size: int) -> str:
@@ -98,7 +117,7 @@ def cosign(engine: sa.Engine, size: int, *witnesses: Cosigner, at: int = 1_790_0
 def unguarded(engine: sa.Engine) -> Iterator[sa.Connection]:
     """What whoever holds the database and the key can do: switch off the append-only
     triggers of the log, its checkpoints and their cosignatures, and change them."""
-    tables = ("events", "tree_hashes", "checkpoints", "cosignatures")
+    tables = ("events", "tree_hashes", "checkpoints", "cosignatures", "heads_log")
     with engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
         if sqlite:  # outside a transaction, or SQLite ignores it
@@ -115,9 +134,10 @@ def unguarded(engine: sa.Engine) -> Iterator[sa.Connection]:
 
 
 def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
-    """The deposit at `position` multiplied by a hundred, its stream's chain, the tree
-    and every checkpoint made again and signed with `signer` (the bank's own key), and
-    every cosignature dropped: a consistent rewrite, with nothing stored left to tell."""
+    """The deposit at `position` multiplied by a hundred, its stream's chain, every
+    seal and the heads they commit, the tree and every checkpoint made again and signed
+    with `signer` (the bank's own key), and every cosignature dropped: a consistent
+    rewrite, with nothing stored left to tell."""
     with unguarded(engine) as conn:
         row = conn.execute(
             sa.text("SELECT stream, version, payload FROM events WHERE position = :p"),
@@ -125,6 +145,7 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
         ).one()
         set_row(conn, position, payload=multiplied(row.payload))
         rehash_stream(conn, row.stream, row.version)
+        resealed(conn)
         issued = conn.execute(
             sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")
         ).all()
@@ -133,6 +154,31 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
         tree.build(conn)
         for size, issued_at in issued:
             tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
+
+
+def resealed(conn: sa.Connection) -> None:
+    """Every seal made again from the events as they now stand, as the bank's own code
+    makes one (ledger.store.log.sealing.seal), the seals' chain with them, and heads_log
+    rebuilt from the log (sealing.rebuild, which checks every seal on the way)."""
+    rows = _log(conn)
+    heads, written, prev = Heads(), [], GENESIS  # written: the events since the last seal
+    for row in rows:
+        if row.stream != SEALS:
+            written.append(row)
+            continue
+        seal, _ = sealing.seal(heads, written)
+        sealing.sealed(heads, row.position)
+        made = row._replace(payload=codec.payload_text(seal)[2], prev_hash=prev)
+        digest = codec.chain_hash(prev, made.hashed())
+        set_row(conn, row.position, payload=made.payload, prev_hash=prev, hash=digest)
+        written, prev = [], digest
+    conn.execute(sa.text("DELETE FROM heads_log"))
+    sealing.rebuild(conn, [_log(conn)])
+
+
+def _log(conn: sa.Connection) -> list[Recorded]:
+    query = sa.text("SELECT * FROM events ORDER BY position")
+    return [Recorded(**row._mapping) for row in conn.execute(query)]
 
 
 def forged(size: int, seed: bytes = b"other") -> str:
