@@ -118,9 +118,9 @@ def already_given(state: TableState, client_seed: str) -> RuleBroken:
     return RuleBroken(
         Rule.SEED_ALREADY_GIVEN,
         f"the client seed {state.client_seed!r} is already logged for throw {state.nonce} "
-        f"of this turn (version {state.version}): a throw is drawn from the first seed "
-        f"logged for it, so {client_seed!r} is refused; send {state.client_seed!r} again to "
-        "draw it",
+        f"of this turn (version {state.version}), and a throw is drawn from the first seed "
+        f"logged for it, not from {client_seed!r} (send {state.client_seed!r} again to "
+        "draw it)",
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import engine as hz
 from ledger.service import Forbidden
 
 
@@ -68,3 +69,9 @@ def require_self(caller: Caller, player: str) -> None:
     """A player acts only for themselves."""
     if caller.role is Role.PLAYER and caller.name != player:
         raise NotPermitted(f"a player acts for themselves only, not for {player!r}")
+
+
+def caster_only(caller: Caller, st: hz.TableState) -> None:
+    """A player acting as the caster must be the caster."""
+    if caller.role is Role.PLAYER and st.caster != caller.name:
+        raise Forbidden(f"only the caster ({st.caster}) does this, not {caller.name!r}")

@@ -138,6 +138,13 @@ def _client_seed(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
     return n, [n]
 
 
+def _seed_logged_and_drawn(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
+    n = _first_turn_throw(recs)
+    assert recs[n - 2]["type"] == "ClientSeedGiven"
+    recs[n - 2]["payload"]["client_seed"] = recs[n - 1]["payload"]["client_seed"] = "mine"
+    return n, [n - 1, n]
+
+
 def _nonce(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
     n = _first_turn_throw(recs)
     recs[n - 1]["payload"]["nonce"] += 1
@@ -158,7 +165,8 @@ def _seed(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
 
 TAMPERING: dict[str, tuple[Change, str]] = {
     "die": (_die, "draws"),
-    "client seed": (_client_seed, "draws"),
+    "client seed": (_client_seed, "seed-already-given"),
+    "client seed, as logged and as drawn": (_seed_logged_and_drawn, "draws"),
     "nonce": (_nonce, "nonce"),
     "commitment": (_commitment, "committed to"),
     "seed": (_seed, "SHA-256"),
