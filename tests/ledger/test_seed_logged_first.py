@@ -21,14 +21,16 @@ from engine import events as ev
 from engine import serverdice
 from ledger.books.book import Book
 from ledger.commands import Caller, Role, tables
+from ledger.exports import offline
+from ledger.exports.scope import scope_of
 from ledger.service import Club, StaleVersion
 from ledger.store.eventstore import EventStore, Recorded
 from ledger.store.schema import server_seeds
 from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
-from tests.ledger.exportkit import ticking
+from tests.ledger.exportkit import export, ticking
 from tests.ledger.serverdicekit import fixed_seeds
-from tests.signing import SIGNER
+from tests.signing import SIGNER, VERIFIER
 
 ANN = Caller(Role.PLAYER, "ann")
 CECIL = Caller(Role.CROUPIER, "cecil")
@@ -159,3 +161,21 @@ def test_if_match_names_the_table_before_the_seed_or_after_it(
         tables.throw(club, "t", ANN, client_seed="A", if_match=before - 1)
     answer = tables.throw(club, "t", ANN, client_seed="A", if_match=before + 1)
     assert answer["events"][0]["payload"]["client_seed"] == "A"
+
+
+def test_an_export_with_a_seed_waiting_for_its_throw_verifies_and_says_so(
+    club: Club, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A draw that failed (or that the bank holds back) leaves its seed in the log: the
+    export verifies, and says which throw waits, and for which seed."""
+    fail_the_draw(monkeypatch)
+    with pytest.raises(sa.exc.OperationalError):
+        tables.throw(club, "t", ANN, client_seed="A")
+    (given,) = of_type(rows(club), "ClientSeedGiven")
+    for scope in (scope_of(everything=True), scope_of(table="t")):
+        verified = offline.verify(export(club.store.engine, scope).splitlines(True), VERIFIER)
+        said = " ".join(verified.trusted)
+        assert (
+            f"table:t: the client seed 'A' is logged for throw 0 of the turn in play "
+            f"(version {given.version}), and that throw is not in the file" in said
+        )
