@@ -23,7 +23,9 @@ open or resolve one is still said where it is sent (the API's roles, the CLI's -
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 import engine as hz
 from ledger.service import Forbidden
@@ -52,6 +54,18 @@ class Caller:
     def actor(self) -> str:
         """What events record as their actor."""
         return f"{self.role.value}:{self.name}"
+
+
+class Sent(TypedDict, total=False):
+    """How a command was sent, for its unit of work (ledger.service.Club.command)."""
+
+    key: str | None
+    """The idempotency key, scoped to the caller: a repeat is answered, not run again."""
+    if_match: int | None
+    """The table's version as the caller last saw it: StaleVersion if it has moved on."""
+    request: Mapping[str, Any] | None
+    """What the key's answer is remembered against: the same key with another request
+    is refused (IdempotencyConflict)."""
 
 
 class NotPermitted(Forbidden):

@@ -24,20 +24,15 @@ is already logged, the version it left.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
 import engine as hz
 from engine import serverdice
-from ledger.commands import Caller, Role, caster_only
+from ledger.commands import Caller, Role, Sent, caster_only
 from ledger.service import Club, Decide, Forbidden, Reads, StaleVersion, event_view
-from ledger.store.eventstore import Recorded
 from ledger.store.log import receipts
-from ledger.store.schema import events as events_table
-
-if TYPE_CHECKING:
-    from ledger.commands.tables import Sent
 
 SEED_KEY = " seed"
 """What the seed's write adds to the throw's Idempotency-Key."""
@@ -104,13 +99,7 @@ def seed_given(conn: sa.Connection, stream: str, version: int) -> dict[str, Any]
     """The `ClientSeedGiven` at `version` of `stream`, and the receipt of the write that
     logged it: the positions from it to the size of the checkpoint that write signed
     (the first checkpoint whose tree holds it; nothing else was written between)."""
-    row = conn.execute(
-        sa.select(events_table).where(
-            events_table.c.stream == stream, events_table.c.version == version
-        )
-    ).one()
-    recorded = Recorded(**{k: row._mapping[k] for k in Recorded._fields})
-    (found,) = receipts.written(conn, [recorded.position])
+    recorded, found = receipts.at_version(conn, stream, version)
     receipt = None
     if found.size is not None:
         positions = list(range(recorded.position, found.size + 1))

@@ -14,12 +14,12 @@ a rule of the table broken (engine.errors.RuleBroken), a rule set that is not on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 import engine as hz
 from engine import serverdice
 from engine.rules import from_mapping
-from ledger.commands import Caller, Role, caster_only, require_role, require_self
+from ledger.commands import Caller, Role, Sent, caster_only, require_role, require_self
 from ledger.commands import serverdice as served
 from ledger.service import Club, Decide, Forbidden, Reads
 
@@ -27,18 +27,6 @@ RUN = (Role.CROUPIER,)
 """Who runs a table (besides the setter)."""
 BET = (Role.CROUPIER, Role.PLAYER)
 """Who places bets (a player only their own)."""
-
-
-class Sent(TypedDict, total=False):
-    """How a command was sent, for its unit of work (ledger.service.Club.command)."""
-
-    key: str | None
-    """The idempotency key, scoped to the caller: a repeat is answered, not run again."""
-    if_match: int | None
-    """The table's version as the caller last saw it: StaleVersion if it has moved on."""
-    request: Mapping[str, Any] | None
-    """What the key's answer is remembered against: the same key with another request
-    is refused (IdempotencyConflict)."""
 
 
 def _run(

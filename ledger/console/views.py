@@ -32,8 +32,7 @@ import engine as hz
 from engine import serverdice
 from ledger.books import disputeviews, projections, queries
 from ledger.books.accounts import account_stream, owed, player_account
-from ledger.commands import NotPermitted, Role
-from ledger.commands.tables import Sent
+from ledger.commands import NotPermitted, Role, Sent
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
 from ledger.store.log import proofs, receipts

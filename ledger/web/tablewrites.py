@@ -15,8 +15,7 @@ from typing import Any, NamedTuple
 
 from marshmallow import Schema
 
-from ledger.commands import tables
-from ledger.commands.tables import Sent
+from ledger.commands import Sent, tables
 from ledger.web import club
 from ledger.web import schemas as s
 from ledger.web.tokens import Holder

@@ -17,17 +17,25 @@ from engine import serverdice
 from ledger.commands import Caller, Role, tables
 from ledger.store.eventstore import Busy
 from ledger.store.schema import events
+from ledger.store.vocabulary import Deposited
 from ledger.unit_of_work import UnitOfWork
 from tests.console.conftest import Served, sign_in
-from tests.console.test_evening import control, fund
 
 CECIL = Caller(Role.CROUPIER, "cecil")
 
 
+def control(page: Any, label: str) -> Any:
+    """The form of one control, by its accessible name."""
+    return page.get_by_role("form", name=label)
+
+
 def server_table(served: Served) -> None:
     """Table s1 with server dice: ann the caster, 100 staked, her first throw due."""
-    fund(served)
     club = served.app.extensions["hazard.club"]
+    for name in ("ann", "bob"):
+        club.create_player(name, "setter:bank")
+        club.account_command(name, Deposited, 1000, "setter:bank")
+    club.account_command("setter", Deposited, 10_000, "setter:bank")
     tables.open_table(club, "s1", CECIL, ruleset="club", dice=serverdice.SERVER)
     for name in ("ann", "bob"):
         tables.seat(club, "s1", CECIL, name)
