@@ -44,14 +44,18 @@ def throw(
     """The caster's throw from `client_seed`: logged, then drawn. `elsewise` is the
     throw as a croupier table takes it, run instead where the table is not one with
     server dice (its refusals are the same as ever)."""
+    given = None
     if club.state(table).client_seed != client_seed:  # a repeat has nothing more to log
-        _give(club, table, caller, client_seed, sent, elsewise)
-    return _draw(club, table, caller, client_seed, sent)
+        given = _give(club, table, caller, client_seed, sent, elsewise)
+    return _draw(club, table, caller, client_seed, sent, given)
 
 
 def _give(
     club: Club, table: str, caller: Caller, client_seed: str, sent: Sent, elsewise: Decide
-) -> None:
+) -> dict[str, Any] | None:
+    """Log the seed; the write's events and receipt (None if it logged nothing: the
+    same seed was logged by an attempt that raced this one)."""
+
     def decide(st: hz.TableState, reads: Reads) -> list[hz.Event]:
         if st.dice != serverdice.SERVER:
             return elsewise(st, reads)
@@ -60,7 +64,7 @@ def _give(
         return hz.give_seed(st, client_seed)
 
     key = sent.get("key")
-    club.command(
+    answer = club.command(
         table,
         caller.actor,
         decide,
@@ -68,9 +72,21 @@ def _give(
         if_match=sent.get("if_match"),
         request=sent.get("request"),
     )
+    if not answer.get("events"):
+        return None
+    return {"events": answer["events"], "receipt": answer.get("receipt")}
 
 
-def _draw(club: Club, table: str, caller: Caller, client_seed: str, sent: Sent) -> dict[str, Any]:
+def _draw(
+    club: Club,
+    table: str,
+    caller: Caller,
+    client_seed: str,
+    sent: Sent,
+    logged: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Draw the throw from the seed logged for it. `logged`: the seed's write, as this
+    call made it; when an earlier attempt made it, it is read back from the log."""
     if_match = sent.get("if_match")
     given: dict[str, Any] = {}
 
@@ -91,7 +107,7 @@ def _draw(club: Club, table: str, caller: Caller, client_seed: str, sent: Sent) 
         decide,
         key=sent.get("key"),
         request=sent.get("request"),
-        respond=lambda: {"seed_given": seed_given(**given)},
+        respond=lambda: {"seed_given": logged or seed_given(**given)},
     )
 
 
