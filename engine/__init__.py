@@ -18,7 +18,7 @@ from engine.betting import (
 from engine.errors import HazardError, ReplayError, Rule, RuleBroken, RuleSetError
 from engine.events import Event, Limits, Proposition, PropositionKind, Transfer
 from engine.fold import INITIAL, fold
-from engine.play import call_main, must_pass, server_throw, throw, void_throw
+from engine.play import call_main, give_seed, must_pass, server_throw, throw, void_throw
 from engine.rules import CoverPolicy, MainMethod, Outcome, Rounding, RuleSet
 from engine.rulesets import BUILTIN, DEFAULT
 from engine.state import SETTER, Bet, BetKind, Phase, RoundResult, TableState
@@ -63,6 +63,7 @@ __all__ = [
     "close",
     "cover",
     "fold",
+    "give_seed",
     "lay",
     "lay_odds",
     "leave",

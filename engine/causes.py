@@ -25,7 +25,7 @@ from engine.betting import (
     withdraw_side_bet,
 )
 from engine.errors import Disagreement, HazardError
-from engine.play import call_main, server_throw, throw, void_throw
+from engine.play import call_main, give_seed, server_throw, throw, void_throw
 from engine.rules import CoverPolicy
 from engine.state import BetKind, TableState
 from engine.table import cast_for_caster, close, leave, open_table, pass_dice, seat, serve_dice
@@ -137,6 +137,7 @@ COMMANDS: dict[type, Run] = {
     ev.ThrowVoided: lambda s, e: void_throw(s, e.reason, e.off, e.standing),
     ev.ServerDiceChosen: lambda s, e: serve_dice(s),
     ev.SeedCommitted: _orphan,
+    ev.ClientSeedGiven: lambda s, e: give_seed(s, e.client_seed),
     ev.DiceDrawn: lambda s, e: server_throw(s, e.client_seed, e.die1, e.die2),
     ev.SeedRevealed: _orphan,
     ev.CasterStaked: lambda s, e: stake(s, e.amount),

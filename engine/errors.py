@@ -120,6 +120,15 @@ class Rule(enum.Enum):
     """A client seed is 1 to 64 printable ASCII characters."""
     SEED_MISMATCH = "seed-mismatch"
     """A revealed server seed hashes to the turn's commitment."""
+    SEED_ALREADY_GIVEN = "seed-already-given"
+    """A server throw is drawn from the first client seed logged for it: another seed
+    for the same throw is refused (the logged one, sent again, draws it)."""
+    DRAW_PENDING = "draw-pending"
+    """Once a client seed is logged for a throw, that throw is drawn from it before
+    anything else happens at the table."""
+    SEED_NOT_GIVEN = "seed-not-given"
+    """At a table that logs its client seeds, a server throw is drawn only from a seed
+    logged for it first (`ClientSeedGiven`)."""
 
     ROUND_NOT_ENDED = "round-not-ended"
     """A round is disputed once it has ended and every bet of it is decided."""

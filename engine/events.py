@@ -188,10 +188,25 @@ class SeedCommitted:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientSeedGiven:
+    """The caster's `client_seed` for the turn's throw `nonce`, logged in a write of its
+    own, with its receipt, before anything is drawn from it: the `DiceDrawn` of that
+    throw comes next and is drawn from this seed, never from another. So a bank that
+    knows the server seed, and so the dice, cannot refuse the throw and have the caster
+    give another seed for it: the seed it refused stays in the log."""
+
+    version: int
+    client_seed: str
+    nonce: int
+
+
+@dataclass(frozen=True, slots=True)
 class DiceDrawn:
     """A server throw: the caster's `client_seed`, the throw's `nonce` (its place in the
     turn, from 0) and the dice HMAC-SHA256(server seed, client_seed:nonce:cursor) gave
-    (`engine.serverdice.draw`). The `DiceThrown` of the same dice follows."""
+    (`engine.serverdice.draw`). The `DiceThrown` of the same dice follows. Its seed is
+    the one the `ClientSeedGiven` just before it logged (a table written before seeds
+    were logged has none)."""
 
     version: int
     client_seed: str
@@ -373,6 +388,7 @@ Event = (
     | ThrowVoided
     | ServerDiceChosen
     | SeedCommitted
+    | ClientSeedGiven
     | DiceDrawn
     | SeedRevealed
     | CasterStaked

@@ -26,7 +26,7 @@ _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
 _new_state = object.__new__
-if len(TableState.__dataclass_fields__) != 27 or hasattr(TableState, "__post_init__"):
+if len(TableState.__dataclass_fields__) != 29 or hasattr(TableState, "__post_init__"):
     raise TypeError("_Table.freeze fills every field of TableState: update it with them")
 
 
@@ -38,6 +38,7 @@ class _Table:
         "caster",
         "casts",
         "chance",
+        "client_seed",
         "commitment",
         "consecutive_losses",
         "consecutive_wins",
@@ -49,6 +50,7 @@ class _Table:
         "last_result",
         "last_total",
         "limits",
+        "logs_seeds",
         "losses",
         "main",
         "nonce",
@@ -85,6 +87,8 @@ class _Table:
     dice: str
     commitment: str | None
     nonce: int
+    client_seed: str | None
+    logs_seeds: bool
     disputes: Mapping[str, int]
     disputed_by: Mapping[str, tuple[str, str]]
     adjusted: frozenset[int]
@@ -98,6 +102,7 @@ class _Table:
         self.abandoned, self.contest, self.casts = s.abandoned, s.contest, dict(s.casts)
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
         self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
+        self.client_seed, self.logs_seeds = s.client_seed, s.logs_seeds
         # Disputes change a few times a session: shared, and copied only when they do.
         self.disputes, self.disputed_by, self.adjusted = s.disputes, s.disputed_by, s.adjusted
         self.first_throw = (
@@ -106,7 +111,7 @@ class _Table:
 
     def freeze(self) -> TableState:
         # Every command folds its draft, and the referee folds every command's events:
-        # a frozen dataclass's __init__ sets its 27 fields one object.__setattr__ at a
+        # a frozen dataclass's __init__ sets its 29 fields one object.__setattr__ at a
         # time, three times slower than filling the new state's __dict__ at once.
         # TableState has no __post_init__ to skip; the result is the same state.
         state = _new_state(TableState)
@@ -134,6 +139,8 @@ class _Table:
             dice=self.dice,
             commitment=self.commitment,
             nonce=self.nonce,
+            client_seed=self.client_seed,
+            logs_seeds=self.logs_seeds,
             bets=MappingProxyType(dict(self.bets)),
             disputes=self.disputes,
             disputed_by=self.disputed_by,
@@ -321,18 +328,25 @@ def _server_dice_chosen(t: _Table, e: ev.ServerDiceChosen) -> None:
 
 def _seed_committed(t: _Table, e: ev.SeedCommitted) -> None:
     _next_version(t, e)
-    t.commitment, t.nonce = e.commitment, 0
+    t.commitment, t.nonce, t.client_seed = e.commitment, 0, None
+
+
+def _client_seed_given(t: _Table, e: ev.ClientSeedGiven) -> None:
+    # Its throw is drawn next, from this seed (the referee holds the DiceDrawn to it).
+    _next_version(t, e)
+    t.client_seed, t.logs_seeds = e.client_seed, True
 
 
 def _dice_drawn(t: _Table, e: ev.DiceDrawn) -> None:
     # The DiceThrown after it plays the dice; this only counts the turn's throws.
     _next_version(t, e)
     t.nonce += 1
+    t.client_seed = None
 
 
 def _seed_revealed(t: _Table, e: ev.SeedRevealed) -> None:
     _next_version(t, e)
-    t.commitment, t.nonce = None, 0
+    t.commitment, t.nonce, t.client_seed = None, 0, None
 
 
 def _caster_staked(t: _Table, e: ev.CasterStaked) -> None:
@@ -489,6 +503,7 @@ _APPLY: dict[type, Callable[[_Table, Any], None]] = {
     ev.CasterForfeited: _caster_forfeited,
     ev.ServerDiceChosen: _server_dice_chosen,
     ev.SeedCommitted: _seed_committed,
+    ev.ClientSeedGiven: _client_seed_given,
     ev.DiceDrawn: _dice_drawn,
     ev.SeedRevealed: _seed_revealed,
     ev.CasterStaked: _caster_staked,

@@ -8,7 +8,13 @@ from engine.command import Draft, open_rules, pass_to_left, require_caster
 from engine.dice import MAINS, is_die, require_dice
 from engine.errors import Rule, RuleBroken
 from engine.rules import DicePass, MainMethod
-from engine.serverdice import require_client_seed, require_croupier_dice, require_server_dice
+from engine.serverdice import (
+    already_given,
+    require_client_seed,
+    require_croupier_dice,
+    require_logged,
+    require_server_dice,
+)
 from engine.state import BetKind, Phase, TableState
 
 _THROWING = (Phase.AWAITING_MAIN, Phase.FIRST_THROW, Phase.CHANCE)
@@ -53,12 +59,33 @@ def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
     return draft.events
 
 
-def server_throw(state: TableState, client_seed: str, die1: int, die2: int) -> list[ev.Event]:
-    """The server throws, at a server-dice table: `client_seed` is the caster's, and the
-    dice are what `engine.serverdice.draw` gives for it from the turn's server seed and
-    `state.nonce` (the ledger draws them; once the seed is revealed anyone can draw
-    them again). Returns `DiceDrawn` and then what `throw` returns for those dice."""
+def give_seed(state: TableState, client_seed: str) -> list[ev.Event]:
+    """The caster gives the client seed for the next server throw, after the bets on it
+    are placed: `ClientSeedGiven`, which the ledger writes alone, with its receipt,
+    before drawing anything from it. That throw is then drawn from this seed
+    (`server_throw`) before anything else happens at the table. The same seed given
+    again is a repeat: nothing more is logged (the throw is drawn next); another seed
+    for the same throw is refused."""
     require_server_throw(state, client_seed)
+    if state.client_seed is not None:
+        if client_seed == state.client_seed:
+            return []
+        raise already_given(state, client_seed)
+    _require_stakes_settled(state)
+    draft = Draft(state)
+    draft.add(ev.ClientSeedGiven, client_seed=client_seed, nonce=state.nonce)
+    return draft.events
+
+
+def server_throw(state: TableState, client_seed: str, die1: int, die2: int) -> list[ev.Event]:
+    """The server throws, at a server-dice table: `client_seed` is the caster's, the one
+    logged for this throw (`give_seed`; a table written before seeds were logged has
+    none), and the dice are what `engine.serverdice.draw` gives for it from the turn's
+    server seed and `state.nonce` (the ledger draws them; once the seed is revealed
+    anyone can draw them again). Returns `DiceDrawn` and then what `throw` returns for
+    those dice."""
+    require_server_throw(state, client_seed)
+    require_logged(state, client_seed)
     draft = Draft(state)
     draft.add(ev.DiceDrawn, client_seed=client_seed, nonce=state.nonce, die1=die1, die2=die2)
     _thrown(state, draft, die1, die2)
@@ -85,12 +112,7 @@ def _thrown(state: TableState, draft: Draft, die1: int, die2: int) -> None:
                 Rule.RECAST_MUST_KEEP_STANDING_DIE,
                 f"die {3 - off} stands at {standing}: only die {off} was recast",
             )
-    pending = [b.id for b in state.bets.values() if b.kind is BetKind.LAID and b.pending]
-    if pending:
-        raise RuleBroken(
-            Rule.STAKES_PENDING,
-            f"the caster must cover or refuse {', '.join(pending)} before the throw",
-        )
+    _require_stakes_settled(state)
     draft.add(ev.DiceThrown, die1=die1, die2=die2)
     after = draft.folded()
     resolve(state, after, die1 + die2, draft)
@@ -100,6 +122,15 @@ def _thrown(state: TableState, draft: Draft, die1: int, die2: int) -> None:
         if reason is not None:
             assert state.caster is not None
             pass_to_left(state, draft, state.caster, reason)
+
+
+def _require_stakes_settled(state: TableState) -> None:
+    pending = [b.id for b in state.bets.values() if b.kind is BetKind.LAID and b.pending]
+    if pending:
+        raise RuleBroken(
+            Rule.STAKES_PENDING,
+            f"the caster must cover or refuse {', '.join(pending)} before the throw",
+        )
 
 
 def must_pass(rule: DicePass, losses: int, wins: int) -> str | None:

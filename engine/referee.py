@@ -38,7 +38,9 @@ Which command a group's first event records:
 - `CasterChosen`, `BetSettled` and any other `DicePassed` start no command: they are
   only ever derived.
 - Server dice (engine.serverdice): `ServerDiceChosen` serve_dice (right after the
-  opening); `DiceDrawn` server_throw, with the client seed and the dice it records.
+  opening); `ClientSeedGiven` give_seed, a group of its own, after which nothing but
+  its throw may come (`require_draw_next`); `DiceDrawn` server_throw, with the client
+  seed (the one logged for it) and the dice it records.
   `SeedRevealed` and `SeedCommitted` start no command: a command that ends a caster's
   turn or gives a caster the dice derives them last. Their values are the ledger's, not
   the engine's: the referee takes the commitment as the file gives it, and holds the
@@ -61,7 +63,7 @@ from engine.disputes import open_dispute, resolve
 from engine.errors import Disagreement, HazardError, Rule, RuleBroken
 from engine.fold import INITIAL, fold
 from engine.rounds import RoundBook, RoundRecord
-from engine.serverdice import SERVER, commit_to, draw, is_seed, turn_change
+from engine.serverdice import SERVER, commit_to, draw, is_seed, require_draw_next, turn_change
 from engine.state import TableState
 from engine.words import command_words, describe, same_kind
 
@@ -185,6 +187,7 @@ class Referee:
         if event.__class__ in _DISPUTE_CAUSES:
             run = self._judge
         try:
+            require_draw_next(state, event)
             due = run(state, event)
         except Disagreement:
             raise

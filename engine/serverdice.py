@@ -4,7 +4,10 @@ caster's turn commits to a seed and reveals it.
 At a server-dice table the ledger draws a secret 32-byte server seed for each caster's
 turn and the turn opens with its commitment, SHA-256 of the seed (`SeedCommitted`).
 With each throw the caster gives a fresh client seed, after the bets on that throw are
-placed, and the dice are
+placed. It is logged first, alone (`ClientSeedGiven`, engine.play.give_seed), and the
+throw is then drawn from it and nothing else (`require_logged`, `require_draw_next`):
+the bank, which knows the server seed and so the dice the moment the seed arrives,
+can refuse or stall the draw but cannot have it drawn from another seed. The dice are
 
     block(c) = HMAC-SHA256(key=server seed, msg=f"{client_seed}:{nonce}:{c}")
 
@@ -94,6 +97,47 @@ def require_server_dice(state: TableState) -> None:
             Rule.CROUPIER_DICE,
             "the croupier enters this table's dice: give die1 and die2, not a client seed",
         )
+
+
+def require_logged(state: TableState, client_seed: str) -> None:
+    """A server throw from `client_seed` on `state`: it must be the seed logged for the
+    throw, if one is, and one must be at a table that logs its seeds."""
+    given = state.client_seed
+    if given is not None and client_seed != given:
+        raise already_given(state, client_seed)
+    if given is None and state.logs_seeds:
+        raise RuleBroken(
+            Rule.SEED_NOT_GIVEN,
+            f"this table logs each client seed before its throw is drawn: no seed is "
+            f"logged for throw {state.nonce} of this turn (ClientSeedGiven)",
+        )
+
+
+def already_given(state: TableState, client_seed: str) -> RuleBroken:
+    """`client_seed` offered for a throw that has another seed logged."""
+    return RuleBroken(
+        Rule.SEED_ALREADY_GIVEN,
+        f"the client seed {state.client_seed!r} is already logged for throw {state.nonce} "
+        f"of this turn (version {state.version}), and a throw is drawn from the first seed "
+        f"logged for it, not from {client_seed!r} (send {state.client_seed!r} again to "
+        "draw it)",
+    )
+
+
+def require_draw_next(state: TableState, first: ev.Event) -> None:
+    """`first` is the first event a command would write on `state`: while a client seed
+    waits for its throw, only that throw (its `DiceDrawn`) may come. A bet, a
+    departure, the dice passing or the table closing after the bank has seen the seed,
+    and so the dice, would be a last look of its own."""
+    given = state.client_seed
+    if given is None or isinstance(first, ev.DiceDrawn):
+        return
+    raise RuleBroken(
+        Rule.DRAW_PENDING,
+        f"the client seed {given!r} is logged for throw {state.nonce} of this turn: that "
+        "throw is drawn from it before anything else happens at the table (send the throw "
+        "again with that seed)",
+    )
 
 
 def require_croupier_dice(state: TableState) -> None:

@@ -136,6 +136,13 @@ class TableState:
     """A server-dice table: the SHA-256 (hex) of the seed of the turn in play, if any."""
     nonce: int = 0
     """A server-dice table: the server throws of the turn so far (the next one's nonce)."""
+    client_seed: str | None = None
+    """A server-dice table: the caster's client seed logged for the throw `nonce`
+    (`ClientSeedGiven`), which that throw is drawn from next; None when none waits."""
+    logs_seeds: bool = False
+    """A server-dice table that has logged a client seed before its throw: from then
+    on every server throw is drawn from a seed logged for it first. A table written
+    before the ledger logged seeds has logged none."""
     bets: Mapping[str, Bet] = field(default_factory=lambda: MappingProxyType({}))
     disputes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     """Disputes opened and not yet resolved: dispute id -> the round disputed."""

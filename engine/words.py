@@ -80,6 +80,8 @@ def describe(e: ev.Event) -> str:
             return f"DieCastForCaster {e.player} casts {e.die}"
         case ev.ThrowVoided():
             return f"ThrowVoided ({e.reason}, die {e.off} off)"
+        case ev.ClientSeedGiven():
+            return f"ClientSeedGiven {e.client_seed!r} for nonce {e.nonce} at version {e.version}"
         case ev.DiceDrawn():
             return (
                 f"DiceDrawn {e.die1}+{e.die2} (client seed {e.client_seed!r}, nonce {e.nonce}) "
@@ -127,6 +129,8 @@ def command_words(cause: ev.Event | None, state: TableState) -> str:
             return f"{cause.player}'s cast of {cause.die} for first caster {at}"
         case ev.ThrowVoided():
             return f"the void throw ({cause.reason}) {at}"
+        case ev.ClientSeedGiven():
+            return f"the client seed {cause.client_seed!r} given for throw {cause.nonce} {at}"
         case ev.DiceDrawn():
             return f"the server throw {cause.die1}+{cause.die2} {at} under {rules} rules"
         case ev.ServerDiceChosen():

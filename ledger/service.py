@@ -221,6 +221,8 @@ class Club:
                 raise StaleVersion(if_match, before.version)
             self._require_players(uow.conn, players)
             events = decide(before, Reads(self, uow.conn, stream, before))
+            if events:  # a client seed logged for a throw: that throw comes next, alone
+                serverdice.require_draw_next(before, events[0])
             events = self._seal_turn(uow.conn, stream, before, events)
             rows, state = uow.play(stream, before, events, actor, key)
             more = dict(respond()) if respond is not None else {}

@@ -23,8 +23,11 @@ open or resolve one is still said where it is sent (the API's roles, the CLI's -
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
+import engine as hz
 from ledger.service import Forbidden
 
 
@@ -53,6 +56,18 @@ class Caller:
         return f"{self.role.value}:{self.name}"
 
 
+class Sent(TypedDict, total=False):
+    """How a command was sent, for its unit of work (ledger.service.Club.command)."""
+
+    key: str | None
+    """The idempotency key, scoped to the caller: a repeat is answered, not run again."""
+    if_match: int | None
+    """The table's version as the caller last saw it: StaleVersion if it has moved on."""
+    request: Mapping[str, Any] | None
+    """What the key's answer is remembered against: the same key with another request
+    is refused (IdempotencyConflict)."""
+
+
 class NotPermitted(Forbidden):
     """The caller's role may not send this command, or a player sent it for another:
     refused before the table is read (a 403 over HTTP, as any Forbidden)."""
@@ -68,3 +83,9 @@ def require_self(caller: Caller, player: str) -> None:
     """A player acts only for themselves."""
     if caller.role is Role.PLAYER and caller.name != player:
         raise NotPermitted(f"a player acts for themselves only, not for {player!r}")
+
+
+def caster_only(caller: Caller, st: hz.TableState) -> None:
+    """A player acting as the caster must be the caster."""
+    if caller.role is Role.PLAYER and st.caster != caller.name:
+        raise Forbidden(f"only the caster ({st.caster}) does this, not {caller.name!r}")

@@ -14,31 +14,19 @@ a rule of the table broken (engine.errors.RuleBroken), a rule set that is not on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 import engine as hz
 from engine import serverdice
-from engine.play import require_server_throw
 from engine.rules import from_mapping
-from ledger.commands import Caller, Role, require_role, require_self
+from ledger.commands import Caller, Role, Sent, caster_only, require_role, require_self
+from ledger.commands import serverdice as served
 from ledger.service import Club, Decide, Forbidden, Reads
 
 RUN = (Role.CROUPIER,)
 """Who runs a table (besides the setter)."""
 BET = (Role.CROUPIER, Role.PLAYER)
 """Who places bets (a player only their own)."""
-
-
-class Sent(TypedDict, total=False):
-    """How a command was sent, for its unit of work (ledger.service.Club.command)."""
-
-    key: str | None
-    """The idempotency key, scoped to the caller: a repeat is answered, not run again."""
-    if_match: int | None
-    """The table's version as the caller last saw it: StaleVersion if it has moved on."""
-    request: Mapping[str, Any] | None
-    """What the key's answer is remembered against: the same key with another request
-    is refused (IdempotencyConflict)."""
 
 
 def _run(
@@ -140,14 +128,15 @@ def throw(
     **sent: Unpack[Sent],
 ) -> dict[str, Any]:
     """A throw. At a croupier table the croupier gives the dice. At a server-dice table
-    the caster (or the croupier for them) gives the caster's client seed, and the
-    server draws the dice from it and the turn's committed seed; the setter, a party to
-    the bets, may not."""
+    the caster (or the croupier for them) gives the caster's client seed, which is
+    logged in a write of its own before the server draws the dice from it and the
+    turn's committed seed (ledger.commands.serverdice); the setter, a party to the
+    bets, may not."""
     require_role(caller, *BET)
 
-    def decide(st: hz.TableState, reads: Reads) -> list[hz.Event]:
+    def entered(st: hz.TableState, reads: Reads) -> list[hz.Event]:
         if st.dice == serverdice.SERVER:
-            return _server_throw(caller, st, reads, die1, die2, client_seed)
+            _refuse_entered(st, die1, die2)
         if caller.role is Role.PLAYER:
             raise Forbidden("the croupier enters this table's dice; a player does not")
         if client_seed is not None:
@@ -158,36 +147,19 @@ def throw(
             )
         return hz.throw(st, die1, die2)
 
-    return _run(club, table, caller, decide, sent)
+    if client_seed is None or die1 is not None or die2 is not None:
+        return _run(club, table, caller, entered, sent)
+    return served.throw(club, table, caller, client_seed, sent, entered)
 
 
-def _server_throw(
-    caller: Caller,
-    st: hz.TableState,
-    reads: Reads,
-    die1: int | None,
-    die2: int | None,
-    client_seed: str | None,
-) -> list[hz.Event]:
-    """The caster's client seed in, the server's dice out (engine.serverdice)."""
+def _refuse_entered(st: hz.TableState, die1: int | None, die2: int | None) -> None:
+    """A server-dice table's throw sent with dice, or with no client seed."""
     if die1 is not None or die2 is not None:
         serverdice.require_croupier_dice(st)
-    if client_seed is None:
-        raise hz.RuleBroken(
-            hz.Rule.SERVER_DICE,
-            "the server throws this table's dice: give the caster's client_seed for this throw",
-        )
-    if caller.role is Role.SETTER:
-        # Whoever could know the server seed must not choose the client seed: with both
-        # they would choose the dice. The setter's service keeps the seeds.
-        raise Forbidden(
-            "the setter is a party to the bets and keeps the server seeds: the caster, or "
-            "the croupier for them, gives the client seed"
-        )
-    caster_only(caller, st)
-    require_server_throw(st, client_seed)
-    drawn1, drawn2 = serverdice.draw(reads.server_seed(), client_seed, st.nonce)
-    return hz.server_throw(st, client_seed, drawn1, drawn2)
+    raise hz.RuleBroken(
+        hz.Rule.SERVER_DICE,
+        "the server throws this table's dice: give the caster's client_seed for this throw",
+    )
 
 
 def void_throw(
@@ -202,12 +174,6 @@ def void_throw(
     """A cocked or wild throw, which does not count."""
     require_role(caller, *RUN)
     return _run(club, table, caller, lambda st, _: hz.void_throw(st, reason, off, standing), sent)
-
-
-def caster_only(caller: Caller, st: hz.TableState) -> None:
-    """A player acting as the caster must be the caster."""
-    if caller.role is Role.PLAYER and st.caster != caller.name:
-        raise Forbidden(f"only the caster ({st.caster}) does this, not {caller.name!r}")
 
 
 def _as_caster(caller: Caller, act: Decide) -> Decide:

@@ -29,10 +29,10 @@ from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
+from engine import serverdice
 from ledger.books import disputeviews, projections, queries
 from ledger.books.accounts import account_stream, owed, player_account
-from ledger.commands import NotPermitted, Role
-from ledger.commands.tables import Sent
+from ledger.commands import NotPermitted, Role, Sent
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
 from ledger.store.log import proofs, receipts
@@ -204,6 +204,9 @@ def open_table() -> Any:
 
 
 def _table_page_error(table: str | None, control: str, message: str, status: int) -> Any:
+    who = _signed_in()
+    if who.role is Role.PLAYER:  # a player's throw, sent from their own page
+        return _my_page(who, {f"{table}/{control}": message}), status
     if table is None:
         who = _signed_in()
         return render_template("home.html", who=who, tables=_tables(), error=message), status
@@ -245,7 +248,11 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "seats": lambda f: {"player": f["player"]},
     "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
     "main": lambda f: {"main": _int(f["main"])},
-    "throws": lambda f: {"die1": _int(f["die1"]), "die2": _int(f["die2"])},
+    "throws": lambda f: (
+        {"client_seed": f["client_seed"]}
+        if "client_seed" in f
+        else {"die1": _int(f["die1"]), "die2": _int(f["die2"])}
+    ),
     "void-throws": lambda f: {
         "reason": f["reason"],
         "off": _int(f["off"]),
@@ -304,8 +311,10 @@ def do(table: str, rule: str) -> Any:
         schema = WRITES[rule].schema  # the body read as the API reads the same write's
         tablewrites.run(rule, table, who, schema().load(body) if schema else {}, sent)
     except StaleVersion as exc:
-        state, view = _state(table)
         message = f"The table has changed (it is at version {exc.current}): look again."
+        if who.role is Role.PLAYER:
+            return _my_page(who, {f"{table}/{rule}": message}), 409
+        state, view = _state(table)
         return (
             render_template(
                 "table.html", who=who, view=view, errors={rule: message}, rules=state.rules
@@ -340,14 +349,30 @@ def _fields(exc: ValidationError) -> str:
 
 @blp.route("/console/me", methods=["GET"])
 def me() -> Any:
-    """A player's balance, statement and open bets."""
-    who = _signed_in(Role.PLAYER)
+    """A player's balance, statement and open bets, and their throw at a server-dice
+    table where they hold the dice."""
+    return _my_page(_signed_in(Role.PLAYER), {})
+
+
+def _my_page(who: Holder, errors: dict[str, str]) -> str:
     account = player_account(who.name)
     with club().store.engine.connect() as conn:
         balance, limit = club().standing(conn, who.name)  # as GET /players/{p}/balance
         lines = projections.statement(conn, account, after_position=0, limit=200)
-    open_bets = [
-        (t, b) for t in _tables() for b in club().state(t).open_bets if who.name in b.parties
+    states = {t: club().state(t) for t in _tables()}
+    open_bets = [(t, b) for t, st in states.items() for b in st.open_bets if who.name in b.parties]
+    # The server-dice tables where the player holds the dice: their throw is theirs to
+    # send, with a seed their own browser makes and keeps (static/console.js).
+    throws = [
+        {
+            "table": t,
+            "version": st.version,
+            "nonce": st.nonce,
+            "commitment": st.commitment,
+            "client_seed": st.client_seed,
+        }
+        for t, st in states.items()
+        if st.dice == serverdice.SERVER and st.caster == who.name and st.commitment is not None
     ]
     with club().store.engine.connect() as conn:
         mine = disputeviews.listing(conn, claimant=who.name, limit=100)
@@ -360,6 +385,8 @@ def me() -> Any:
         owed=owed(balance, limit),
         lines=lines,
         open_bets=open_bets,
+        throws=throws,
+        errors=errors,
         disputes=mine,
         receipts=kept,
         policy=_club_policy(),

@@ -23,7 +23,7 @@ from ledger.store import codec
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import snapshots
 
-FORMAT = 6
+FORMAT = 7
 """2 since the fold ends the round whenever a caster leaves or forfeits, or the table
 closes (before the main as after it): a state folded under format 1 may number its
 rounds differently from a replay now, so those snapshots are passed over. 3 since
@@ -34,7 +34,10 @@ nonce. 5 since the state holds the table's open disputes and the rounds adjusted
 it holds who opened each open dispute, and the edition of the house caps the table was
 opened under (`Limits.caps`); a format 5 state with no dispute open is read as it is
 (there is no one to name, and the table was opened under the first caps), one with
-disputes open is passed over."""
+disputes open is passed over. 7 since a server-dice table logs each throw's client seed
+before drawing it: the state holds the seed waiting for its throw and whether the
+table logs its seeds; a format 6 (or 5) state is read as one that has logged none,
+which is what the code that wrote it did."""
 EVERY = 500
 """Take a snapshot each time a table's version passes a multiple of this."""
 
@@ -65,7 +68,7 @@ def encode_state(state: hz.TableState) -> bytes:
         "casts": dict(state.casts),
         "standing": list(state.standing) if state.standing else None,
         "last_total": state.last_total,
-        "dice": [state.dice, state.commitment, state.nonce],
+        "dice": [state.dice, state.commitment, state.nonce, state.client_seed, state.logs_seeds],
         "bets": [_bet_out(b) for b in state.bets.values()],
         "disputes": dict(state.disputes),
         "disputed_by": {d: list(who) for d, who in state.disputed_by.items()},
@@ -79,8 +82,10 @@ def decode_state(blob: bytes) -> hz.TableState | None:
     doc = json.loads(blob)
     if doc.get("format") == 5 and not doc.get("disputes"):
         doc = {**doc, "disputed_by": {}}
-    elif doc.get("format") != FORMAT:
+    elif doc.get("format") not in (6, FORMAT):
         return None
+    dice, commitment, nonce, *logged = doc["dice"]  # format 6: no seed logged, ever
+    client_seed, logs_seeds = logged or (None, False)
     lo, hi, cap, *caps = doc["limits"]  # format 5: a table opened under the first caps
     return hz.TableState(
         version=doc["version"],
@@ -103,9 +108,11 @@ def decode_state(blob: bytes) -> hz.TableState | None:
         casts=MappingProxyType(dict(doc["casts"])),
         standing=(doc["standing"][0], doc["standing"][1]) if doc["standing"] else None,
         last_total=doc["last_total"],
-        dice=doc["dice"][0],
-        commitment=doc["dice"][1],
-        nonce=doc["dice"][2],
+        dice=dice,
+        commitment=commitment,
+        nonce=nonce,
+        client_seed=client_seed,
+        logs_seeds=logs_seeds,
         bets=MappingProxyType({b["id"]: _bet_in(b) for b in doc["bets"]}),
         disputes=MappingProxyType(dict(doc["disputes"])),
         disputed_by=MappingProxyType(

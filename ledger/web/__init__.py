@@ -29,7 +29,7 @@ from typing import Any
 
 from flask import current_app
 
-from ledger.commands.tables import Sent
+from ledger.commands import Sent
 from ledger.service import Club
 from ledger.web.tokens import Holder
 

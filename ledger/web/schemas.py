@@ -135,6 +135,26 @@ class ReceiptSchema(Schema):
     )
 
 
+class SeedGivenSchema(Schema):
+    """A server throw's first write: the caster's client seed, logged before the draw."""
+
+    events = fields.List(
+        fields.Nested(EventSchema),
+        required=True,
+        metadata={"description": "The ClientSeedGiven that logged the seed for the throw"},
+    )
+    receipt = fields.Nested(
+        ReceiptSchema,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The receipt of the write that logged it (this call's, or an "
+            "earlier attempt's whose draw failed): its positions and the checkpoint it "
+            "signed, earlier than the draw's. Null only where no checkpoint holds it"
+        },
+    )
+
+
 class WriteResultSchema(Schema):
     table = fields.String()
     player = fields.String()
@@ -164,6 +184,14 @@ class WriteResultSchema(Schema):
         metadata={
             "description": "The write's receipt; every write that appends an event has one, "
             "and a repeat under the same Idempotency-Key gets the same"
+        },
+    )
+    seed_given = fields.Nested(
+        SeedGivenSchema,
+        metadata={
+            "description": "A server-dice throw: the write before the draw's, which logged "
+            "the caster's client seed the dice are drawn from. Keep the seed, and send it "
+            "again (never another) if the throw fails, until an answer holds this receipt"
         },
     )
 
@@ -269,8 +297,11 @@ class ThrowSchema(Schema):
         validate=Whole(serverdice.CLIENT_SEED.pattern, error="1 to 64 printable ASCII characters"),
         metadata={
             "description": "A server-dice table: the caster's fresh seed for this throw, "
-            "given after the bets on it are placed (refused at a croupier table). The dice "
-            "are HMAC-SHA256(server seed, `client_seed:nonce:cursor`), drawn as docs/player.md's "
+            "given after the bets on it are placed (refused at a croupier table). It is "
+            "logged first, in a write of its own, and the throw is then drawn from it: a "
+            "throw that fails is drawn from it when it is sent again, and another seed for "
+            "the same throw is refused (`seed-already-given`). The dice are "
+            "HMAC-SHA256(server seed, `client_seed:nonce:cursor`), drawn as docs/player.md's "
             '"Provably fair server dice" says'
         },
     )
@@ -397,6 +428,16 @@ class TableStateSchema(Schema):
     nonce = fields.Integer(
         required=True,
         metadata={"description": "A server-dice table: the nonce of the next throw of the turn"},
+    )
+    client_seed = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "A server-dice table: the caster's client seed logged for the next "
+            "throw (its ClientSeedGiven) and not drawn yet, which that throw is drawn from "
+            "before anything else happens at the table: send it again to draw it; null "
+            "when none waits"
+        },
     )
     standing = fields.Nested(
         StandingSchema,

@@ -15,8 +15,7 @@ from typing import Any, NamedTuple
 
 from marshmallow import Schema
 
-from ledger.commands import tables
-from ledger.commands.tables import Sent
+from ledger.commands import Sent, tables
 from ledger.web import club
 from ledger.web import schemas as s
 from ledger.web.tokens import Holder
@@ -52,8 +51,10 @@ WRITES: dict[str, TableWrite] = {
         tables.throw,
         "A throw. At a croupier table the croupier records the dice, each 1 to 6. At a "
         "server-dice table the caster (with their own player token) or the croupier gives "
-        "the caster's client seed, and the server draws the dice from it and the turn's "
-        "committed seed; the setter, a party to the bets, may not.",
+        "the caster's client seed, and the server logs it (ClientSeedGiven, a write of its "
+        "own, whose receipt the answer gives as `seed_given`) and then draws the dice from "
+        "it and the turn's committed seed; the setter, a party to the bets, may not. A "
+        "throw whose draw failed is sent again with the same seed, never another.",
     ),
     "void-throws": TableWrite(
         s.VoidThrowSchema,

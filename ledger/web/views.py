@@ -63,6 +63,7 @@ def _view(
         "dice": state.dice,
         "commitment": state.commitment,
         "nonce": state.nonce,
+        "client_seed": state.client_seed,
         "standing": standing_view(state.standing),
         "open_bet_count": len(state.bets),
         "open_bets": [

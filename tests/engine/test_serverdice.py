@@ -328,3 +328,143 @@ def test_a_croupier_throw_at_a_server_table_is_refused_by_the_referee() -> None:
         ]
     )
     _fails_at(forged, d.version, "server-dice")
+
+
+# -- the client seed logged before the draw -------------------------------------------
+
+
+class LoggingGame(ServerGame):
+    """As the ledger plays a server-dice table now: each throw's client seed logged
+    first (`engine.give_seed`, a write of its own), then the throw drawn from it."""
+
+    def throw(self, client_seed: str) -> list[ev.Event]:
+        given = self.do(engine.give_seed, client_seed)
+        return given + self.draw()
+
+    def draw(self) -> list[ev.Event]:
+        """The throw, drawn from the seed logged for it."""
+        assert self.seed is not None and self.state.client_seed is not None
+        seed = self.state.client_seed
+        d1, d2 = serverdice.draw(self.seed, seed, self.state.nonce)
+        return self.do(engine.server_throw, seed, d1, d2)
+
+
+def test_the_seed_is_logged_alone_and_the_throw_is_drawn_from_it() -> None:
+    game = LoggingGame()
+    given = game.do(engine.give_seed, "ann's first")
+    assert given == [ev.ClientSeedGiven(given[0].version, "ann's first", 0)]
+    assert (game.state.client_seed, game.state.nonce) == ("ann's first", 0)
+    drawn = game.draw()
+    assert isinstance(drawn[0], ev.DiceDrawn) and drawn[0].client_seed == "ann's first"
+    assert game.state.client_seed is None and game.state.nonce == 1
+    game.turn()
+    r = referee(game.events)
+    assert r.unrevealed == ()
+    assert len(of(game.events, ev.ClientSeedGiven)) == len(of(game.events, ev.DiceDrawn))
+
+
+def test_a_repeat_of_the_logged_seed_logs_nothing_and_another_seed_is_refused() -> None:
+    game = LoggingGame()
+    game.do(engine.give_seed, "A")
+    assert engine.give_seed(game.state, "A") == []
+    for refused in (
+        lambda s: engine.give_seed(s, "B"),
+        lambda s: engine.server_throw(s, "B", 3, 4),
+    ):
+        with pytest.raises(RuleBroken) as info:
+            refused(game.state)
+        assert info.value.rule is Rule.SEED_ALREADY_GIVEN
+        assert "'A'" in info.value.detail and "throw 0" in info.value.detail
+
+
+def test_nothing_but_the_draw_comes_between_a_logged_seed_and_its_throw() -> None:
+    game = LoggingGame()
+    game.do(engine.stake, 10)
+    game.do(engine.give_seed, "A")
+    state = game.state
+    for command in (
+        lambda: engine.lay(state, "bob", 5),
+        lambda: engine.leave(state, "bob"),
+        lambda: engine.close(state),
+    ):
+        events = command()
+        with pytest.raises(RuleBroken) as info:
+            serverdice.require_draw_next(state, events[0])
+        assert info.value.rule is Rule.DRAW_PENDING
+        assert "'A'" in info.value.detail
+    # The draw itself may come, and at a table with no seed logged anything may.
+    d1, d2 = serverdice.draw(game.seed or b"", "A", 0)
+    serverdice.require_draw_next(state, engine.server_throw(state, "A", d1, d2)[0])
+    serverdice.require_draw_next(fold(game.events[:-1]), engine.lay(state, "bob", 5)[0])
+
+
+def test_the_seed_is_given_only_when_a_throw_is_due() -> None:
+    game = LoggingGame()
+    game.do(engine.lay, "bob", 5)  # a stake laid against the caster, not yet covered
+    with pytest.raises(RuleBroken) as info:
+        engine.give_seed(game.state, "A")
+    assert info.value.rule is Rule.STAKES_PENDING
+    croupier = fold(engine.open_table(BUILTIN["club"]))
+    with pytest.raises(RuleBroken) as info:
+        engine.give_seed(croupier, "A")
+    assert info.value.rule is Rule.CROUPIER_DICE
+    with pytest.raises(RuleBroken) as info:
+        engine.give_seed(game.state, "")
+    assert info.value.rule is Rule.INVALID_CLIENT_SEED
+
+
+def _given(game: LoggingGame) -> int:
+    """The index of the first ClientSeedGiven whose throw's dice differ."""
+    return next(
+        i - 1 for i, e in enumerate(game.events) if isinstance(e, ev.DiceDrawn) and e.die1 != e.die2
+    )
+
+
+def test_the_referee_holds_each_throw_to_the_seed_logged_for_it() -> None:
+    game = LoggingGame()
+    game.turn()
+    i = _given(game)
+    given, drawn = game.events[i], game.events[i + 1]
+    assert isinstance(given, ev.ClientSeedGiven) and isinstance(drawn, ev.DiceDrawn)
+    # The throw drawn from another seed than the one logged for it (its dice as that
+    # seed draws them, so only the log can tell): refused at the throw.
+    assert game.seed is not None
+    other = serverdice.draw(game.seed, "B", drawn.nonce)
+    swapped = _changed(game.events, i + 1, client_seed="B", die1=other[0], die2=other[1])
+    _fails_at(swapped, drawn.version, "seed-already-given")
+    # A logged seed followed by anything but its throw.
+    moved = [*game.events[: i + 1], ev.TableClosed(given.version + 1)]
+    _fails_at(moved, given.version + 1, "draw-pending")
+    # The seed logged for another nonce than the throw's.
+    _fails_at(_changed(game.events, i, nonce=given.nonce + 1), given.version, "nonce")
+
+
+def test_once_a_table_logs_its_seeds_every_throw_is_drawn_from_a_logged_seed() -> None:
+    game = LoggingGame()
+    game.turn()
+    game.turn()
+    # The second throw's ClientSeedGiven dropped (the rest renumbered): a throw drawn
+    # from a seed the log never held first, at a table that logged the first one.
+    i = [i for i, e in enumerate(game.events) if isinstance(e, ev.ClientSeedGiven)][1]
+    given = game.events[i]
+    unlogged = (
+        game.events[:i]
+        + [
+            dataclasses.replace(e, version=e.version - 1)  # type: ignore[type-var]
+            for e in game.events[i + 1 :]
+        ]
+    )
+    _fails_at(unlogged, given.version, "seed-not-given")
+    # A table written before seeds were logged (no ClientSeedGiven at all) plays as it did.
+    old = ServerGame()
+    old.turn()
+    assert not of(old.events, ev.ClientSeedGiven)
+    assert referee(old.events).unrevealed == ()
+
+
+def test_a_pending_seed_folds_and_a_turn_ends_with_none() -> None:
+    game = LoggingGame()
+    game.do(engine.give_seed, "A")
+    assert fold(game.events).client_seed == "A" and fold(game.events).logs_seeds
+    game.draw()
+    assert fold(game.events).client_seed is None and fold(game.events).logs_seeds

@@ -3,7 +3,10 @@ played out at table s1, and a throw of the next, still in play.
 
     with fixed_seeds():
         play(Club(Book(store)))
-"""
+
+Each throw as the ledger throws now (ledger.commands.tables.throw: the client seed
+logged, then drawn), or, with `logged=False`, as it threw before it logged seeds: the
+seed and the dice in one write, as a log written then holds them."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import pytest
 
 import engine as hz
 from engine import serverdice
+from ledger.commands import Caller, Role, tables
 from ledger.service import Club, Reads
 from ledger.store.vocabulary import Deposited
 
@@ -30,8 +34,14 @@ def fixed_seeds(seed: int = 13) -> Iterator[None]:
         yield
 
 
-def server_throw(club: Club, table: str, client_seed: str) -> dict[str, Any]:
-    """As POST /tables/<t>/throws does at a server-dice table."""
+CROUPIER = Caller(Role.CROUPIER, "cecil")
+
+
+def server_throw(club: Club, table: str, client_seed: str, logged: bool = True) -> dict[str, Any]:
+    """As POST /tables/<t>/throws does at a server-dice table; `logged=False`, as it did
+    before the seed was logged first."""
+    if logged:
+        return tables.throw(club, table, CROUPIER, client_seed=client_seed)
 
     def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
         dice = serverdice.draw(reads.server_seed(), client_seed, state.nonce)
@@ -40,7 +50,7 @@ def server_throw(club: Club, table: str, client_seed: str) -> dict[str, Any]:
     return club.command(table, "croupier", decide)
 
 
-def play(club: Club) -> None:
+def play(club: Club, logged: bool = True) -> None:
     """ann's turn and bob's played out at table s1, then one throw of ann's next turn,
     which is still in play."""
     club.account_command(hz.SETTER, Deposited, 100_000, "setter")
@@ -61,8 +71,8 @@ def play(club: Club) -> None:
         state = club.state("s1")
         if state.phase is hz.Phase.AWAITING_MAIN and not state.bets:
             do(hz.stake, 50)
-        answer = server_throw(club, "s1", f"{state.caster}/{n}")
+        answer = server_throw(club, "s1", f"{state.caster}/{n}", logged)
         turns += any(e["type"] == "SeedRevealed" for e in answer["events"])
         if turns == 2:
             break
-    server_throw(club, "s1", "ann again")
+    server_throw(club, "s1", "ann again", logged)

@@ -59,8 +59,9 @@ def _a_table_with_every_event() -> list[hz.Event]:
 
 
 def _a_server_dice_turn() -> list[hz.Event]:
-    """A server-dice table's events: its choice, a turn's commitment, a throw drawn from
-    the seed, and the seed revealed as the table closes."""
+    """A server-dice table's events: its choice, a turn's commitment, the caster's client
+    seed logged, the throw drawn from it and the seed, and the seed revealed as the
+    table closes."""
     seed = bytes(range(32))
     state = hz.INITIAL
     log: list[hz.Event] = []
@@ -68,6 +69,7 @@ def _a_server_dice_turn() -> list[hz.Event]:
         lambda s: hz.open_table(hz.BUILTIN["club"], dice="server"),
         lambda s: hz.seat(s, "ann"),
         lambda s: hz.cast_for_caster(s, "ann", 3),
+        lambda s: hz.give_seed(s, "ann's seed"),
         lambda s: hz.server_throw(s, "ann's seed", *serverdice.draw(seed, "ann's seed", 0)),
         lambda s: hz.close(s),
     ):

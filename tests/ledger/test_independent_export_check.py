@@ -223,6 +223,10 @@ def hold_turn(number: int, r: dict[str, Any], turns: dict[str, Turn]) -> int:
         turns[stream] = Turn(payload["commitment"])
         return 0
     turn = turns.get(stream)
+    if r["type"] == "ClientSeedGiven":
+        if turn is None or payload["nonce"] != len(turn.throws):
+            raise Rejected(number, "a client seed logged out of its turn's order")
+        return 0
     if r["type"] == "DiceDrawn":
         if turn is None or payload["nonce"] != len(turn.throws):
             raise Rejected(number, "a server throw out of its turn's order")
@@ -241,7 +245,34 @@ def hold_turn(number: int, r: dict[str, Any], turns: dict[str, Turn]) -> int:
     return len(turn.throws)
 
 
-SERVER_DICE = frozenset({"SeedCommitted", "DiceDrawn", "SeedRevealed"})
+SERVER_DICE = frozenset({"SeedCommitted", "ClientSeedGiven", "DiceDrawn", "SeedRevealed"})
+
+
+@dataclasses.dataclass
+class Given:
+    """The client seeds a table has logged: the one waiting for its throw, if any, and
+    whether it has logged one at all."""
+
+    waiting: dict[str, Any] | None = None
+    logs: bool = False
+
+
+def hold_seed(number: int, r: dict[str, Any], given: dict[str, Given]) -> None:
+    """The format's "Server dice": a logged client seed's throw is the table's next
+    event, drawn from that seed; once a table logs seeds, every throw is drawn from one."""
+    seen = given.setdefault(r["stream"], Given())
+    kind, payload = r["type"], r["payload"]
+    if seen.waiting is not None:
+        if kind != "DiceDrawn":
+            raise Rejected(number, "the table's next event after a logged seed is not its throw")
+        logged = (seen.waiting["client_seed"], seen.waiting["nonce"])
+        if (payload["client_seed"], payload["nonce"]) != logged:
+            raise Rejected(number, "a throw drawn from another seed than the one logged for it")
+        seen.waiting = None
+    elif kind == "DiceDrawn" and seen.logs:
+        raise Rejected(number, "a throw drawn from a seed that was not logged first")
+    if kind == "ClientSeedGiven":
+        seen.waiting, seen.logs = payload, True
 
 
 def ledger_account(table: str, local: str) -> str:
@@ -712,6 +743,7 @@ class Checker:
         turns: dict[str, Turn] = {}
         trusted: set[str] = set()
         """Tables carried in by a snapshot: their state is taken on trust, not replayed."""
+        given: dict[str, Given] = {}
         money: dict[str, dict[str, int]] = {}
         counted = {"events": 0, "skipped": 0, "rounds": 0, "settled": 0, "drawn": 0}
         types: dict[str, int] = {}
@@ -764,6 +796,8 @@ class Checker:
                 heads[r["stream"]] = (r["version"], r["hash"])
                 if r["type"] in SERVER_DICE:  # the format's own check, before the engine's
                     counted["drawn"] += hold_turn(number, r, turns)
+                if r["stream"].startswith("table:"):
+                    hold_seed(number, r, given)
                 accounts = self._replay(number, r, referees, books, money, trusted)
                 if whole is not None:
                     whole.event(number, r, accounts)
@@ -1159,8 +1193,7 @@ def test_the_checker_imports_nothing_from_ledger() -> None:
     }  # fmt: skip
 
 
-@pytest.fixture
-def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+def _server_log(engine: sa.Engine, logged: bool) -> Iterator[tuple[sa.Engine, str]]:
     from ledger.books.book import Book
     from ledger.service import Club
     from ledger.store.eventstore import EventStore
@@ -1170,9 +1203,21 @@ def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
 
     store = EventStore(engine, clock=ticking(), signer=SIGNER)
     with fixed_seeds():
-        play(Club(Book(store)))
+        play(Club(Book(store)), logged=logged)
     store.close()
     yield engine, SIGNER.verifier.text()
+
+
+@pytest.fixture
+def server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+    """A server-dice table whose throws each logged their client seed first."""
+    yield from _server_log(engine, logged=True)
+
+
+@pytest.fixture
+def unlogged_server_log(engine: sa.Engine) -> Iterator[tuple[sa.Engine, str]]:
+    """The same table played as the ledger played it before it logged client seeds."""
+    yield from _server_log(engine, logged=False)
 
 
 def test_server_dice_are_drawn_again_from_the_revealed_seeds(
@@ -1210,6 +1255,63 @@ def test_server_dice_are_drawn_again_from_the_revealed_seeds(
     with pytest.raises(Rejected, match="the revealed seed draws") as caught:
         Checker(key).check(twice)
     assert caught.value.line == at + 1
+
+
+def test_each_throw_is_drawn_from_the_client_seed_logged_before_it(
+    server_log: tuple[sa.Engine, str],
+) -> None:
+    engine, key = server_log
+    data = exported(engine, table="s1")
+    records = [json.loads(line) for line in data.splitlines()]
+    given = [r for r in records if r.get("type") == "ClientSeedGiven"]
+    drawn = [r for r in records if r.get("type") == "DiceDrawn"]
+    assert len(given) == len(drawn) >= 3
+    Checker(key).check(data)
+
+    def line_of(pick: Any, changed: bytes) -> int:
+        lines = [json.loads(line) for line in changed.splitlines()]
+        return next(i for i, r in enumerate(lines, 1) if r.get("record") == "event" and pick(r))
+
+    def first(kind: str) -> Any:
+        return lambda r: r["type"] == kind and r["payload"]["nonce"] == 0
+
+    def reseeded(r: dict[str, Any]) -> None:
+        r["payload"]["client_seed"] = "mine"
+
+    # The throw drawn from another seed than the one logged for it.
+    changed = _rehashed(data, first("DiceDrawn"), reseeded)
+    with pytest.raises(Rejected, match="another seed than the one logged") as caught:
+        Checker(key).check(changed)
+    assert caught.value.line == line_of(first("DiceDrawn"), changed)
+
+    # The seed logged for another throw than the next.
+    def renumbered(r: dict[str, Any]) -> None:
+        r["payload"]["nonce"] = 1
+
+    changed = _rehashed(data, first("ClientSeedGiven"), renumbered)
+    with pytest.raises(Rejected, match="out of its turn's order") as caught:
+        Checker(key).check(changed)
+
+    # A logged seed followed by something else than its throw: the throw's DiceDrawn
+    # made a DiceThrown of the same dice (as a croupier enters them).
+    def entered(r: dict[str, Any]) -> None:
+        p = r["payload"]
+        r["type"], r["payload"] = "DiceThrown", {"die1": p["die1"], "die2": p["die2"]}
+
+    changed = _rehashed(data, first("DiceDrawn"), entered)
+    with pytest.raises(Rejected, match="after a logged seed is not its throw"):
+        Checker(key).check(changed)
+
+
+def test_a_table_written_before_seeds_were_logged_still_checks(
+    unlogged_server_log: tuple[sa.Engine, str],
+) -> None:
+    engine, key = unlogged_server_log
+    for scope in ({"everything": True}, {"table": "s1"}):
+        data = exported(engine, **scope)
+        assert b"ClientSeedGiven" not in data
+        found = Checker(key).check(data)
+        assert found["on_trust"] == 1 and found["drawn"] >= 2
 
 
 @pytest.fixture

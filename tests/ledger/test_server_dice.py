@@ -101,6 +101,25 @@ def test_the_export_verifies_and_the_turn_in_play_is_taken_on_trust(
     assert result.output.startswith("verified\n") and "server throw(s)" in result.output
 
 
+def test_a_log_from_before_seeds_were_logged_first_verifies_as_it_did(
+    engine: sa.Engine,
+) -> None:
+    """The same table played as the ledger played it before it logged client seeds (the
+    seed and the dice in one write): its export verifies, every ended turn drawn again."""
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    try:
+        with fixed_seeds():
+            play(Club(Book(store)), logged=False)
+        assert not [r for r in table_events(store) if r.type == "ClientSeedGiven"]
+        for scope in (scope_of(everything=True), scope_of(table="s1")):
+            verified = offline.verify(export(store.engine, scope).splitlines(True), VERIFIER)
+            assert "1 server throw(s) of the turn in play" in " ".join(verified.trusted)
+        with store.engine.connect() as conn:
+            assert check.check_log(conn, VERIFIER).ok
+    finally:
+        store.close()
+
+
 def _first_turn_throw(recs: list[dict[str, Any]]) -> int:
     """The line of a DiceDrawn of the first turn whose dice differ (swapping them keeps
     the total, so every settlement still follows: only the seed can tell)."""
@@ -138,6 +157,13 @@ def _client_seed(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
     return n, [n]
 
 
+def _seed_logged_and_drawn(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
+    n = _first_turn_throw(recs)
+    assert recs[n - 2]["type"] == "ClientSeedGiven"
+    recs[n - 2]["payload"]["client_seed"] = recs[n - 1]["payload"]["client_seed"] = "mine"
+    return n, [n - 1, n]
+
+
 def _nonce(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
     n = _first_turn_throw(recs)
     recs[n - 1]["payload"]["nonce"] += 1
@@ -158,7 +184,8 @@ def _seed(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
 
 TAMPERING: dict[str, tuple[Change, str]] = {
     "die": (_die, "draws"),
-    "client seed": (_client_seed, "draws"),
+    "client seed": (_client_seed, "seed-already-given"),
+    "client seed, as logged and as drawn": (_seed_logged_and_drawn, "draws"),
     "nonce": (_nonce, "nonce"),
     "commitment": (_commitment, "committed to"),
     "seed": (_seed, "SHA-256"),

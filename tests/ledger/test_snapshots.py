@@ -145,7 +145,7 @@ PACKED = {
     "streak": ("consecutive_losses", "consecutive_wins"),
     "tally": ("wins", "losses", "abandoned"),
     "stakes": ("yes_stake", "no_stake"),
-    "dice": ("dice", "commitment", "nonce"),
+    "dice": ("dice", "commitment", "nonce", "client_seed", "logs_seeds"),
 }
 """Snapshot keys that hold several fields, in a list; every other key is a field's name."""
 
@@ -183,11 +183,25 @@ def test_a_bet_and_its_snapshot_hold_the_same_fields() -> None:
 
 
 def test_a_server_dice_table_mid_turn_round_trips() -> None:
-    """Who throws the dice, the turn's commitment and its nonce survive a snapshot."""
+    """Who throws the dice, the turn's commitment, its nonce and the client seed logged
+    for the next throw survive a snapshot."""
+    state = hz.fold(hz.open_table(hz.BUILTIN["club"], dice="server"))
+    state = dataclasses.replace(
+        state, commitment="ab" * 32, nonce=7, client_seed="ann's", logs_seeds=True
+    )
+    assert snapshots.decode_state(snapshots.encode_state(state)) == state
+    dice = ["server", "ab" * 32, 7, "ann's", True]
+    assert json.loads(snapshots.encode_state(state))["dice"] == dice
+
+
+def test_a_format_6_snapshot_is_read_as_a_table_that_logged_no_seed() -> None:
+    """Format 7 holds the client seed waiting for its throw: a format 6 state was
+    written by code that logged none, and is read as it is."""
     state = hz.fold(hz.open_table(hz.BUILTIN["club"], dice="server"))
     state = dataclasses.replace(state, commitment="ab" * 32, nonce=7)
-    assert snapshots.decode_state(snapshots.encode_state(state)) == state
-    assert json.loads(snapshots.encode_state(state))["dice"] == ["server", "ab" * 32, 7]
+    blob = json.loads(snapshots.encode_state(state))
+    blob["format"], blob["dice"] = 6, ["server", "ab" * 32, 7]
+    assert snapshots.decode_state(json.dumps(blob).encode()) == state
 
 
 def test_a_format_5_snapshot_is_read_only_when_no_dispute_is_open() -> None:

@@ -83,3 +83,35 @@ function verifier(root) {
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-verify]").forEach(verifier);
 });
+
+// A server-dice throw's client seed is kept in this browser (localStorage, by table, turn
+// and throw) until the log holds it: a throw that failed, or got no answer, is sent again
+// with the same seed, never a fresh one. The bank knows the dice the moment it reads a
+// seed; given a fresh one after a failure, it could have refused the first for its dice
+// (docs/player.md, "Provably fair server dice"). Once the seed is logged the page shows
+// it, and the throw can only be drawn from it; once the throw is drawn the table's next
+// throw has a key of its own, and the seeds kept for its earlier ones are let go. On the
+// caster's own page (data-own-seed) the browser makes the seed: 16 random bytes, in hex.
+function keepSeed(input) {
+  const where = input.dataset.clientSeed;
+  const key = `hazard-seed:${where}`;
+  const table = where.slice(0, where.indexOf(":"));
+  for (let i = localStorage.length - 1; i >= 0; i -= 1) {
+    const old = localStorage.key(i);
+    if (old && old.startsWith(`hazard-seed:${table}:`) && old !== key) localStorage.removeItem(old);
+  }
+  if (!input.value) input.value = localStorage.getItem(key) || (input.hasAttribute("data-own-seed") ? freshSeed() : "");
+  const keep = () => { if (input.value) localStorage.setItem(key, input.value); };
+  keep();
+  input.form.addEventListener("submit", keep);
+}
+
+function freshSeed() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("input[data-client-seed]").forEach(keepSeed);
+});

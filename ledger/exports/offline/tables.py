@@ -142,11 +142,21 @@ class Tables:
         ]
 
     def referees_trusted(self) -> list[str]:
-        """What the referees could not judge: server throws of a turn still in play,
-        and disputes about rounds the file does not hold whole."""
+        """What the referees could not judge: server throws of a turn still in play, a
+        throw whose client seed is logged but which the file does not hold (a draw that
+        failed, or that the bank holds back), and disputes about rounds the file does
+        not hold whole."""
         unrevealed, disputed = [], []
         for stream, table in self.tables.items():
             referee = table.referee
+            waiting = referee.state
+            if waiting.client_seed is not None:
+                unrevealed.append(
+                    f"{stream}: the client seed {waiting.client_seed!r} is logged for throw "
+                    f"{waiting.nonce} of the turn in play (version {waiting.version}), and "
+                    "that throw is not in the file: not drawn yet when it was written, it "
+                    "can only be drawn from that seed"
+                )
             if referee.unrevealed:
                 first, last, count = (
                     referee.unrevealed[0],

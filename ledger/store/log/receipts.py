@@ -43,6 +43,16 @@ def written(conn: sa.Connection, positions: Iterable[int]) -> list[Receipt]:
     return found
 
 
+def at_version(conn: sa.Connection, stream: str, version: int) -> tuple[Recorded, Receipt]:
+    """The event at `version` of `stream` as stored, and its receipt."""
+    row = conn.execute(
+        sa.select(events).where(events.c.stream == stream, events.c.version == version)
+    ).one()
+    recorded = Recorded(**{k: row._mapping[k] for k in Recorded._fields})
+    (found,) = written(conn, [recorded.position])
+    return recorded, found
+
+
 def _chunk(conn: sa.Connection, positions: list[int]) -> list[Receipt]:
     # The write's checkpoint: the smallest size at or past the event's position (one
     # correlated lookup on the checkpoints' key per event, in the same query).
