@@ -159,9 +159,16 @@ def _client_seed(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
 
 def _seed_logged_and_drawn(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
     n = _first_turn_throw(recs)
-    assert recs[n - 2]["type"] == "ClientSeedGiven"
-    recs[n - 2]["payload"]["client_seed"] = recs[n - 1]["payload"]["client_seed"] = "mine"
-    return n, [n - 1, n]
+    # The seed's line: the table's event before the draw (the seed's write's seal, and
+    # any other write between, are skipped in a table's file).
+    g = max(
+        i
+        for i, r in enumerate(recs[: n - 1], 1)
+        if r["record"] == "event" and r["stream"] == recs[n - 1]["stream"]
+    )
+    assert recs[g - 1]["type"] == "ClientSeedGiven"
+    recs[g - 1]["payload"]["client_seed"] = recs[n - 1]["payload"]["client_seed"] = "mine"
+    return n, [g, n]
 
 
 def _nonce(recs: list[dict[str, Any]]) -> tuple[int, list[int]]:
