@@ -140,7 +140,7 @@ def remade(rows: Sequence[Recorded], versions: bool = True) -> list[Recorded]:
     ledger.store.log.sealing makes a seal. What an insider who changed, dropped or
     moved events does next, so that no chain and no seal says where."""
     chains: dict[str, tuple[int, str]] = {}
-    heads, written = Heads(), 0  # the events the heads have been moved by
+    heads, sealed = Heads(), 0  # the heads stand after fresh[:sealed], the last seal
     fresh: list[Recorded] = []
     for position, row in enumerate(rows, start=1):
         version, prev = chains.get(row.stream, (0, GENESIS))
@@ -150,13 +150,13 @@ def remade(rows: Sequence[Recorded], versions: bool = True) -> list[Recorded]:
             version = row.version
         made = row._replace(position=position, version=version, prev_hash=prev)
         if row.stream == SEALS:
-            seal, _ = sealing.seal(heads, fresh[written:], position, row.recorded_at)
+            seal, _ = sealing.seal(heads, fresh[sealed:], position, row.recorded_at)
             assert seal.version == version, "a seal's version numbers the seals"
             made = made._replace(payload=seal.payload)
         made = made._replace(hash=codec.chain_hash(prev, made.hashed()))
         if row.stream == SEALS:
             sealing.sealed(heads, made)
-            written = position
+            sealed = position
         chains[row.stream] = (version, made.hash)
         fresh.append(made)
     return fresh
@@ -179,7 +179,7 @@ def reseal(conn: sa.Connection) -> None:
     ]
     fresh = remade(rows)
     for old, new in zip(rows, fresh, strict=True):
-        assert (new.position, new.version) == (old.position, old.version)
+        assert new.stream == SEALS or new == old, f"the chain of {old.stream} is broken"
         if new != old:
             set_row(conn, old.position, payload=new.payload, prev_hash=new.prev_hash,
                     hash=new.hash)  # fmt: skip
