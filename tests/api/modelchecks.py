@@ -199,9 +199,10 @@ def checkpoint_size(note: str) -> int:
     return open_checkpoint(note, [VERIFIER]).size
 
 
-def included(client: Client, position: int, size: int) -> None:
+def included(client: Client, position: int, size: int) -> dict[str, Any]:
     """The event at `position` is in the signed tree of `size`, by an inclusion proof
-    from the API checked with ledger.store.log.merkle against the signed root."""
+    from the API checked with ledger.store.log.merkle against the signed root; the
+    event, as the proof shows it to `client` (one that may see it)."""
     body = client.ok(
         "get", "/log/proofs/inclusion", query_string={"position": position, "size": size}
     )
@@ -211,6 +212,9 @@ def included(client: Client, position: int, size: int) -> None:
     assert body["leaf_hash"] == leaf.hex()
     proof = [bytes.fromhex(h) for h in body["proof"]]
     merkle.check_record(proof, size, checkpoint.root, position - 1, leaf)
+    event: dict[str, Any] = body["event"]
+    assert event["position"] == position
+    return event
 
 
 def consistent(client: Client, note: str, newest: str) -> None:

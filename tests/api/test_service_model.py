@@ -17,14 +17,15 @@ with another: refused).
 Each answer is held to its kind: never a 5xx; a refusal is a problem document and
 leaves nothing behind (every table's row count, the log's head and every account as
 before it: modelchecks.footprint); a write is answered with a receipt whose positions
-are its events', and whose checkpoint holds them (an inclusion proof of its first and
-last event). Where the model knows the answer it is held to it: a wrong role is 403,
-a stale If-Match 409, a withdrawal past balance and credit 422, a key reused with
-another body 422 `idempotency-key-reused`, a repeat the first answer. No answer is
-larger than ANSWER_BOUND (a write lists at most WRITE_EVENTS events, counts them all
-and links the rest), and no player locks another out: a stake, a lay or a cover is
-never refused for the table's room, nor the setter's or croupier's dispute for the
-table's (`_not_locked_out`).
+are its events', and whose checkpoint holds them and ends at the write's seal, right
+after them (inclusion proofs of its first and last event, and of its seal). Where the
+model knows the answer it is held to it: a wrong role is 403, a stale If-Match 409, a
+withdrawal past balance and credit 422, a key reused with another body 422
+`idempotency-key-reused`, a repeat the first answer. No answer is larger than
+ANSWER_BOUND (a write lists at most WRITE_EVENTS events, counts them all and links the
+rest), and no player locks another out: a stake, a lay or a cover is never refused for
+the table's room, nor the setter's or croupier's dispute for the table's
+(`_not_locked_out`).
 
 After every step (the invariant `holds`), modelchecks':
 1. money: the accounts sum to zero; no escrow below zero; no player or setter below
@@ -96,6 +97,7 @@ from ledger.books.book import Book
 from ledger.service import WRITE_EVENTS
 from ledger.store import db
 from ledger.store.eventstore import EventStore
+from ledger.store.log.heads import SEALS
 from tests.api import modelchecks as check
 from tests.api.conftest import Api, Client, postgres_copy
 from tests.signing import SIGNER
@@ -247,9 +249,11 @@ class ServiceModel(RuleBasedStateMachine):
             assert positions, (kind, answer)
             note = answer["receipt"]["checkpoint"]
             size = check.checkpoint_size(note)
-            assert size == positions[-1], (kind, size, positions)
+            assert size == positions[-1] + 1, (kind, size, positions)
             for position in {positions[0], positions[-1]}:
                 check.included(self.auditor, position, size)
+            seal = check.included(self.auditor, size, size)
+            assert (seal["stream"], seal["type"]) == (SEALS, "LogSealed"), (kind, seal)
             if not self.receipts or check.checkpoint_size(self.receipts[-1]) < size:
                 self.receipts.append(note)
                 self.unchecked.append(note)
