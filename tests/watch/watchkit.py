@@ -29,15 +29,13 @@ import sqlalchemy as sa
 
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import codec
-from ledger.store.eventstore import GENESIS, EventStore, Recorded
-from ledger.store.log import merkle, proofs, sealing, tlogproof, tree, witnessed
+from ledger.store.eventstore import EventStore
+from ledger.store.log import merkle, proofs, tlogproof, tree, witnessed
 from ledger.store.log.checkpoint import Checkpoint, parse_note, sign_checkpoint
 from ledger.store.log.cosignature import Cosigner
-from ledger.store.log.heads import SEALS, Heads
 from ledger.store.log.keys import Signer
 from ledger.store.vocabulary import Deposited
-from tests.ledger.tamperkit import multiplied, rehash_stream, set_row
+from tests.ledger.tamperkit import multiplied, rehash_stream, reseal, set_row
 from tests.signing import SIGNER
 
 TREASURER = Cosigner("treasurer.example/w", hashlib.sha256(b"treasurer").digest())
@@ -145,7 +143,7 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
         ).one()
         set_row(conn, position, payload=multiplied(row.payload))
         rehash_stream(conn, row.stream, row.version)
-        resealed(conn)
+        reseal(conn)  # every seal made again, as the bank's code makes one
         issued = conn.execute(
             sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size")
         ).all()
@@ -154,31 +152,6 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
         tree.build(conn)
         for size, issued_at in issued:
             tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
-
-
-def resealed(conn: sa.Connection) -> None:
-    """Every seal made again from the events as they now stand, as the bank's own code
-    makes one (ledger.store.log.sealing.seal), the seals' chain with them, and heads_log
-    rebuilt from the log (sealing.rebuild, which checks every seal on the way)."""
-    rows = _log(conn)
-    heads, written, prev = Heads(), [], GENESIS  # written: the events since the last seal
-    for row in rows:
-        if row.stream != SEALS:
-            written.append(row)
-            continue
-        seal, _ = sealing.seal(heads, written)
-        sealing.sealed(heads, row.position)
-        made = row._replace(payload=codec.payload_text(seal)[2], prev_hash=prev)
-        digest = codec.chain_hash(prev, made.hashed())
-        set_row(conn, row.position, payload=made.payload, prev_hash=prev, hash=digest)
-        written, prev = [], digest
-    conn.execute(sa.text("DELETE FROM heads_log"))
-    sealing.rebuild(conn, [_log(conn)])
-
-
-def _log(conn: sa.Connection) -> list[Recorded]:
-    query = sa.text("SELECT * FROM events ORDER BY position")
-    return [Recorded(**row._mapping) for row in conn.execute(query)]
 
 
 def forged(size: int, seed: bytes = b"other") -> str:
