@@ -213,9 +213,11 @@ def _clock(api: Api) -> Callable[[str], None]:
 
 
 def test_filters_by_table_croupier_and_time(api: Api) -> None:
+    # The clock set before anything is written: time only goes forward, so a clock set
+    # back after the club's first writes would be held to their time.
+    at = _clock(api)
     clients = _club(api, ("cecil", "dora"))
     bank, cecil, dora = clients["bank"], clients["cecil"], clients["dora"]
-    at = _clock(api)
     at("2026-01-01T10:00:00.000000Z")
     _open(cecil, "t1")
     _open(cecil, "t2", ruleset="french")  # the main is rolled: thrown, not called
