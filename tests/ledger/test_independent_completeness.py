@@ -29,7 +29,7 @@ from ledger.store.log.heads import Head, Heads
 from ledger.store.vocabulary import Withdrawn
 from tests.ledger.exportkit import at, export, play, play_disputes, ticking
 from tests.ledger.forgerykit import Log, Records, recorded, refiled
-from tests.ledger.test_independent_export_check import (
+from tests.ledger.independentkit import (
     Checker,
     Rejected,
     head_leaf,

@@ -255,7 +255,14 @@ class Completeness:
     def _range(self, number: int, checkpoint_size: int, at: str) -> None:
         header, scope = self.header, self.header.scope
         since, until = scope.get("since"), scope.get("until")
-        leading = [e for e in self.edges if e[1] == header.first]
+        # A file of one position may be an empty range's one edge, which is the one
+        # before it if recorded before since, else the one after it.
+        leading = [
+            e
+            for e in self.edges[:1]
+            if e[1] == header.first
+            and not (header.first == header.last and since is not None and e[2] >= since)
+        ]
         trailing = [e for e in self.edges if e[1] == header.last and e not in leading]
         if len(self.edges) != len(leading) + len(trailing):
             line = next(e[0] for e in self.edges if e not in leading and e not in trailing)
