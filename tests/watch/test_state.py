@@ -113,7 +113,7 @@ def test_a_receipt_of_a_size_held_with_another_root_is_a_fork(store: EventStore)
     notes = evening(store, 5)
     held = State(receipts=(Receipt("r4.txt", notes[3]),))
     found = admit(held, Receipt("other.txt", forged(4)), POLICY)
-    assert isinstance(found, Verdict) and found.outcome is Outcome.FORKED
+    assert isinstance(found, Verdict) and found.outcome is Outcome.EVIDENCE
     assert "FORK: the bank signed two different histories of size 4." in found.lines
     assert (
         "receipt r4.txt, of size 4:" in found.lines

@@ -25,12 +25,15 @@ from tests.watch.watchkit import (
     CHAIR,
     TREASURER,
     cosign,
+    cut,
     evening,
     forged,
+    lose_checkpoint,
     more,
     note_of,
     policy_text,
     rewrite,
+    size_of,
 )
 
 POLICY = Policy.parse(policy_text())
@@ -109,7 +112,7 @@ def test_two_histories_of_one_size_are_a_fork_with_both_notes(store: EventStore)
     rewrite(store.engine, 5)  # the same size, another tree, signed by the bank's key
     served = cosign(store.engine, 12, TREASURER, AUDITOR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED and found.state is None
+    assert found.outcome is Outcome.EVIDENCE and found.state is None
     text = said(found)
     assert "FORK: the bank signed two different histories of size 12." in text
     assert held.rstrip("\n") in text and served.rstrip("\n") in text
@@ -128,7 +131,7 @@ def test_an_older_checkpoint_catches_a_rewrite_and_says_before_which_position(
     more(store, 1)
     newest = cosign(store.engine, 13, TREASURER, CHAIR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert (
         "The checkpoint of size 13 does not extend the one of size 8 that this watcher saw: "
@@ -160,7 +163,7 @@ def test_the_receipts_that_still_agree_bound_the_first_change(
     more(store, 1)
     cosign(store.engine, 14, TREASURER, AUDITOR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     assert words in said(found)
 
 
@@ -174,7 +177,7 @@ def test_receipts_never_checked_together_bound_nothing(store: EventStore) -> Non
     more(store, 1)
     cosign(store.engine, 12, TREASURER, AUDITOR)
     found = ran(store, State(receipts=receipts(notes, 2, 4, 6, 8)))
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert "the bank rewrote history before position 9." in text
     assert "(3 smaller checkpoint(s) held still agree, but this watcher never proved" in text
@@ -215,7 +218,7 @@ def test_a_rewrite_no_quorum_cosigned_is_a_fork_with_what_is_held(store: EventSt
     rewrite(store.engine, 5)  # every cosignature dropped with it
     more(store, 2)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED and found.state is None, said(found)
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
     text = said(found)
     assert found.lines[:2] == (
         f"not accepted under the policy: {store.engine.url} has no cosigned checkpoint yet; "
@@ -275,7 +278,7 @@ def test_a_report_of_another_tree_in_the_gossip_is_a_fork(store: EventStore) -> 
     with store.engine.begin() as conn:
         witnessed.report(conn, forged(4), SIGNER.verifier, "a player", AT)
     found = ran(store, State())
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert "FORK: the bank signed two different histories of size 4." in text
     assert "report 1 to the ledger's gossip, by 'a player', of size 4:" in text
@@ -289,7 +292,7 @@ def test_two_reports_of_one_size_with_two_roots_are_a_fork(store: EventStore) ->
         witnessed.report(conn, forged(9, b"one"), SIGNER.verifier, "alice", AT)
         witnessed.report(conn, forged(9, b"two"), SIGNER.verifier, "bob", AT)
     found = ran(store, State())
-    assert found.outcome is Outcome.FORKED
+    assert found.outcome is Outcome.EVIDENCE
     assert "report 1 to the ledger's gossip, by 'alice', of size 9:" in said(found)
     assert "report 2 to the ledger's gossip, by 'bob', of size 9:" in said(found)
 
@@ -326,13 +329,21 @@ def test_a_proof_that_does_not_verify_is_not_proven(store: EventStore) -> None:
     assert "its consistency proof between sizes 6 and 9 does not verify" in said(found)
 
 
-def test_a_receipt_the_ledger_has_no_checkpoint_for_is_not_proven(store: EventStore) -> None:
+def test_a_receipt_of_a_size_the_ledger_never_had_is_evidence_against_its_key(
+    store: EventStore,
+) -> None:
+    """Signed by the bank's key, for a size its ledger says it never had: whoever holds
+    the key signed it, and the log does not have it. That is what a log cut back looks
+    like, and it is evidence all the same."""
     evening(store, 6)
     cosign(store.engine, 6, TREASURER, AUDITOR)
     kept = State(receipts=(Receipt("r15", forged(15)),))
     found = ran(store, kept)
-    assert found.outcome is Outcome.UNPROVEN
-    assert "the ledger has no checkpoint of size 15" in said(found)
+    assert found.outcome is Outcome.EVIDENCE
+    assert (
+        "DENIED: the ledger says it has no checkpoint of size 15, and its log signed one: "
+        "receipt r15 (below)."
+    ) in found.lines
 
 
 def test_an_older_newest_consistent_with_what_is_held_keeps_what_is_held(
@@ -371,3 +382,49 @@ def test_gossip_is_read_a_page_at_a_time(store: EventStore) -> None:
 
     found = watch(State(), Paged(store.engine), POLICY)
     assert found.state is not None and found.state.gossip_after == 5
+
+
+# -- a checkpoint the log signed, and no longer has --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cut_at",
+    [5, 3],  # the write whose checkpoint the backup ends at
+    ids=["behind the receipt, the cosigned checkpoint kept", "behind every cosignature"],
+)
+def test_a_log_cut_behind_a_receipt_is_evidence_with_the_receipt(
+    store: EventStore, cut_at: int
+) -> None:
+    """The ledger restored from a backup cut short: it answers 404 for the size of a
+    receipt this watcher holds. The receipt, signed by the log's key, proves that size
+    existed, and a log keeps every checkpoint it signs: evidence, as a fork is, with
+    the receipt that proves it. Cut behind every cosignature too, nothing is cosigned
+    any more, and what is held is held to the newest the log signed alone."""
+    notes = evening(store, 9)
+    cosign(store.engine, size_of(notes[5]), TREASURER, AUDITOR)
+    first = ran(store, State(receipts=(Receipt("r9", notes[8]),)))
+    assert first.outcome is Outcome.CONSISTENT and first.state is not None, said(first)
+    cut(store.engine, size_of(notes[cut_at]))
+    found = ran(store, first.state)
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    text = said(found)
+    size = size_of(notes[8])
+    assert (
+        f"DENIED: the ledger says it has no checkpoint of size {size}, and its log signed "
+        f"one: receipt r9 (below).\n  asked for it: no checkpoint of size {size}"
+    ) in text
+    assert notes[8].rstrip("\n") in text  # the receipt that proves the size existed
+    assert note_of(store.engine, size_of(notes[cut_at])).rstrip("\n") in text  # today's
+
+
+def test_a_checkpoint_lost_from_a_longer_log_is_evidence(store: EventStore) -> None:
+    """A backup restored with one checkpoint's line taken out: the log goes on past it,
+    but answers 404 for the size a receipt holds."""
+    notes = evening(store, 12)
+    cosign(store.engine, size_of(notes[11]), TREASURER, AUDITOR)
+    lose_checkpoint(store.engine, size_of(notes[8]))
+    found = ran(store, State(receipts=(Receipt("r9", notes[8]),)))
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    size = size_of(notes[8])
+    assert f"receipt r9 (below).\n  asked for it: no checkpoint of size {size}" in said(found)
+    assert notes[8].rstrip("\n") in said(found)

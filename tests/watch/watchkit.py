@@ -135,6 +135,31 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
             tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
 
 
+def size_of(note: str) -> int:
+    """The tree size a signed checkpoint names (its second line)."""
+    return int(note.split("\n")[1])
+
+
+def cut(engine: sa.Engine, size: int) -> None:
+    """The log as a backup cut at `size` restores it: the events past it gone, and
+    with them their tree's hashes, the checkpoints past it and their cosignatures. The
+    receipts handed out for those sizes stay where their holders keep them."""
+    with unguarded(engine) as conn:
+        for table, column in (("cosignatures", "size"), ("checkpoints", "size"),
+                              ("events", "position")):  # fmt: skip
+            conn.execute(sa.text(f"DELETE FROM {table} WHERE {column} > :n"), {"n": size})
+        conn.execute(sa.text("DELETE FROM tree_hashes"))
+        tree.build(conn)
+
+
+def lose_checkpoint(engine: sa.Engine, size: int) -> None:
+    """The checkpoint of `size` gone from a log that kept its events: a backup with
+    that checkpoint's line taken out, restored."""
+    with unguarded(engine) as conn:
+        for table in ("cosignatures", "checkpoints"):
+            conn.execute(sa.text(f"DELETE FROM {table} WHERE size = :n"), {"n": size})
+
+
 def forged(size: int, seed: bytes = b"other") -> str:
     """A checkpoint of `size` over another tree, signed with the bank's key."""
     root = hashlib.sha256(seed).digest()
