@@ -428,3 +428,19 @@ def test_a_checkpoint_lost_from_a_longer_log_is_evidence(store: EventStore) -> N
     size = size_of(notes[8])
     assert f"receipt r9 (below).\n  asked for it: no checkpoint of size {size}" in said(found)
     assert notes[8].rstrip("\n") in said(found)
+
+
+def test_a_report_in_the_gossip_of_a_size_the_ledger_has_not_is_evidence(
+    store: EventStore,
+) -> None:
+    notes = evening(store, 6)
+    cosign(store.engine, size_of(notes[5]), TREASURER, AUDITOR)
+    later = forged(size_of(notes[5]) + 3)  # signed by the log's key, a size it never had
+    with store.engine.begin() as conn:
+        witnessed.report(conn, later, SIGNER.verifier, "a player", AT)
+    found = ran(store, State())
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    assert "its log signed one: report 1 to the ledger's gossip, by 'a player' (below)." in (
+        said(found)
+    )
+    assert later.rstrip("\n") in said(found)
