@@ -198,9 +198,8 @@ class Http:
 # -- set-up ---------------------------------------------------------------------------
 
 
-def make_tokens(url: str, processes: int) -> dict[str, Any]:
-    """The database upgraded, and tokens: a setter's for set-up, and for each client
-    process its own setter's, croupier's and players' tokens."""
+def setup_token(url: str) -> str:
+    """The database upgraded, and the setter's token for set-up."""
     from ledger.commands import Role
     from ledger.store import db
     from ledger.web.tokens import create
@@ -208,18 +207,30 @@ def make_tokens(url: str, processes: int) -> dict[str, Any]:
     engine = db.make_engine(url)
     try:
         db.upgrade(engine)
-        return {
-            "setup": create(engine, Role.SETTER, "setter"),
-            "auditor": create(engine, Role.AUDITOR, "audrey"),
-            "clients": [
-                {
-                    "setter": create(engine, Role.SETTER, "setter"),
-                    "croupier": create(engine, Role.CROUPIER, "cecil"),
-                    "players": {p: create(engine, Role.PLAYER, p) for p in PLAYERS},
-                }
-                for _ in range(processes)
-            ],
-        }
+        return create(engine, Role.SETTER, "setup")
+    finally:
+        engine.dispose()
+
+
+def make_tokens(url: str, processes: int) -> list[dict[str, Any]]:
+    """For each client process, its own setter's and croupier's tokens (a name is one
+    live token's within its role), and the players' tokens, one each, which they share:
+    made once set-up has created the players."""
+    from ledger.commands import Role
+    from ledger.store import db
+    from ledger.web.tokens import create
+
+    engine = db.make_engine(url)
+    try:
+        players = {p: create(engine, Role.PLAYER, p) for p in PLAYERS}
+        return [
+            {
+                "setter": create(engine, Role.SETTER, f"setter-{n}"),
+                "croupier": create(engine, Role.CROUPIER, f"cecil-{n}"),
+                "players": players,
+            }
+            for n in range(processes)
+        ]
     finally:
         engine.dispose()
 
@@ -548,18 +559,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # the cluster's directory must be one the postgres user can enter
             os.chmod(workdir, 0o755)
         url = stack.enter_context(database(args.database, workdir, args.postgres_url))
-        tokens = make_tokens(url, args.processes)
+        setup = setup_token(url)
         server = Server(url, workdir, free_port(), args.workers)
         server.start()
         stack.callback(server.stop)
-        set_up(server.port, tokens["setup"], tables)
+        set_up(server.port, setup, tables)
+        tokens = make_tokens(url, args.processes)
 
         context = multiprocessing.get_context("spawn")
         stop, out = context.Event(), context.Queue()
         clients = [
             context.Process(
                 target=client,
-                args=(n, server.port, tokens["clients"][n], tables, args.seed, stop, out),
+                args=(n, server.port, tokens[n], tables, args.seed, stop, out),
                 daemon=True,
             )
             for n in range(args.processes)

@@ -371,7 +371,7 @@ def _import(url: str, database: Path, meta: dict[str, Any]) -> float:
     """Restore the export of the seeded `database` into the new database at `url`, with
     the bench's setter token (meta["token"]); returns the seconds the restore took."""
     from ledger.exports import restore
-    from ledger.store.schema import tokens
+    from ledger.store import tokens
     from ledger.web import tokens as api_tokens
 
     engine = db.make_engine(url)
@@ -384,15 +384,8 @@ def _import(url: str, database: Path, meta: dict[str, Any]) -> float:
     # Tokens are not in an export: the bench's is stored again, as tokens stores any
     # (a SHA-256 of the secret), so that the meta's token still opens the API.
     with engine.begin() as conn:
-        conn.execute(
-            tokens.insert().values(
-                id="bench",
-                name="bench",
-                role=api_tokens.Role.SETTER.value,
-                token_hash=hashlib.sha256(meta["token"].encode()).hexdigest(),
-                created_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-            )
-        )
+        digest = hashlib.sha256(meta["token"].encode()).hexdigest()
+        tokens.insert(conn, api_tokens.Role.SETTER.value, "bench", digest)
     holder = api_tokens.holder(engine, meta["token"])
     engine.dispose()
     assert holder is not None, "the bench's token is not stored as ledger.web.tokens reads it"

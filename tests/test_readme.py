@@ -149,7 +149,7 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
     with engine.begin() as conn:  # the token the docs revoke by its id
         conn.execute(
             tokens.insert().values(
-                id="3f9c0a12b4d5e6f7", name="table-9", role="croupier",
+                id="3f9c0a12b4d5e6f7", tag="3f9c0a12", name="table-9", role="croupier",
                 token_hash="0" * 64, created_at="2025-06-01T00:00:00Z",
             )
         )  # fmt: skip
@@ -180,6 +180,13 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
             disputed.append(_rounds_disputed(tmp_path, f"sqlite:///{tmp_path / 'guide.sqlite3'}"))
         if args[0] == "dispute":
             monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'guide.sqlite3'}")
+        if args[:2] == ["token", "create"] and "player" in args:
+            # A player's token is made for a player who exists: the evening's players
+            # (ann among them), or the one the page names, made as the office makes one.
+            if not played:
+                played.append(_tables_played(tmp_path, url))
+                _witnesses_kept_up(tmp_path, url)
+            _player_made(tmp_path, url, args[args.index("--name") + 1])
         result = CliRunner().invoke(main, args)
         monkeypatch.setenv("DATABASE_URL", url)
         if command in refusals:  # refused as the page shows, with its rule
@@ -191,6 +198,27 @@ def test_every_hazard_command_in_the_docs_runs_as_printed(
         assert result.exit_code == 0, (command, result.output)
         if command in outputs:  # prints what the page shows under it
             assert result.output.splitlines() == outputs[command], command
+
+
+def _player_made(here: Path, url: str, name: str) -> None:
+    """The player `name`, as the setter's office makes one before their token (a
+    player's token is made only for a player who exists), unless made already."""
+    from ledger.books.book import Book
+    from ledger.bootstrap import load_key
+    from ledger.service import AlreadyExists, Club
+    from ledger.store import db
+    from ledger.store.eventstore import EventStore
+
+    signer = load_key(here / "hazard.key")
+    assert signer is not None, "the page makes the key before it makes a player's token"
+    store = EventStore(db.make_engine(url), signer=signer)
+    try:
+        Club(Book(store)).create_player(name, "setter:cli")
+    except AlreadyExists:
+        pass
+    finally:
+        store.close()
+        store.engine.dispose()
 
 
 def _the_public_key_kept(here: Path) -> None:

@@ -126,9 +126,10 @@ def checkpoint_of_size(size: int) -> dict[str, Any]:
 
 def _may_see(conn: sa.Connection, who: Holder, position: int) -> str | None:
     """Why `who` may not see the event at `position`, or None when they may: a croupier
-    sees the events it recorded, a player their own (the setter and auditors every event)."""
+    sees the events it recorded (with its token, or under its name before events named
+    their token), a player their own (the setter and auditors every event)."""
     if who.role is Role.CROUPIER:
-        if proofs.event(conn, position).actor != who.actor:
+        if not who.recorded(proofs.event(conn, position).actor):
             return (f"a croupier may see the events it recorded only, and {who.name!r} did "
                     f"not record position {position}")  # fmt: skip
     elif who.role is Role.PLAYER:

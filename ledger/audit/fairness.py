@@ -23,7 +23,9 @@ so there are at most 36 distinct texts); the rounds from the `rounds` read model
 from the TableOpened that opened it. The time range is on `recorded_at`: a throw's
 own, and a round's `ended_at`, the time of the throw that decided it; `since`
 inclusive, `until` exclusive. A croupier is the actor who recorded the throws,
-`croupier:<name>`; a round is theirs when they recorded the throw that decided it.
+`croupier:<name>`: every token of that name (and the throws recorded before events
+named their token), or `<name>#<tag>`, one token's alone; a round is theirs when they
+recorded the throw that decided it.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ MIN_EXPECTED = 5.0
 """Fewer expected throws than this in any cell and the chi-square approximation is not
 trusted: the test is shown but not flagged."""
 CROUPIER = "croupier:"
-"""A croupier's actor is this and the name on their token."""
+"""A croupier's actor is this, the name on their token, and its tag (ledger.store.actors)."""
 
 CHI_SQUARE = "chi-square"
 BINOMIAL = "exact binomial, two-sided"
@@ -60,8 +62,8 @@ BINOMIAL = "exact binomial, two-sided"
 @dataclass(frozen=True)
 class Scope:
     """What the report covers: one table (a name) or all, one croupier (the name on
-    their token) or all, and a time range as recorded_at is stored, since inclusive,
-    until exclusive."""
+    their token, or `name#tag` for one token of that name) or all, and a time range as
+    recorded_at is stored, since inclusive, until exclusive."""
 
     table: str | None = None
     croupier: str | None = None

@@ -3,7 +3,8 @@ the throws by their dice, the throws a dispute corrected, the rounds decided aft
 main by who won them, and the rule set each table opened under.
 
 Every count is of one table or all (`stream`), one croupier's or anyone's (`actor`, who
-recorded the throws), over a time range of `recorded_at` as stored: `since` inclusive,
+recorded the throws: one token's, or with no tag every token's of that role and name,
+ledger.store.actors), over a time range of `recorded_at` as stored: `since` inclusive,
 `until` exclusive. A throw's time is its own; a round's is its `ended_at`, the time of
 the throw that decided it, and its croupier is whoever recorded that throw.
 """
@@ -22,6 +23,7 @@ from engine import events as ev
 from engine.rules import RuleSet
 from engine.state import RoundResult
 from ledger.store import codec
+from ledger.store.actors import recorded_by
 from ledger.store.schema import disputes as disputes_table
 from ledger.store.schema import events as events_table
 from ledger.store.schema import rounds as rounds_table
@@ -94,7 +96,7 @@ def _thrown(query: sa.Select[Any], within: Within) -> sa.Select[Any]:
     if within.stream is not None:
         query = query.where(e.c.stream == within.stream)
     if within.actor is not None:
-        query = query.where(e.c.actor == within.actor)
+        query = query.where(recorded_by(e.c.actor, within.actor))
     return _between(query, e.c.recorded_at, within)
 
 
@@ -125,7 +127,7 @@ def round_counts(conn: sa.Connection, within: Within) -> Counter[tuple[str, int,
             .limit(1)
             .scalar_subquery()
         )
-        query = query.where(decider == within.actor)
+        query = query.where(recorded_by(decider, within.actor))
     query = _between(query, r.c.ended_at, within)
     counts: Counter[tuple[str, int, bool]] = Counter()
     for stream, main, result, n in conn.execute(query):

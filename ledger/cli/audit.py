@@ -221,7 +221,10 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
 @click.command()
 @click.option("--table", metavar="T", help="only this table's throws and rounds")
 @click.option(
-    "--croupier", metavar="C", help="only what this croupier recorded (their token's name)"
+    "--croupier",
+    metavar="C",
+    help="only what this croupier recorded: their token's name (every token of it), or "
+    "NAME#TAG for one token",
 )
 @click.option("--since", metavar="ISO", help="from this time on (ISO 8601; UTC unless it says)")
 @click.option("--until", metavar="ISO", help="up to (not including) this time")

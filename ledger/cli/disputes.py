@@ -13,6 +13,7 @@ from ledger.audit import disputes
 from ledger.cli import _club, database_option
 from ledger.commands import disputes as commands
 from ledger.service import is_name
+from ledger.store.actors import Actor
 
 
 @click.group()
@@ -23,14 +24,22 @@ def dispute() -> None:
 
 
 CLI_SETTER = "setter:cli"
-"""The actor the setter's writes from the command line are recorded under."""
+"""The actor the setter's writes from the command line are recorded under: no token
+writes them, so no token's tag is in it (ledger.store.actors)."""
 
 
 def _claimant(who: str) -> tuple[str, str, str]:
     """(actor, claimant, role) for `--as`: `setter` disputes as the bank, as the API's
-    setter does; `croupier:NAME` and `player:NAME` as themselves."""
+    setter does; `croupier:NAME` and `player:NAME` as themselves, recorded as that,
+    with no token's tag: the command line holds none."""
     if who == SETTER:
         return CLI_SETTER, SETTER, SETTER
+    if Actor.read(who).tag is not None:
+        raise click.BadParameter(
+            f"{who!r}: the command line holds no token, so it writes under a name and never "
+            "a token's tag: give croupier:NAME or player:NAME",
+            param_hint="--as",
+        )
     role, _, name = who.partition(":")
     if role not in ("croupier", "player") or not is_name(name):
         raise click.BadParameter(

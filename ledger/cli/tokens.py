@@ -18,8 +18,9 @@ def token() -> None:
 @click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
 @click.option(
     "--name",
-    help="who holds it; events name `role:name` as actor [default: the role's name; "
-    "a player's token names the player]",
+    help="who holds it, one live token to a role and name; events name `role:name#tag` "
+    "as actor, the tag being the start of the token's id [default: the role's name; "
+    "a player's token names a player who exists]",
 )
 @database_option
 def token_create(role: str, name: str | None, database_url: str | None) -> None:

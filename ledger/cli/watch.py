@@ -2,7 +2,8 @@
 ledger against what it holds, `hazard watch add` hands it receipts, and `hazard watch
 check` checks one tlog-proof alone, offline.
 
-Exit status: 0 consistent (or, for `check`, proven); 1 a fork proven, both notes
+Exit status: 0 consistent (or, for `check`, proven); 1 evidence: a fork proven, both
+notes printed, or a size held that the ledger says it has no checkpoint of, the note
 printed (for `check`: the file does not prove its event); 2 could not check (the
 ledger out of reach, no quorum, a signature that does not verify, a state, policy or
 receipt refused); 3 the ledger did not prove what an honest log always can.
@@ -30,7 +31,7 @@ STATE_HELP = f"where the watcher remembers [default: {DEFAULT_STATE} here]"
 
 
 def _cannot(message: str) -> NoReturn:
-    """Could not check: exit 2 (1 is a fork, and never a mere error)."""
+    """Could not check: exit 2 (1 is evidence, and never a mere error)."""
     click.echo(f"could not check: {message}", err=True)
     raise SystemExit(int(Outcome.UNCHECKED))
 
@@ -78,10 +79,12 @@ def watch(
     cosigned checkpoint, check the log's signature and the quorum under your policy,
     prove it consistent with what is held (the checkpoint verified before, every
     receipt) and with what others reported, and keep it. On a fork, stop and print the
-    two signed notes that cannot both be true.
+    two signed notes that cannot both be true; when the ledger says it has no
+    checkpoint of a size held, stop and print the note that proves it had one.
 
-    Exit status: 0 consistent; 1 a fork proven; 2 could not check; 3 the ledger did
-    not prove its newest checkpoint consistent with one it signed."""
+    Exit status: 0 consistent; 1 evidence (a fork, or a checkpoint denied); 2 could not
+    check; 3 the ledger did not prove its newest checkpoint consistent with one it
+    signed."""
     ctx.obj = {"policy": policy_path, "state": state_path}
     if ctx.invoked_subcommand is not None:
         return

@@ -2,12 +2,12 @@
 every surface that asks.
 
 A command takes the club (ledger.service.Club), the caller as plain values (a `Caller`:
-a role and a name, whose actor the events record) and the command's own values, and
-runs one engine command through `Club.command`: one unit of work that loads the table,
-decides, records and answers. So the REST API (ledger.api), the console's forms
-(ledger.console) and the command line (ledger.cli) each only read what was sent, call
-the same function, and show its answer or its refusal in their own way; none of them
-holds a rule of the game or of who may do what. As cosmicpython's
+a role, a name and their token's tag, whose actor the events record) and the command's
+own values, and runs one engine command through `Club.command`: one unit of work that
+loads the table, decides, records and answers. So the REST API (ledger.api), the
+console's forms (ledger.console) and the command line (ledger.cli) each only read what
+was sent, call the same function, and show its answer or its refusal in their own way;
+none of them holds a rule of the game or of who may do what. As cosmicpython's
 `service_layer/handlers.py` (`allocate`) is to its Flask app.
 
     tables.seat(club, "t1", Caller(Role.CROUPIER, "cecil"), "ann", key="k1")
@@ -29,6 +29,7 @@ from typing import Any, TypedDict
 
 import engine as hz
 from ledger.service import Forbidden
+from ledger.store.actors import Actor, actor
 
 
 class Role(enum.Enum):
@@ -45,15 +46,23 @@ class Role(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who sends a command: their role and their name (a token's holder, the person
-    signed in to the console, the command line's setter)."""
+    signed in to the console, the command line's setter), and the tag of the token they
+    hold, when they hold one (ledger.store.actors)."""
 
     role: Role
     name: str
+    tag: str | None = None
 
     @property
     def actor(self) -> str:
-        """What events record as their actor."""
-        return f"{self.role.value}:{self.name}"
+        """What events record as their actor: `role:name#tag`, or `role:name` for a
+        caller no token names."""
+        return actor(self.role.value, self.name, self.tag)
+
+    def recorded(self, text: str) -> bool:
+        """Whether an event whose actor is `text` is this caller's: written with their
+        token, or, naming no token, under their role and name."""
+        return Actor.read(text).may_be(self.role.value, self.name, self.tag)
 
 
 class Sent(TypedDict, total=False):

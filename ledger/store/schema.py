@@ -101,6 +101,9 @@ snapshots = sa.Table(
 
 # API bearer tokens. Only a SHA-256 hash of the secret is kept; `id` is the token's
 # public name, and a revoked token keeps its row so that the audit trail can name it.
+# `tag` is the start of the id that events name the token by (`croupier:cecil#<tag>`),
+# unique among every token ever made. One live token to a role and name: a revoked
+# token's name may be given again, to a token with another tag.
 tokens = sa.Table(
     "tokens",
     metadata,
@@ -110,7 +113,17 @@ tokens = sa.Table(
     sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at", sa.String(32), nullable=False),
     sa.Column("revoked_at", sa.String(32), nullable=True),
+    sa.Column("tag", sa.String(32), nullable=False),
     sa.CheckConstraint("role IN ('setter', 'croupier', 'auditor', 'player')", name="role"),
+    sa.Index("ix_tokens_tag", "tag", unique=True),
+    sa.Index(
+        "ix_tokens_live_role_name",
+        "role",
+        "name",
+        unique=True,
+        sqlite_where=sa.text("revoked_at IS NULL"),
+        postgresql_where=sa.text("revoked_at IS NULL"),
+    ),
 )
 
 # Read models of the tables (ledger.books.tableviews), written in the append's transaction

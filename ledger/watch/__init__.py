@@ -9,10 +9,12 @@ newest cosigned checkpoint, checks it under the policy, proves that it is consis
 with everything held, compares the checkpoints others reported, and keeps the newest.
 When the log signed two histories, it prints the two notes that cannot both be true,
 and names where history was changed, to the range the receipts prove and no closer.
+When the ledger says it has no checkpoint of a size the log signed (a log restored
+from a backup cut short), it prints the note held that proves the size existed.
 
 - `state`: the file it remembers in, written atomically.
 - `sources`: where it reads the log (the ledger over HTTP, or a database).
 - `verdicts`: one run's check of the ledger against what is held.
-- `evidence`: what a run found, and a fork's proof, in words.
+- `evidence`: what a run found, and a fork's or a denial's proof, in words.
 - `receipts`: receipts handed to the watcher, and a tlog-proof checked alone.
 """

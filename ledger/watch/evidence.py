@@ -1,7 +1,8 @@
-"""What a watcher's run found: its outcome (the exit status), and on a fork the
-evidence, in words: the two signed notes of one size that cannot both be true, the
-newest the ledger proved consistent with the second, and where the history changed,
-to the range the receipts prove.
+"""What a watcher's run found: its outcome (the exit status), and the evidence, in
+words. On a fork: the two signed notes of one size that cannot both be true, the newest
+the ledger proved consistent with the second, and where the history changed, to the
+range the receipts prove. On a denial: each note held of a size the ledger says it has
+no checkpoint of, with its answer, and the newest it serves today.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ledger.store.log.checkpoint import Checkpoint
 from ledger.watch.state import State
@@ -20,8 +21,10 @@ class Outcome(enum.IntEnum):
 
     CONSISTENT = 0
     """The newest cosigned checkpoint extends everything held, and every report."""
-    FORKED = 1
-    """Two checkpoints of one size, both signed by the log: it signed two histories."""
+    EVIDENCE = 1
+    """Proof against the ledger in notes its own key signed: two checkpoints of one
+    size (it signed two histories), or a checkpoint it signed that it says it does not
+    have (its log was cut back since)."""
     UNCHECKED = 2
     """Nothing could be concluded: the ledger out of reach or its answer unreadable,
     no quorum of cosignatures, or a signature that does not verify."""
@@ -125,4 +128,43 @@ def forked(fork: Fork, said: Iterable[str] = ()) -> Verdict:
             "proof:",
             *(base64.b64encode(h).decode() for h in fork.proof),
         ]
-    return Verdict(Outcome.FORKED, tuple(lines))
+    return Verdict(Outcome.EVIDENCE, tuple(lines))
+
+
+@dataclasses.dataclass(frozen=True)
+class Denial:
+    """A size the ledger answers that it has no checkpoint of (a 404 where an honest log
+    proves it), and the checkpoints of that size this watcher holds, signed by its log."""
+
+    held: tuple[Held, ...]
+    answer: str
+    """The ledger's answer, in its words."""
+
+    @property
+    def size(self) -> int:
+        return self.held[0].size
+
+
+def denied(denials: Sequence[Denial], newest: Held, said: Iterable[str] = ()) -> Verdict:
+    """The verdict on sizes the log signed and the ledger denies having: for each, what
+    holds a note of it and the ledger's answer; a note of each size, which proves it
+    existed; and the ledger's newest today."""
+    lines = list(said)
+    for d in denials:
+        holders = " and ".join(h.what.removesuffix(f", of size {d.size}") for h in d.held)
+        lines += [
+            f"DENIED: the ledger says it has no checkpoint of size {d.size}, and its log "
+            f"signed one: {holders} (below).",
+            f"  asked for it: {d.answer}",
+        ]
+    lines.append(
+        "A log keeps every checkpoint it signs, and only grows: a size it signed and no "
+        "longer has means it was cut back, or restored from an older copy, since it signed "
+        "it, and what was written after the copy was taken is gone from it. Each note below "
+        "is signed by the log's own key: anyone with that key can check it, and ask the "
+        "ledger for its checkpoint of that size (GET /log/checkpoints/SIZE)."
+    )
+    for d in denials:
+        lines += ["", f"{d.held[0].what}:", d.held[0].note.rstrip("\n")]
+    lines += ["", f"{newest.what}, which the ledger serves today:", newest.note.rstrip("\n")]
+    return Verdict(Outcome.EVIDENCE, tuple(lines))

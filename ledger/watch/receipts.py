@@ -36,7 +36,7 @@ class Admitted:
 
 def admit(state: State, receipt: Receipt, policy: Policy) -> Admitted | Verdict:
     """`state` with `receipt` added, once checked under `policy`; or the fork it makes
-    with a checkpoint held (a Verdict, FORKED); Refused when it does not check."""
+    with a checkpoint held (a Verdict, EVIDENCE); Refused when it does not check."""
     logs = [log.key for log in policy.logs]
     try:
         if receipt.is_proof:

@@ -7,9 +7,11 @@ down to two signed checkpoints of one size: the one the watcher holds (a receipt
 the newest it verified before) and the one the ledger serves today for that size,
 which the ledger must prove its newest extends (RFC 9162 consistency proofs). Their
 roots differ: the bank signed two histories, and the two notes are the proof. The
-roots agree and the proof holds: consistent. The roots agree and the ledger cannot
-prove it (no such checkpoint, a proof that does not verify): not proven, which an
-honest log never is.
+roots agree and the proof holds: consistent. The ledger answers that it has no
+checkpoint of the held one's size: denied, and the held note, signed by the log's key,
+is the evidence that the size existed, for a log keeps every checkpoint it signs (a log
+restored from a backup cut short of it answers so). The roots agree and the proof does
+not verify: not proven, which an honest log never is.
 
 A fork needs no witness: when the ledger serves no newest checkpoint the policy accepts
 (the witnesses refused a rewritten log, so nothing of it is cosigned), what the watcher
@@ -31,7 +33,7 @@ from collections.abc import Iterable
 from ledger.store.log import merkle
 from ledger.store.log.checkpoint import BadSignature, Checkpoint, NoteError, open_checkpoint
 from ledger.store.log.policy import Policy
-from ledger.watch.evidence import Fork, Held, Outcome, Verdict, forked
+from ledger.watch.evidence import Denial, Fork, Held, Outcome, Verdict, denied, forked
 from ledger.watch.sources import Consistency, NotHeld, Report, Source, SourceError
 from ledger.watch.state import State
 
@@ -58,6 +60,14 @@ class Contradicted:
 
 
 @dataclasses.dataclass(frozen=True)
+class Denied:
+    """The ledger answered that it has no checkpoint of the held one's size, which the
+    held one, signed by its log, proves it signed: `answer`, its words."""
+
+    answer: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Unproven:
     """The ledger did not prove the held one consistent with its newest, nor that it
     signed another: `why`, in words."""
@@ -65,7 +75,7 @@ class Unproven:
     why: str
 
 
-Status = Agrees | Contradicted | Unproven
+Status = Agrees | Contradicted | Denied | Unproven
 
 
 class _Stop(Exception):
@@ -199,10 +209,9 @@ class _Run:
         try:
             answer = self.consistency(old, new)
         except NotHeld as e:
-            return Unproven(
-                f"the ledger has no checkpoint of size {size} to prove the newest "
-                f"consistent with {item.what} ({e})"
-            )
+            # The newest is a checkpoint the ledger has just served: the size it lacks
+            # is the held one's.
+            return Denied(str(e))
         served_old, served_new = self.served(answer.old, old), self.served(answer.new, new)
         served_n, served = (served_new, served_old) if size < n else (served_old, served_new)
         if served_n.root != newest.checkpoint.root:
@@ -253,9 +262,10 @@ class _Run:
             for i in settled:  # where it changed: every checkpoint held has a say
                 try:
                     status[i] = self.compare(everything[i], newest)
-                except (SourceError, NotHeld) as e:  # the fork stands; this one bounds nothing
+                except SourceError as e:  # the fork stands; this one bounds nothing
                     status[i] = Unproven(str(e))
             raise _Stop(self.forked(self.bound(everything, status, newest, before)))
+        self.denials(everything, status, newest)
         unproven = [
             f"  {everything[i].what}: {s.why}" for i, s in status.items() if isinstance(s, Unproven)
         ]
@@ -281,9 +291,10 @@ class _Run:
         witness, though: two checkpoints of one size signed by the log prove it. So
         what this watcher holds is held to the newest checkpoint the log signed, and
         one it contradicts stops the run as a fork (a rewrite the witnesses refused,
-        shown to a watcher that saw the history they cosigned); one the log cannot
-        prove consistent with it, as an honest log always can, is not proven (a log cut
-        short of it); short of that, `unchecked` stands."""
+        shown to a watcher that saw the history they cosigned); one of a size the
+        log says it has no checkpoint of is evidence too (a log cut short of it); one
+        it cannot prove consistent with it, as an honest log always can, is not proven;
+        short of that, `unchecked` stands."""
         if self.state.newest is None and not self.state.receipts:
             return
         try:
@@ -305,15 +316,28 @@ class _Run:
         for i, item in enumerate(everything):
             try:
                 status[i] = self.compare(item, newest)
-            except (SourceError, NotHeld):
+            except SourceError:
                 return
         if any(isinstance(s, Contradicted) for s in status.values()):
             raise _Stop(self.forked(self.bound(everything, status, newest, before)))
+        self.denials(everything, status, newest)  # a log cut short of what is held, say
         unproven = [
             f"  {everything[i].what}: {s.why}" for i, s in status.items() if isinstance(s, Unproven)
         ]
-        if unproven:  # a log cut short of what is held, say: no honest log fails to prove it
+        if unproven:  # no honest log fails to prove it
             raise _Stop(self.not_proven(unproven))
+
+    def denials(self, everything: list[Held], status: dict[int, Status], newest: Held) -> None:
+        """Stop the run on the held checkpoints whose size the ledger denies having: the
+        notes, signed by its log, are the evidence. Every note held of such a size is,
+        a receipt settled on an earlier run and not asked about again among them."""
+        answers = {everything[i].size: s.answer for i, s in status.items() if isinstance(s, Denied)}
+        found = [
+            Denial(tuple(h for h in everything if h.size == size), answer)
+            for size, answer in sorted(answers.items())
+        ]
+        if found:
+            raise _Stop(denied(found, newest, self.said))
 
     def not_proven(self, unproven: list[str]) -> Verdict:
         return Verdict(Outcome.UNPROVEN, (
@@ -459,6 +483,8 @@ class _Run:
                     f"the ledger's checkpoint of size {held.size} today", found.other, other_cp
                 )
                 raise _Stop(self.forked(Fork(held, other)))
+            if isinstance(found, Denied):
+                raise _Stop(denied([Denial((held,), found.answer)], newest, self.said))
             if isinstance(found, Unproven):
                 unproven.append(f"  {held.what}: {found.why}")
         if reports:

@@ -422,7 +422,9 @@ class DiceQuerySchema(Schema):
         validate=validate.Regexp(r"^[^\x00-\x1f\x7f]{1,200}$", error="1 to 200 characters"),
         metadata={
             "description": "Only what this croupier recorded: the name on their token "
-            "(the events' actor `croupier:<name>`)"
+            "(the events' actor `croupier:<name>#<tag>`, every token of that name, and "
+            "events recorded before actors named their token), or `<name>#<tag>` for "
+            "one token's alone"
         },
     )
     since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})

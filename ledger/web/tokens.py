@@ -4,6 +4,12 @@ A token is `hz_` and 32 random bytes in URL-safe base64: enough entropy that an
 unsalted hash is safe to keep (as GitHub and others do), and a lookup by that hash is
 one index probe. A revoked token keeps its row (the audit trail can still name it) and
 is no longer recognised: as the lookup happens on every request, its next one is a 401.
+
+A name is one holder's within its role: a second live token of a role and name is
+refused (NameTaken), and the database holds the rule too. A revoked token's name may be
+given again; the new token's events name it by its own tag (`croupier:cecil#<tag>`,
+ledger.store.actors), so that the two holders are never one actor. A player's token is
+made only for a player who exists.
 """
 
 from __future__ import annotations
@@ -25,12 +31,17 @@ from ledger.store.eventstore import opened
 PREFIX = "hz_"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Holder(Caller):
-    """Who a request comes from: the caller (role, name) and their token's id, which
-    scopes their idempotency keys and counts their heavy reads."""
+    """Who a request comes from: the caller (role, name, and the tag their events name
+    their token by) and their token's id, which scopes their idempotency keys and
+    counts their heavy reads."""
 
     id: str
+
+
+class NameTaken(ValueError):
+    """A live token of that role already has that name."""
 
 
 def _digest(token: str) -> str:
@@ -38,9 +49,12 @@ def _digest(token: str) -> str:
 
 
 def create(engine: sa.Engine, role: Role, name: str) -> str:
-    """A new token for `name` in `role`; the only time the secret is seen."""
+    """A new token for `name` in `role`; the only time the secret is seen. ValueError,
+    saying which rule, for a name refused; NameTaken when a live token has it."""
     if not name or len(name) > 200:
         raise ValueError("a token's name is 1 to 200 characters")
+    if "#" in name:
+        raise ValueError("a token's name holds no '#': in an event's actor, it ends the name")
     # A player's token names the player it acts for, so it must be a name a player can
     # have: above all not the bank's, or it would read the setter's own account.
     refused = f"a player's token is named for the player: {PLAYER_RULE}"
@@ -48,11 +62,22 @@ def create(engine: sa.Engine, role: Role, name: str) -> str:
         raise ValueError(refused)
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
-        # A player an older ledger let in under such a name still gets tokens.
-        account = account_stream(player_account(name))
-        if role is Role.PLAYER and reserved(name) and not opened(conn, account):
-            raise ValueError(refused)
-        return _insert(conn, role, name)
+        if role is Role.PLAYER and not opened(conn, account_stream(player_account(name))):
+            # A player an older ledger let in under such a name still gets tokens.
+            raise ValueError(
+                refused
+                if reserved(name)
+                else f"there is no player {name!r}: a player's token is made for a player "
+                "the setter has created (POST /players, or the console's office)"
+            )
+        try:
+            return _insert(conn, role, name)
+        except stored.NameTaken as taken:
+            raise NameTaken(
+                f"there is already a live {role.value} token named {name!r} (token "
+                f"{taken.token_id}): a name is one holder's within its role; revoke that "
+                "token first (hazard token revoke ID), or choose another name"
+            ) from None
 
 
 def _insert(conn: sa.Connection, role: Role, name: str) -> str:
@@ -66,7 +91,10 @@ def holder(engine: sa.Engine, token: str) -> Holder | None:
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
     found = stored.live(engine, _digest(token))
-    return None if found is None else Holder(Role(found[2]), found[1], found[0])
+    if found is None:
+        return None
+    token_id, name, role, tag = found
+    return Holder(Role(role), name, tag, id=token_id)
 
 
 # -- administration: `hazard token list|revoke`, and the first token of `hazard serve` --
@@ -84,6 +112,8 @@ class TokenRow:
     role: str
     created_at: str
     revoked_at: str | None
+    tag: str
+    """What its events name it by, after `#` in their actor."""
 
 
 class UnknownToken(LookupError):

@@ -30,7 +30,7 @@ from ledger.books.book import Book
 from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.web.tokens import create
+from ledger.web.tokens import NameTaken, create, listing, revoke
 from tests.signing import SIGNER
 
 
@@ -71,10 +71,38 @@ class Api:
     def __init__(self, app: Flask) -> None:
         self.app = app
         self.book: Book = app.extensions["hazard.club"].book
+        self.tokens: dict[tuple[str, str], str] = {}
 
     def client(self, role: str | None = "setter", name: str = "bank") -> Client:
-        token = None if role is None else create(self.book.store.engine, Role(role), name)
-        return Client(self.app.test_client(), token)
+        """A client holding the token of `role` and `name`: made the first time it is
+        asked for (a name is one live token's within its role), the same one after."""
+        if role is None:
+            return Client(self.app.test_client(), None)
+        if (role, name) not in self.tokens:
+            self.tokens[role, name] = token_for(self.book.store.engine, Role(role), name)
+        return Client(self.app.test_client(), self.tokens[role, name])
+
+    def actor(self, role: str = "setter", name: str = "bank") -> str:
+        """The actor the events of the live token of `role` and `name` record."""
+        [held] = [
+            t
+            for t in listing(self.book.store.engine)
+            if (t.role, t.name, t.revoked_at) == (role, name, None)
+        ]
+        return f"{role}:{name}#{held.tag}"
+
+
+def token_for(engine: sa.Engine, role: Role, name: str) -> str:
+    """A new token of `role` and `name`. On a copy of a database that already holds
+    one, whose secret is not kept, that one is revoked first, as an operator would."""
+    try:
+        return create(engine, role, name)
+    except NameTaken:
+        [held] = [
+            t for t in listing(engine) if (t.role, t.name, t.revoked_at) == (role.value, name, None)
+        ]
+        revoke(engine, held.id)
+        return create(engine, role, name)
 
 
 def _api(url: str) -> Iterator[Api]:

@@ -25,12 +25,13 @@ class Evening:
         self.croupier = api.client("croupier", "cecil")  # runs the table
         self.auditor = api.client("auditor", "audrey")  # reads every balance
         self.names = [name for name in deposits if name != "setter"]
-        self.players = {name: api.client("player", name) for name in self.names}
         self.deposited = sum(deposits.values())
         for name, amount in deposits.items():
             if name != "setter":
                 self.bank.ok("post", "/players", {"name": name})
             self.bank.ok("post", f"/players/{name}/deposits", {"amount": amount})
+        # A player's token is made for a player who exists.
+        self.players = {name: api.client("player", name) for name in self.names}
 
     # -- writes -------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def test_the_log_rechecks_offline(api: Api) -> None:
         SEALS,  # every write's seal: the log's own stream
     }
     first = events[0]
-    assert first["type"] == "AccountOpened" and first["actor"] == "setter:bank"
+    assert first["type"] == "AccountOpened" and first["actor"] == api.actor()
     assert first["payload"] == {"account": "player:ann"} and first["idempotency_key"] is None
     assert "payload_text" not in first
 

@@ -181,8 +181,6 @@ def club(generated: ModuleType, tmp_path: Path) -> Iterator[Club]:
         found.clients["anyone"] = generated.Client(base_url=found.base_url)  # no token
         for role, name in [("croupier", "cecil"), ("auditor", "audrey")]:
             found.token(role, name)
-        for name in ("ann", "bob"):
-            found.token("player", name)
         try:
             yield found
         finally:
@@ -217,6 +215,8 @@ def evening(club: Club) -> None:
     for name in ("ann", "bob", "cat"):
         club("setter", "players.post_players", body=m.Player(name=name))
         club("setter", "players.post_players_name_deposits", name, body=m.Amount(1000))
+    for name in ("ann", "bob"):  # a player's token is made for a player who exists
+        club.token("player", name)
     club("setter", "players.post_players_name_deposits", "setter", body=m.Amount(100000))
     club("setter", "players.put_players_name_credit_limit", "ann", body=m.CreditLimit(500))
     limits = m.Limits(min_stake=10, max_stake=5000, max_exposure=50000)

@@ -31,7 +31,7 @@ def test_a_dispute_upheld_changes_nothing(api: Api) -> None:
     night, v = two_rounds(api)
     opened = open_dispute(night, "bob", 1, {"claim": "the 4 was a 5", "dice": [3, 5]})
     assert opened["events"][0]["type"] == "DisputeOpened"
-    assert opened["events"][0]["actor"] == "player:bob"
+    assert opened["events"][0]["actor"] == api.actor("player", "bob")
     answer = opened["answer"]
     assert answer["matches"] is True and answer["result"] == "nick"
     # 3+5 is 8 at main 7: a chance, not a nick; the round would not have ended there.
@@ -44,7 +44,7 @@ def test_a_dispute_upheld_changes_nothing(api: Api) -> None:
     assert night.balances() == before
     shown = night.auditor.ok("get", f"/tables/{TABLE}/disputes/{opened['dispute_id']}")
     assert shown["status"] == "upheld" and shown["resolved"]["reason"] == "I saw 3+4"
-    assert shown["resolved"]["by"] == "setter:bank" and shown["adjustments"] == []
+    assert shown["resolved"]["by"] == api.actor() and shown["adjustments"] == []
 
 
 def test_a_round_voided_puts_everyone_back_where_the_round_found_them(api: Api) -> None:
@@ -79,7 +79,7 @@ def test_a_round_voided_puts_everyone_back_where_the_round_found_them(api: Api) 
     ]
     assert kinds[-4:] == ["DisputeOpened", "DisputeResolved", "BetAdjusted", "BetAdjusted"]
     assert "BetSettled" in kinds
-    assert events[-3]["actor"] == "setter:bank"
+    assert events[-3]["actor"] == api.actor()
     assert events[-3]["payload"]["reason"] == "a wild throw"
     # Each settlement of round 1 lists its reversal beside it; round 2's none.
     settled = {s["bet_id"]: s for s in night.settlements()}

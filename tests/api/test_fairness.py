@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from scipy import stats as oracle
 
+from ledger.commands import Caller, Role, tables
+from ledger.web.tokens import create, listing, revoke
 from tests.api.conftest import Api, Client
 
 Dice = tuple[int, int]
@@ -313,3 +315,36 @@ def test_bad_queries_are_named_and_an_unknown_table_is_not_found(api: Api) -> No
         assert problem["type"] == "urn:hazard:validation"
         assert field in str(problem["errors"]), (query, problem)
     assert _report(bank, alpha="1e-3")["alpha"] == 0.001
+
+
+def test_a_croupier_is_every_token_of_the_name_or_one_token_by_its_tag(api: Api) -> None:
+    """Throws recorded by cecil before events named their token, by a cecil token since
+    revoked, and by today's: `croupier=cecil` counts them all, as the one name;
+    `croupier=cecil#<tag>` one token's alone, so that two cecils are never one."""
+    bank = _club(api, ())["bank"]
+    club = api.app.extensions["hazard.club"]
+    untagged = Caller(Role.CROUPIER, "cecil")
+    tables.open_table(club, "t0", untagged, ruleset="english")
+    for name in ("ann", "bob"):
+        tables.seat(club, "t0", untagged, name)
+    for die, name in enumerate(("ann", "bob"), 1):
+        tables.cast(club, "t0", untagged, name, die)
+    tables.call_main(club, "t0", untagged, 7)
+    tables.throw(club, "t0", untagged, 6, 6)
+    first = api.client("croupier", "cecil")
+    _open(first, "t1")
+    _throw(first, "t1", [(3, 4)])
+    [gone] = [t for t in listing(api.book.store.engine) if t.name == "cecil"]
+    revoke(api.book.store.engine, gone.id)
+    second = Client(api.app.test_client(), create(api.book.store.engine, Role.CROUPIER, "cecil"))
+    _open(second, "t2")
+    _throw(second, "t2", [(2, 2), (1, 3)])
+    [today] = [t for t in listing(api.book.store.engine) if t.name == "cecil" and not t.revoked_at]
+
+    def thrown(croupier: str) -> Counter[Dice]:
+        return _pairs(_report(bank, croupier=croupier))
+
+    assert thrown("cecil") == Counter({(6, 6): 1, (3, 4): 1, (2, 2): 1, (1, 3): 1})
+    assert thrown(f"cecil#{gone.tag}") == Counter({(3, 4): 1})
+    assert thrown(f"cecil#{today.tag}") == Counter({(2, 2): 1, (1, 3): 1})
+    assert thrown("dora") == Counter()

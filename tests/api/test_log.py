@@ -91,7 +91,7 @@ def test_a_repeated_write_hands_back_the_same_receipt(api: Api) -> None:
 
 
 def test_the_key_is_the_one_that_signs(api: Api) -> None:
-    key = api.client("player", "ann").ok("get", "/log/key")
+    key = api.client("auditor", "audrey").ok("get", "/log/key")
     assert key == {"origin": ORIGIN, "key": VERIFIER.text()}
 
 

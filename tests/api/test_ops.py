@@ -145,6 +145,7 @@ def test_an_unsafe_or_missing_request_id_is_replaced(sqlite_api: Api, offered: s
 
 
 def test_each_request_is_one_json_line(sqlite_api: Api, log_lines: Callable[[], Any]) -> None:
+    sqlite_api.app.extensions["hazard.club"].create_player("ann", "setter:bank")  # no request
     ann = sqlite_api.client("player", "ann")
     response = ann.get("/tables/t9", headers={"X-Request-Id": "req-1"})
     assert response.headers["X-Request-Id"] == "req-1"
@@ -154,7 +155,7 @@ def test_each_request_is_one_json_line(sqlite_api: Api, log_lines: Callable[[], 
     assert line["route"] == "/tables/<table>"
     assert line["path"] == "/tables/t9"
     assert line["status"] == response.status_code
-    assert line["actor"] == "player:ann"
+    assert line["actor"] == sqlite_api.actor("player", "ann")
     assert line["level"] == "info"
     assert isinstance(line["duration_ms"], float)
     assert line["time"].endswith("+00:00")

@@ -304,7 +304,7 @@ def test_a_statement_adds_up_to_the_balance(api: Api) -> None:
     assert deposit["event"]["type"] == "Deposited"
     assert deposit["event"]["stream"] == "account:player:ann"
     assert deposit["event"]["payload"]["amount"] == 1000
-    assert deposit["event"]["actor"] == "setter:bank"
+    assert deposit["event"]["actor"] == api.actor()
     stake = ann[1]
     assert (stake["amount"], stake["counterparty"]) == (-100, "escrow:t1:b7")
     assert stake["event"]["type"] == "CasterStaked" and stake["event"]["stream"] == "table:t1"

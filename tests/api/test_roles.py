@@ -54,8 +54,8 @@ def test_each_role_may_do_what_it_may_and_nothing_else(api: Api, op: Op) -> None
         if op.rule is not None:
             assert response.get_json()["rule"] == op.rule
         if response.status_code == 201:
-            players = {"self": f"player:{op.self_name}", "other": f"player:{op.other_name}"}
-            actor = players.get(role, f"{role}:{role}-1")
+            players = {"self": ("player", op.self_name), "other": ("player", op.other_name)}
+            actor = api.actor(*players.get(role, (role, f"{role}-1")))
             assert {e["actor"] for e in response.get_json()["events"]} == {actor}
 
 

@@ -116,14 +116,15 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     assert not list(tmp_path.glob("hazard-metrics-*"))  # removed at exit
 
     engine = db.make_engine(f"sqlite:///{tmp_path / 'serve.sqlite3'}")
-    assert [row.role for row in listing(engine)] == ["setter"]  # one token, two workers
+    [bank] = listing(engine)  # one token, two workers
+    assert (bank.role, bank.name) == ("setter", "bank")
     engine.dispose()
 
     time.sleep(0.1)  # the pump threads reach EOF
     lines = [json.loads(line) for line in served.err if line.strip()]  # all JSON
     [write] = [line for line in lines if line.get("route") == "/players"]
     assert write["request_id"] == "serve-test-1"
-    assert write["actor"] == "setter:bank" and write["status"] == 201
+    assert write["actor"] == f"setter:bank#{bank.tag}" and write["status"] == 201
     assert "".join(served.out).count("hz_") == 1
 
 

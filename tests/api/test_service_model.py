@@ -139,6 +139,25 @@ FIGURES: Counter[str] = Counter()
 """What was sent, by "kind status", and the run's totals, across examples."""
 
 
+class Players(dict[str, Client]):
+    """Each of the model's players' clients, its token made at its first use: a player's
+    token is made only for a player who exists."""
+
+    def __init__(self, api: Api) -> None:
+        super().__init__()
+        self.api = api
+
+    def __missing__(self, name: str) -> Client:
+        self[name] = self.api.client("player", name)
+        return self[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in PLAYERS
+
+    def get(self, name: str, default: Client | None = None) -> Client | None:  # type: ignore[override]
+        return self[name] if name in PLAYERS else default
+
+
 class ServiceModel(RuleBasedStateMachine):
     database: ClassVar[Callable[[], contextlib.AbstractContextManager[str]]]
     """A fresh, migrated database's URL for each example, set by the test."""
@@ -155,7 +174,7 @@ class ServiceModel(RuleBasedStateMachine):
         self.setter = api.client()
         self.croupier = api.client("croupier", "cecil")
         self.auditor = api.client("auditor", "audrey")
-        self.players = {name: api.client("player", name) for name in PLAYERS}
+        self.players = Players(api)
         self.created: list[str] = []
         self.states: dict[str, dict[str, Any]] = {}
         self.receipts: list[str] = []  # checkpoints handed out, one per size, oldest first
@@ -321,12 +340,13 @@ class ServiceModel(RuleBasedStateMachine):
     @rule(data=st.data(), name=st.sampled_from(PLAYERS))
     def create_player(self, data: st.DataObject, name: str) -> None:
         who = data.draw(st.sampled_from(["setter", "croupier", "player", "auditor"]))
+        # A player asks as themselves, or, not made yet (so with no token), as another.
+        player = name if name in self.created else self.created[0]
         client = {
             "setter": self.setter,
             "croupier": self.croupier,
             "auditor": self.auditor,
-            "player": self.players[name],
-        }[who]
+        }.get(who) or self.players[player]
         if who in ("player", "auditor"):
             expect: tuple[int, ...] = (403,)
         else:
@@ -588,7 +608,7 @@ class ServiceModel(RuleBasedStateMachine):
             client, rule, body = own, "side-bets", self._offer(data, player, amount, seated)
         elif kind == "accept":
             bet = data.draw(st.sampled_from(offered))["id"] if offered else "b1"
-            taker = data.draw(st.sampled_from(seated or list(PLAYERS)))
+            taker = data.draw(st.sampled_from(seated or self.created))
             client, rule = self.players[taker], "side-bets/accept"
             body, expect = {"player": taker, "bet": bet}, missing
         elif kind == "withdraw bet":

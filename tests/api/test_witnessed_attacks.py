@@ -188,8 +188,8 @@ def test_the_attack_alone_before_the_bank_writes_again(scene: Scene) -> None:
     """The attack, and not a write since. `hazard verify --policy` fails it as above.
     `hazard watch` stops on it: a fork where the log kept its size; where the log was cut
     short of the checkpoint the watcher holds, the bank signs no checkpoint of that size
-    any more to be a fork's second note, and the log cannot prove its newest consistent
-    with it, as an honest log always can: not proven (exit 3), the size named. The
+    any more to be a fork's second note, but the ledger says it has none of a size its
+    log signed: evidence (exit 1), with the note that proves the size existed. The
     witnesses are shown it by the ledger's next push that reaches them, and refuse it."""
     size = scene.evening.size
     assert scene.verify("--policy", scene.policy).exit_code == 1
@@ -200,12 +200,13 @@ def test_the_attack_alone_before_the_bank_writes_again(scene: Scene) -> None:
         assert _text(scene.evening.note) in found.output
         assert _text(scene.checkpoint(size)) in found.output
     else:
-        assert found.exit_code == 3, found.output
+        assert found.exit_code == 1, found.output
         assert (
-            "NOT PROVEN: the ledger did not prove that its newest checkpoint is consistent "
-            "with what this watcher holds:"
+            f"DENIED: the ledger says it has no checkpoint of size {size}, and its log signed "
+            "one: the checkpoint this watcher verified before"
         ) in found.output
-        assert f"the ledger has no checkpoint of size {size} to prove the newest" in found.output
+        assert f"  asked for it: no checkpoint of size {size}" in found.output
+        assert _text(scene.evening.note) in found.output
 
     with scene.witnesses_serving() as policy:
         pushed = scene.push(policy)

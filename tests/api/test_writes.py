@@ -42,7 +42,7 @@ def test_a_write_answers_with_its_events_and_the_new_version(api: Api) -> None:
     assert event["type"] == "CasterStaked"
     assert event["version"] == before + 1
     assert event["stream"] == "table:t1"
-    assert event["actor"] == "setter:bank"
+    assert event["actor"] == api.actor()
     assert event["payload"]["amount"] == 100
     assert len(event["hash"]) == 64
 

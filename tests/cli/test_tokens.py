@@ -61,6 +61,7 @@ def test_token_create_refuses_a_bad_role_or_name(sqlite_api: Api) -> None:
 
 
 def test_token_list_shows_no_secret_and_revoke_refuses_the_token(sqlite_api: Api) -> None:
+    sqlite_api.app.extensions["hazard.club"].create_player("ann", "setter:cli")
     ann = sqlite_api.client("player", "ann")
     assert ann.get("/players/ann/balance").status_code != 401
     [row] = listing(sqlite_api.book.store.engine)
@@ -91,3 +92,29 @@ def test_token_commands_say_when_the_database_cannot_be_opened(tmp_path: Path) -
     result = CliRunner().invoke(main, ["token", "list", "--database-url", url])
     assert result.exit_code == 1
     assert "cannot open the database" in result.output
+
+
+def test_token_create_refuses_a_name_a_live_token_of_the_role_holds(sqlite_api: Api) -> None:
+    """One live token to a role and name, the message naming the one that holds it; once
+    it is revoked, the name is free, and the new token's events name it by its tag."""
+    first = _hazard(sqlite_api, "token", "create", "--role", "croupier", "--name", "cecil")
+    assert first.exit_code == 0, first.output
+    [held] = listing(sqlite_api.book.store.engine)
+    again = _hazard(sqlite_api, "token", "create", "--role", "croupier", "--name", "cecil")
+    assert again.exit_code == 2 and again.stdout == ""
+    assert f"there is already a live croupier token named 'cecil' (token {held.id})" in (
+        again.output
+    )
+    assert len(listing(sqlite_api.book.store.engine)) == 1
+    _hazard(sqlite_api, "token", "revoke", held.id)
+    made = _hazard(sqlite_api, "token", "create", "--role", "croupier", "--name", "cecil")
+    assert made.exit_code == 0, made.output
+    who = holder(sqlite_api.book.store.engine, made.stdout.strip())
+    assert who is not None and who.tag != held.tag
+    assert f"for croupier:cecil#{who.tag}:" in made.stderr
+
+
+def test_token_create_refuses_a_player_who_does_not_exist(sqlite_api: Api) -> None:
+    made = _hazard(sqlite_api, "token", "create", "--role", "player", "--name", "zed")
+    assert made.exit_code == 2 and "there is no player 'zed'" in made.output
+    assert listing(sqlite_api.book.store.engine) == []

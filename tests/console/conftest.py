@@ -26,8 +26,7 @@ from ledger.books.book import Book
 from ledger.commands import Role
 from ledger.store import db
 from ledger.store.eventstore import EventStore
-from ledger.web.tokens import create
-from tests.api.conftest import _admin, api, sqlite_api, sqlite_migrated
+from tests.api.conftest import _admin, api, sqlite_api, sqlite_migrated, token_for
 from tests.signing import SIGNER
 
 # The API's fixtures (tests/api/conftest.py), for the tests that use Flask's test client:
@@ -48,7 +47,8 @@ class Served:
         self.book: Book = app.extensions["hazard.club"].book
 
     def token(self, role: str, name: str) -> str:
-        return create(self.book.store.engine, Role(role), name)
+        """A new token of `role` and `name` (one held before is revoked)."""
+        return token_for(self.book.store.engine, Role(role), name)
 
     def balance(self, name: str) -> int:
         account = name if name == "setter" else f"player:{name}"

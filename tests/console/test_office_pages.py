@@ -23,8 +23,7 @@ from flask.testing import FlaskClient
 from ledger.commands import Role
 from ledger.store.log.heads import SEALS
 from ledger.store.schema import events
-from ledger.web.tokens import create
-from tests.api.conftest import Api
+from tests.api.conftest import Api, token_for
 from tests.api.gamekit import Evening
 
 
@@ -43,8 +42,8 @@ def _form(page: str, action: str) -> dict[str, str]:
 
 
 def console(api: Api, role: str, name: str) -> FlaskClient:
-    """A browser signed in with a new token of `role`."""
-    token = create(api.book.store.engine, Role(role), name)
+    """A browser signed in with a new token of `role` (one held before is revoked)."""
+    token = token_for(api.book.store.engine, Role(role), name)
     client = api.app.test_client()
     page = client.get("/").get_data(as_text=True)
     answer = client.post("/console/sign-in", data={"csrf_token": _csrf(page), "token": token})
@@ -331,6 +330,7 @@ def test_the_audit_page_shows_the_log_checkpoint_and_verifies(sqlite_api: Api) -
 
 @pytest.mark.parametrize("role", ["player", "croupier"])
 def test_the_verify_step_and_exports_are_refused_to_others(sqlite_api: Api, role: str) -> None:
+    sqlite_api.client().ok("post", "/players", {"name": "ann"})  # a player's token names one
     client = console(sqlite_api, role, "ann")
     assert client.get("/console/audit/verify/step?after=0").status_code == 403
     assert client.get("/console/audit/export?all=true").status_code == 403

@@ -1,7 +1,7 @@
 """`hazard watch`, `hazard watch add` and `hazard watch check` (ledger.cli.watch): what
-they print and the status they exit with (0 consistent, 1 a fork proven, 2 could not
-check, 3 not proven), reading a database (SQLite and PostgreSQL) or the ledger's
-anonymous reads over HTTP."""
+they print and the status they exit with (0 consistent, 1 evidence: a fork, or a size
+the log signed denied, 2 could not check, 3 not proven), reading a database (SQLite
+and PostgreSQL) or the ledger's anonymous reads over HTTP."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tests.watch.watchkit import (
     TREASURER,
     changed_extra,
     cosign,
+    cut,
     evening,
     forged,
     ledger_serving,
@@ -131,22 +132,50 @@ def test_no_quorum_and_an_unreachable_ledger_could_not_check(store: EventStore, 
     assert not (here / "hazard-watch.json").exists()
 
 
-def test_what_the_ledger_does_not_prove_exits_3(store: EventStore, here: Path) -> None:
+def test_a_size_the_bank_signed_and_the_ledger_has_not_is_evidence_exit_1(
+    store: EventStore, here: Path
+) -> None:
     newest = evening(store, 4)[-1].size
     cosign(store.engine, newest, TREASURER, AUDITOR)
     never = newest + 12
     (here / "later.txt").write_text(forged(never))  # signed by the bank, a size it never had
     assert hazard("watch", "add", "later.txt", "--policy", "club.policy").exit_code == 0
     found = watching(store)
-    assert found.exit_code == 3, found.output
+    assert found.exit_code == 1, found.output
     assert (
-        "NOT PROVEN: the ledger did not prove that its newest checkpoint is consistent"
-        in found.output
-    )
+        f"DENIED: the ledger says it has no checkpoint of size {never}, and its log signed "
+        f"one: receipt later.txt (below).\n  asked for it: no checkpoint of size {never}"
+    ) in found.output
+    assert forged(never).rstrip("\n") in found.output
+
+
+def test_a_ledger_restored_from_a_cut_backup_is_caught_over_http(
+    store: EventStore, here: Path
+) -> None:
+    """The ledger serving a log restored from a backup cut short of a player's receipt:
+    asked for the receipt's size, it answers 404. The watcher stops, exit 1, and prints
+    the receipt that proves the size existed, and keeps what it held."""
+    written = evening(store, 9)
+    older, deposit = written[5], written[8]
+    cosign(store.engine, older.size, TREASURER, AUDITOR)
+    (here / "deposit.txt").write_text(deposit.note)
+    assert hazard("watch", "add", "deposit.txt", "--policy", "club.policy").exit_code == 0
+    with ledger_serving(store.engine) as (url, _):
+        first = hazard("watch", "--url", url, "--policy", "club.policy")
+        assert first.exit_code == 0, first.output
+        kept = (here / "hazard-watch.json").read_text()
+        cut(store.engine, older.size)
+        found = hazard("watch", "--url", url, "--policy", "club.policy")
+    assert found.exit_code == 1, found.output
     assert (
-        f"receipt later.txt, of size {never}: the ledger has no checkpoint of size {never}"
-        in found.output
-    )
+        f"DENIED: the ledger says it has no checkpoint of size {deposit.size}, and its log "
+        f"signed one: receipt deposit.txt (below).\n  asked for it: {url}/log/proofs/"
+        f"consistency?from={older.size}&to={deposit.size} answered 404: no checkpoint of "
+        f"size {deposit.size}"
+    ) in found.output
+    assert deposit.note.rstrip("\n") in found.output
+    assert found.output.endswith("nothing was saved: hazard-watch.json still holds what it held\n")
+    assert (here / "hazard-watch.json").read_text() == kept
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ blocks (a player keeping and checking a receipt, the curl and openssl recipe, an
 auditor's watcher), pasted into bash in a directory holding the club's policy and a
 deposit's answer, against the ledger's anonymous reads; what the pages show a command
 printing (`# ↓` and the ```text block after it), it prints; the recipe accepts the
-file as fetched and refuses it changed; and the fork the auditor's page shows is what
-`hazard watch` prints on one.
+file as fetched and refuses it changed; and the fork and the denied checkpoint the
+auditor's page shows are what `hazard watch` prints on them.
 
 The ledger's side here is watchkit's `ledger_serving`, which serves the contract the
 ledger's endpoints are built to on their own branch (and the tlog-proof through the
@@ -41,6 +41,7 @@ from tests.watch.watchkit import (
     Written,
     as_written,
     cosign,
+    cut,
     evening,
     ledger_serving,
     more,
@@ -280,3 +281,39 @@ def test_the_fork_the_auditor_s_page_shows_is_what_a_fork_prints(
     store.engine.dispose()
     assert forked.returncode == 1
     assert prints(shown.group(1), forked.stdout), forked.stdout
+
+
+def test_the_denied_checkpoint_the_auditor_s_page_shows_is_what_a_cut_log_prints(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The club's ledger restored from the evening's backup taken at size 8, after the
+    watcher verified 10: asked for 10, it answers 404, and the watcher prints it."""
+    section = AUDITOR_PAGE.read_text(encoding="utf-8").split(
+        "### What a denied checkpoint looks like"
+    )[1]
+    shown = re.search(r"```text\n(.*?)```", section, re.S)
+    assert shown is not None
+    command = next(body for body, _ in blocks(AUDITOR_PAGE) if "--report" in body).strip()
+    store, notes = club(here, 10)
+    # The page's sizes are the eighth and tenth writes' checkpoints: read from them.
+    sizes = {"8": notes[7].size, "10": notes[9].size}
+    expected = re.sub(r"(?<![-\w])(8|10)\b", lambda m: str(sizes[m.group()]), shown.group(1))
+    cosign(store.engine, sizes["8"], TREASURER, AUDITOR)
+    cosign(store.engine, sizes["10"], TREASURER, AUDITOR)
+    (here / "deposit-5.txt").write_text(notes[4].note)
+    (here / "deposit-10.txt").write_text(notes[9].note)
+    monkeypatch.chdir(here)
+    added = CliRunner().invoke(
+        main,
+        ["watch", "add", "deposit-5.txt", "deposit-10.txt", "--policy", "club.policy",
+         "--state", "audit-watch.json"],
+    )  # fmt: skip
+    assert added.exit_code == 0, added.output
+    with ledger_serving(store.engine) as (url, _):
+        first = bash(command, here, url)
+        assert first.returncode == 0, first.stdout + first.stderr
+        cut(store.engine, sizes["8"])
+        denied = bash(command, here, url)
+    store.engine.dispose()
+    assert denied.returncode == 1
+    assert prints(expected, denied.stdout), denied.stdout

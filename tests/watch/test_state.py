@@ -119,7 +119,7 @@ def test_a_receipt_of_a_size_held_with_another_root_is_a_fork(store: EventStore)
     fourth = evening(store, 5)[3]
     held = State(receipts=(Receipt("r4.txt", fourth.note),))
     found = admit(held, Receipt("other.txt", forged(fourth.size)), POLICY)
-    assert isinstance(found, Verdict) and found.outcome is Outcome.FORKED
+    assert isinstance(found, Verdict) and found.outcome is Outcome.EVIDENCE
     assert f"FORK: the bank signed two different histories of size {fourth.size}." in found.lines
     assert (
         f"receipt r4.txt, of size {fourth.size}:" in found.lines

@@ -27,8 +27,10 @@ from tests.watch.watchkit import (
     TREASURER,
     Written,
     cosign,
+    cut,
     evening,
     forged,
+    lose_checkpoint,
     more,
     note_of,
     policy_text,
@@ -119,7 +121,7 @@ def test_two_histories_of_one_size_are_a_fork_with_both_notes(store: EventStore)
     rewrite(store.engine, written[4].position)
     served = cosign(store.engine, size, TREASURER, AUDITOR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED and found.state is None
+    assert found.outcome is Outcome.EVIDENCE and found.state is None
     text = said(found)
     assert f"FORK: the bank signed two different histories of size {size}." in text
     assert held.rstrip("\n") in text and served.rstrip("\n") in text
@@ -139,7 +141,7 @@ def test_an_older_checkpoint_catches_a_rewrite_and_says_before_which_position(
     last = more(store, 1)[-1].size
     newest = cosign(store.engine, last, TREASURER, CHAIR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert (
         f"The checkpoint of size {last} does not extend the one of size {size} that this "
@@ -174,7 +176,7 @@ def test_the_receipts_that_still_agree_bound_the_first_change(
     rewrite(store.engine, written[changed - 1].position)
     cosign(store.engine, more(store, 1)[-1].size, TREASURER, AUDITOR)
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     assert "the bank rewrote history " + words(lambda n: written[n - 1].size) in said(found)
 
 
@@ -202,7 +204,7 @@ def test_receipts_never_checked_together_bound_nothing(store: EventStore) -> Non
     rewrite(store.engine, written[6].position)
     cosign(store.engine, more(store, 1)[-1].size, TREASURER, AUDITOR)
     found = ran(store, State(receipts=receipts(written, 2, 4, 6, 8)))
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert f"the bank rewrote history before position {written[7].size + 1}." in text
     assert "(3 smaller checkpoint(s) held still agree, but this watcher never proved" in text
@@ -244,7 +246,7 @@ def test_a_rewrite_no_quorum_cosigned_is_a_fork_with_what_is_held(store: EventSt
     rewrite(store.engine, written[4].position)  # every cosignature dropped with it
     last = more(store, 2)[-1].size
     found = ran(store, first.state)
-    assert found.outcome is Outcome.FORKED and found.state is None, said(found)
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
     text = said(found)
     assert found.lines[:2] == (
         f"not accepted under the policy: {store.engine.url} has no cosigned checkpoint yet; "
@@ -303,7 +305,7 @@ def test_a_report_of_another_tree_in_the_gossip_is_a_fork(store: EventStore) -> 
     with store.engine.begin() as conn:
         witnessed.report(conn, forged(size), SIGNER.verifier, "a player", AT)
     found = ran(store, State())
-    assert found.outcome is Outcome.FORKED, said(found)
+    assert found.outcome is Outcome.EVIDENCE, said(found)
     text = said(found)
     assert f"FORK: the bank signed two different histories of size {size}." in text
     assert f"report 1 to the ledger's gossip, by 'a player', of size {size}:" in text
@@ -318,7 +320,7 @@ def test_two_reports_of_one_size_with_two_roots_are_a_fork(store: EventStore) ->
         witnessed.report(conn, forged(beyond, b"one"), SIGNER.verifier, "alice", AT)
         witnessed.report(conn, forged(beyond, b"two"), SIGNER.verifier, "bob", AT)
     found = ran(store, State())
-    assert found.outcome is Outcome.FORKED
+    assert found.outcome is Outcome.EVIDENCE
     assert f"report 1 to the ledger's gossip, by 'alice', of size {beyond}:" in said(found)
     assert f"report 2 to the ledger's gossip, by 'bob', of size {beyond}:" in said(found)
 
@@ -356,14 +358,22 @@ def test_a_proof_that_does_not_verify_is_not_proven(store: EventStore) -> None:
     assert f"its consistency proof between sizes {sixth} and {last} does not verify" in said(found)
 
 
-def test_a_receipt_the_ledger_has_no_checkpoint_for_is_not_proven(store: EventStore) -> None:
+def test_a_receipt_of_a_size_the_ledger_never_had_is_evidence_against_its_key(
+    store: EventStore,
+) -> None:
+    """Signed by the bank's key, for a size its ledger says it never had: whoever holds
+    the key signed it, and the log does not have it. That is what a log cut back looks
+    like, and it is evidence all the same."""
     newest = evening(store, 6)[-1].size
     cosign(store.engine, newest, TREASURER, AUDITOR)
     never = newest + 9  # signed by the bank, a size it never had
     kept = State(receipts=(Receipt(f"r{never}", forged(never)),))
     found = ran(store, kept)
-    assert found.outcome is Outcome.UNPROVEN
-    assert f"the ledger has no checkpoint of size {never}" in said(found)
+    assert found.outcome is Outcome.EVIDENCE
+    assert (
+        f"DENIED: the ledger says it has no checkpoint of size {never}, and its log signed "
+        f"one: receipt r{never} (below)."
+    ) in found.lines
 
 
 def test_an_older_newest_consistent_with_what_is_held_keeps_what_is_held(
@@ -403,3 +413,65 @@ def test_gossip_is_read_a_page_at_a_time(store: EventStore) -> None:
 
     found = watch(State(), Paged(store.engine), POLICY)
     assert found.state is not None and found.state.gossip_after == 5
+
+
+# -- a checkpoint the log signed, and no longer has --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cut_at",
+    [5, 3],  # the write whose checkpoint the backup ends at
+    ids=["behind the receipt, the cosigned checkpoint kept", "behind every cosignature"],
+)
+def test_a_log_cut_behind_a_receipt_is_evidence_with_the_receipt(
+    store: EventStore, cut_at: int
+) -> None:
+    """The ledger restored from a backup cut short: it answers 404 for the size of a
+    receipt this watcher holds. The receipt, signed by the log's key, proves that size
+    existed, and a log keeps every checkpoint it signs: evidence, as a fork is, with
+    the receipt that proves it. Cut behind every cosignature too, nothing is cosigned
+    any more, and what is held is held to the newest the log signed alone."""
+    notes = evening(store, 9)
+    cosign(store.engine, notes[5].size, TREASURER, AUDITOR)
+    first = ran(store, State(receipts=(Receipt("r9", notes[8].note),)))
+    assert first.outcome is Outcome.CONSISTENT and first.state is not None, said(first)
+    cut(store.engine, notes[cut_at].size)
+    found = ran(store, first.state)
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    text = said(found)
+    size = notes[8].size
+    assert (
+        f"DENIED: the ledger says it has no checkpoint of size {size}, and its log signed "
+        f"one: receipt r9 (below).\n  asked for it: no checkpoint of size {size}"
+    ) in text
+    assert notes[8].note.rstrip("\n") in text  # the receipt that proves the size existed
+    assert note_of(store.engine, notes[cut_at].size).rstrip("\n") in text  # today's
+
+
+def test_a_checkpoint_lost_from_a_longer_log_is_evidence(store: EventStore) -> None:
+    """A backup restored with one checkpoint's line taken out: the log goes on past it,
+    but answers 404 for the size a receipt holds."""
+    notes = evening(store, 12)
+    cosign(store.engine, notes[11].size, TREASURER, AUDITOR)
+    lose_checkpoint(store.engine, notes[8].size)
+    found = ran(store, State(receipts=(Receipt("r9", notes[8].note),)))
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    size = notes[8].size
+    assert f"receipt r9 (below).\n  asked for it: no checkpoint of size {size}" in said(found)
+    assert notes[8].note.rstrip("\n") in said(found)
+
+
+def test_a_report_in_the_gossip_of_a_size_the_ledger_has_not_is_evidence(
+    store: EventStore,
+) -> None:
+    notes = evening(store, 6)
+    cosign(store.engine, notes[5].size, TREASURER, AUDITOR)
+    later = forged(notes[5].size + 3)  # signed by the log's key, a size it never had
+    with store.engine.begin() as conn:
+        witnessed.report(conn, later, SIGNER.verifier, "a player", AT)
+    found = ran(store, State())
+    assert found.outcome is Outcome.EVIDENCE and found.state is None, said(found)
+    assert "its log signed one: report 1 to the ledger's gossip, by 'a player' (below)." in (
+        said(found)
+    )
+    assert later.rstrip("\n") in said(found)

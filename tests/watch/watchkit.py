@@ -115,7 +115,7 @@ def cosign(engine: sa.Engine, size: int, *witnesses: Cosigner, at: int = 1_790_0
 def unguarded(engine: sa.Engine) -> Iterator[sa.Connection]:
     """What whoever holds the database and the key can do: switch off the append-only
     triggers of the log, its checkpoints and their cosignatures, and change them."""
-    tables = ("events", "tree_hashes", "checkpoints", "cosignatures", "heads_log")
+    tables = ("events", "tree_hashes", "checkpoints", "cosignatures", "heads_log", "clock_holds")
     with engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
         if sqlite:  # outside a transaction, or SQLite ignores it
@@ -152,6 +152,28 @@ def rewrite(engine: sa.Engine, position: int, signer: Signer = SIGNER) -> None:
         tree.build(conn)
         for size, issued_at in issued:
             tree.issue(conn, signer, size, merkle.tree_hash(size, tree.reader(conn)), issued_at)
+
+
+def cut(engine: sa.Engine, size: int) -> None:
+    """The log as a backup cut at `size` restores it: the events past it gone, and
+    with them their tree's hashes, their seals' heads, the checkpoints past it and their
+    cosignatures. The receipts handed out for those sizes stay where their holders keep
+    them."""
+    with unguarded(engine) as conn:
+        for table, column in (("cosignatures", "size"), ("checkpoints", "size"),
+                              ("heads_log", "position"), ("clock_holds", "position"),
+                              ("events", "position")):  # fmt: skip
+            conn.execute(sa.text(f"DELETE FROM {table} WHERE {column} > :n"), {"n": size})
+        conn.execute(sa.text("DELETE FROM tree_hashes"))
+        tree.build(conn)
+
+
+def lose_checkpoint(engine: sa.Engine, size: int) -> None:
+    """The checkpoint of `size` gone from a log that kept its events: a backup with
+    that checkpoint's line taken out, restored."""
+    with unguarded(engine) as conn:
+        for table in ("cosignatures", "checkpoints"):
+            conn.execute(sa.text(f"DELETE FROM {table} WHERE size = :n"), {"n": size})
 
 
 def forged(size: int, seed: bytes = b"other") -> str:
