@@ -19,7 +19,7 @@ from flask import Flask, g, request
 from flask_smorest import abort
 from werkzeug.exceptions import HTTPException
 
-from ledger import bootstrap
+from ledger import bootstrap, house
 from ledger.api import problems
 from ledger.api.contract import ContractApi, of, to_yaml
 from ledger.books.book import Book
@@ -68,6 +68,8 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
     app.extensions["hazard.club"] = Club(book)
+    # How people read money and time: the club's currency, minor units and zone.
+    app.extensions["hazard.house"] = house.from_settings(app.config)
     from ledger.api import metrics
 
     book.store.held = metrics.clock_held  # each append that held its clock back, counted

@@ -32,7 +32,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from sqlalchemy.engine import make_url
 
-from ledger import jsonlogging
+from ledger import house, jsonlogging
 from ledger.api import slowclients
 from ledger.bootstrap import ensure_key, open_book, witnesses
 from ledger.store import db
@@ -227,6 +227,7 @@ def serve(
     io_timeout: float = slowclients.DEFAULT_IO_TIMEOUT_S,
 ) -> None:
     check_lock_timeout()
+    house.from_settings()  # the club's currency and time zone, or serve stops here
     slowclients.ThreadWorker.io_timeout = io_timeout  # the workers inherit it at fork
     master = os.getpid()
     made = None

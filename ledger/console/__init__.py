@@ -1,8 +1,11 @@
 """The club's console: web pages for the croupier, the setter, the player and the
 auditor, served by the same app as the API, on the same write path and the same roles.
 
-Pages are rendered by the server (Jinja2); a little plain JavaScript (static/console.js)
-keeps a table's view live and stops a double click posting twice, and the player's page
+Pages are rendered by the server (Jinja2). htmx (static/vendor, served from here) sends
+a form and swaps in the parts of the page its write changed, so a write never reloads
+the page; every form still works without script, as a plain POST and a redirect. A
+little plain JavaScript (static/console.js) keeps a table's view live and stops a double
+click posting twice, and the player's page
 checks her receipts in her own browser (static/receipts.js, with the log's proofs and
 signatures in static/tlog.js), so that the check is not the server's word. Every asset
 is served from this package: no CDN. A person signs in by pasting their API token once; it is
@@ -48,6 +51,7 @@ def register(app: Flask) -> None:
 
     del audit, office
     app.register_blueprint(views.blp)
+    _filters(app)
     # Every worker derives the same secret from the same signing key: a session signed
     # by one is read by the other, and survives a restart.
     if not app.secret_key:
@@ -64,3 +68,22 @@ def secret_key(app: Flask) -> str:
     if signer is not None:
         return hmac.new(signer.seed, b"hazard console sessions", hashlib.sha256).hexdigest()
     return secrets.token_hex(32)
+
+
+def _filters(app: Flask) -> None:
+    """Money and time as the club writes them (ledger.house), for every template:
+    `{{ amount|money }}`, `{{ net|signed }}`, `{{ amount|inwords }}`,
+    `{{ event.recorded_at|when }}`."""
+    from flask import current_app
+
+    from ledger.house import House
+
+    def house() -> House:
+        found: House = current_app.extensions["hazard.house"]
+        return found
+
+    app.add_template_filter(lambda minor: house().money(minor), "money")
+    app.add_template_filter(lambda minor: house().money(minor, signed=True), "signed")
+    app.add_template_filter(lambda minor: house().words(minor), "inwords")
+    app.add_template_filter(lambda at: house().when(at), "when")
+    app.add_template_global(house, "house")
