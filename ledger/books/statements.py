@@ -138,6 +138,15 @@ def page(
     )
 
 
+def entry(conn: sa.Connection, account: str, name: str, position: int) -> Entry | None:
+    """The statement's entry for the event at `position`, or None if it is not one (an
+    event that moved none of the account's money, nor settled a bet the player lost)."""
+    walk = _Walk(conn, account, name, Filter())
+    if position not in walk.positions(after=position - 1, n=1):
+        return None
+    return _entries(conn, account, name, [position])[0]
+
+
 class _Walk:
     """The positions of the player's entries, walked along the indexes by keyset."""
 

@@ -1,7 +1,8 @@
 """A player's statement in the game's own words: each entry (ledger.books.statements)
 as a person reads it, "won the odds on the chance at t3, round 5 (the chance thrown)",
 "laid a stake against the caster at t1, round 2", "deposit", never an event's name or
-a bare number of minor units. Money in the words is the club's (ledger.house).
+a bare number of minor units. Money in the words is the club's (ledger.house, handed
+in by whoever shows them).
 
 Every event that can post to a player's account (ledger.store.vocabulary.MOVES_MONEY)
 has its words here: a test holds it so. Any page, sheet or answer that shows a
@@ -12,10 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from ledger.books.statements import Entry
-from ledger.house import House
+
+
+class House(Protocol):
+    """How the club writes money (ledger.house.House, which sits above the books)."""
+
+    def money(self, minor: int, *, signed: bool = False) -> str: ...
+
 
 RESULTS = {
     "nick": "nicked",
@@ -218,3 +225,33 @@ _WORDS: dict[str, Callable[[Entry, House], str]] = {
 """The words of each event that posts to a player's account, by its type."""
 
 WORDED = frozenset(_WORDS)
+
+
+# -- the player's other events, as a receipt names them ----------------------------------
+
+OTHERS: dict[str, Callable[[Mapping[str, Any], str, House], str]] = {
+    "AccountOpened": lambda p, at, house: "your account opened",
+    "CreditLimitSet": lambda p, at, house: f"your credit limit set to {house.money(p['limit'])}",
+    "PlayerSeated": lambda p, at, house: f"sat down at {at}",
+    "PlayerLeft": lambda p, at, house: f"left {at}",
+    "DieCastForCaster": lambda p, at, house: f"cast a {p['die']} for first caster at {at}",
+    "CasterChosen": lambda p, at, house: f"chosen to cast first at {at}",
+    "DicePassed": lambda p, at, house: f"the dice passed to you at {at}",
+    "CasterForfeited": lambda p, at, house: f"forfeited the dice at {at}",
+    "ClientSeedGiven": lambda p, at, house: f"gave your seed for throw {p['nonce']} at {at}",
+    "DisputeOpened": lambda p, at, house: (
+        f"opened dispute {p['dispute_id']} over round {p['round']} at {at}"
+    ),
+}
+"""The events naming a player that move no money of theirs, in words: what a receipt of
+one says it is."""
+
+
+def event_words(kind: str, payload: Mapping[str, Any], table: str, house: House) -> str | None:
+    """An event of the player's that is no entry of their statement, in words (None
+    for one without words here); `table` is where, for a table's event."""
+    words = OTHERS.get(kind)
+    try:
+        return None if words is None else words(payload, table, house)
+    except (KeyError, TypeError):  # a payload without what its words need
+        return None

@@ -38,7 +38,10 @@ def played(store: EventStore) -> EventStore:
     return store
 
 
-def walk(conn: sa.Connection, name: str, shown: Filter = Filter(), limit: int = 4) -> list:
+EVERYTHING = Filter()
+
+
+def walk(conn: sa.Connection, name: str, shown: Filter = EVERYTHING, limit: int = 4) -> list:
     """Every page of `name`'s statement, from the newest back, by the `older` links."""
     pages = [statements.page(conn, f"player:{name}", name, shown, limit=limit)]
     while pages[-1].older is not None:
@@ -193,9 +196,8 @@ def test_an_evening_is_the_club_s_day_in_its_zone(
     pay("2026-11-26T05:00:00.000000Z", 10)  # the 26th, its first moment
     pay("2026-11-27T04:59:59.999999Z", 100)  # the 26th, its last
     pay("2026-11-27T05:00:00.000000Z", 1000)  # the 27th
-    york = House(zone="America/New_York")
     with store.engine.connect() as conn:
-        day = evenings.of_day(conn, york, date(2026, 11, 26))
+        day = evenings.of_day(conn, "America/New_York", date(2026, 11, 26))
         shown = statements.page(conn, "player:ann", "ann", Filter(evening=day)).entries
         # The balance runs on from the day before.
         assert [(e.amount, e.balance) for e in shown] == [(100, 111), (10, 11)]
@@ -203,16 +205,16 @@ def test_an_evening_is_the_club_s_day_in_its_zone(
             "2026-11-26T05:00:00.000000Z",
             "2026-11-27T05:00:00.000000Z",
         )
-        utc = evenings.of_day(conn, House(), date(2026, 11, 26))
+        utc = evenings.of_day(conn, "UTC", date(2026, 11, 26))
         in_utc = statements.page(conn, "player:ann", "ann", Filter(evening=utc)).entries
         assert [e.amount for e in in_utc] == [10, 1]
-        none = evenings.of_day(conn, york, date(2026, 11, 20))
+        none = evenings.of_day(conn, "America/New_York", date(2026, 11, 20))
         assert statements.page(conn, "player:ann", "ann", Filter(evening=none)).entries == []
 
 
 def test_a_table_and_an_evening_together(played: EventStore) -> None:
     with played.engine.connect() as conn:
-        today = evenings.of_day(conn, House(), date.fromisoformat(_day_of_last_event(conn)))
+        today = evenings.of_day(conn, "UTC", date.fromisoformat(_day_of_last_event(conn)))
         both = Filter(stream="table:t3", evening=today)
         entries = [e for page in walk(conn, "ann", both, limit=2) for e in page.entries]
         assert [e.position for e in entries] == expected(conn, "ann", "table:t3")
@@ -243,3 +245,16 @@ def test_every_read_of_a_page_is_along_an_index(played: EventStore, shown: Filte
             found = plan(conn, statement, params)
             assert not full_scan_or_sort(found), (statement, found)
             assert "SCAN postings" not in found, (statement, found)
+
+
+def test_a_day_the_clocks_change_on_is_23_or_25_hours() -> None:
+    assert evenings.day_bounds("Europe/London", date(2026, 3, 29)) == (
+        "2026-03-29T00:00:00.000000Z",
+        "2026-03-29T23:00:00.000000Z",
+    )
+    assert evenings.day_bounds("Europe/London", date(2026, 10, 25)) == (
+        "2026-10-24T23:00:00.000000Z",
+        "2026-10-26T00:00:00.000000Z",
+    )
+    assert evenings.day_of("2026-02-30") is None and evenings.day_of("26/11/2026") is None
+    assert evenings.day_of("2026-11-26") == date(2026, 11, 26)

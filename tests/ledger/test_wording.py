@@ -42,9 +42,10 @@ ODDS = {"bet_id": "b20", "bettor": "ann", "on": "chance", "stake": 50, "payout":
 OFFER = {"bet_id": "b7", "offerer": "bob", "proposition": EIGHT, "backs": True, "stake": 20}
 LAY = {"bet_id": "b9", "bettor": "ann", "amount": 60}
 
+ANNS = "account:player:ann"
 CASES = [
-    ("deposit", entry("Deposited", 1000, {"account": "player:ann", "amount": 1000}, stream="account:player:ann")),
-    ("withdrawal", entry("Withdrawn", -250, {"account": "player:ann", "amount": 250}, stream="account:player:ann")),
+    ("deposit", entry("Deposited", 1000, {"account": "player:ann", "amount": 1000}, stream=ANNS)),
+    ("withdrawal", entry("Withdrawn", -250, {"account": "player:ann", "amount": 250}, stream=ANNS)),
     (
         "staked as caster against the setter at t1, round 2",
         entry("CasterStaked", -100, {"bet_id": "b5", "caster": "ann", "amount": 100}, round=2),
@@ -188,3 +189,17 @@ def test_no_words_name_an_event_or_show_bare_minor_units(house: House) -> None:
         for count in [*counts, abs(shown.amount)]:
             if count and house.minor_units:
                 assert not re.search(rf"(?<![\d.,]){count}(?![\d.,])", said), (count, said)
+
+
+def test_a_receipt_of_an_event_that_moved_no_money_says_what_it_was() -> None:
+    assert wording.event_words("PlayerSeated", {"player": "ann"}, "t1", GBP) == "sat down at t1"
+    assert (
+        wording.event_words("DisputeOpened", {"dispute_id": "d9", "round": 3}, "t1", GBP)
+        == "opened dispute d9 over round 3 at t1"
+    )
+    assert (
+        wording.event_words("CreditLimitSet", {"limit": 5000}, "account:player:ann", GBP)
+        == "your credit limit set to £50.00"
+    )
+    assert wording.event_words("DiceThrown", {"die1": 1, "die2": 2}, "t1", GBP) is None
+    assert wording.event_words("DisputeOpened", {}, "t1", GBP) is None  # a payload damaged
