@@ -32,7 +32,15 @@ from marshmallow import Schema, ValidationError, fields, validate
 import engine as hz
 from engine import serverdice
 from ledger.audit import disputes
-from ledger.books import disputeviews, evenings, statements, tableviews, wording
+from ledger.books import (
+    disputeviews,
+    evenings,
+    inplay,
+    queries,
+    statements,
+    tableviews,
+    wording,
+)
 from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
 from ledger.commands import NotPermitted, Role
 from ledger.commands import disputes as dispute_commands
@@ -44,7 +52,6 @@ from ledger.console.views import (
     _receipts,
     _sent,
     _signed_in,
-    _tables,
     _url_values,
     blp,
 )
@@ -112,11 +119,11 @@ def page(who: Any, errors: dict[str, str]) -> str:
     if "before" in asked and "after" in asked:
         abort(400, description="a page is before a position or after one, not both")
     account = player_account(who.name)
-    tables = _tables()
     shown = statements.Filter()
-    with club().store.engine.connect() as conn:
+    with queries.reading(club().store) as read:
+        conn = read.conn
         if "table" in asked:
-            if asked["table"] not in tables:
+            if not read.has_stream(TABLE_PREFIX + asked["table"]):
                 abort(404, description=f"there is no table {asked['table']!r}")
             shown = statements.Filter(stream=TABLE_PREFIX + asked["table"])
         evening = None
@@ -132,9 +139,14 @@ def page(who: Any, errors: dict[str, str]) -> str:
         )
         mine = disputeviews.listing(conn, claimant=who.name, limit=200)
         kept = _receipts(conn, (entry.position for entry in found.entries))
-    states = {t: club().state(t) for t in tables}
+        playing = inplay.tables(conn, who.name)
+    # The states of the tables with a bet open or where the player may hold the dice,
+    # and of those alone: the page grows with the tables in play, not the club's all.
+    states = {t: club().state(t) for t in playing}
     open_bets = [(t, b) for t, st in states.items() for b in st.open_bets if who.name in b.parties]
     disputed = {(d["table"], d["round"]): d for d in mine}
+    # The tables the filter offers: those on this page and those with the player's bets.
+    named = {e.table for e in found.entries if e.table} | {t for t, _ in open_bets}
     return render_template(
         "me.html",
         who=who,
@@ -145,7 +157,7 @@ def page(who: Any, errors: dict[str, str]) -> str:
         found=found,
         filters={k: asked[k] for k in ("table", "evening") if k in asked},
         evening=evening,
-        tables=tables,
+        tables=sorted(named | {asked["table"]} if "table" in asked else named),
         open_bets=open_bets,
         kinds=BET_KINDS,
         throws=_throws(who, states),
@@ -284,13 +296,13 @@ def receipt(position: int) -> Any:
 
 def _round(table: str, number: int) -> tuple[str, Any, hz.TableState]:
     """The table's stream, its round `number` as stored, and the table as it is now."""
-    if table not in _tables():
-        abort(404, description=f"there is no table {table!r}")
     stream = TABLE_PREFIX + table
-    if not 1 <= number <= SMALL:
-        abort(404, description=f"table {table!r} has no round {number}")
-    with club().store.engine.connect() as conn:
-        row = tableviews.round_row(conn, stream, number)
+    with queries.reading(club().store) as read:
+        if not read.has_stream(stream):
+            abort(404, description=f"there is no table {table!r}")
+        if not 1 <= number <= SMALL:
+            abort(404, description=f"table {table!r} has no round {number}")
+        row = tableviews.round_row(read.conn, stream, number)
     if row is None:
         abort(404, description=f"table {table!r} has no round {number}")
     return stream, row, club().state(table)
@@ -308,7 +320,7 @@ def _round_throws(stream: str, row: Any) -> list[dict[str, Any]]:
 
 
 @blp.route("/console/me/tables/<table>/rounds/<int:number>/dispute", methods=["GET"])
-def dispute_form(table: str, number: int) -> Any:
+def my_dispute_form(table: str, number: int) -> Any:
     """The form that disputes a round: what went wrong, and for a throw entered wrongly,
     which throw and the dice it showed."""
     who = _signed_in(Role.PLAYER)
@@ -336,7 +348,7 @@ def _dispute_form(
 
 
 @blp.route("/console/me/tables/<table>/rounds/<int:number>/dispute", methods=["POST"])
-def open_dispute(table: str, number: int) -> Any:
+def open_my_dispute(table: str, number: int) -> Any:
     """Open the dispute: the API's command, as the signed-in player."""
     who = _signed_in(Role.PLAYER)
     _check_csrf()

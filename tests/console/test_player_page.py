@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -123,7 +124,7 @@ def test_older_and_newer_pages_and_the_lines_of_a_round(served: Served, ann: Any
 
 def test_filtered_by_table_and_by_evening(served: Served, ann: Any) -> None:
     page = ann
-    page.get_by_label("Table").select_option("t1")
+    page.get_by_label("Table", exact=True).fill("t1")
     page.get_by_role("button", name="Show").click()
     page.wait_for_load_state()
     lines = rows(page, checks=False)
@@ -264,6 +265,35 @@ def test_at_a_phones_width_nothing_scrolls_sideways_and_targets_are_44px(
     # Each line a card: its cells stacked, each headed.
     first = page.locator("table.statement tbody tr").first
     assert first.locator("td").first.evaluate("(td) => getComputedStyle(td).display") == "block"
+
+
+AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
+
+
+def violations(page: Any) -> list[str]:
+    """What axe-core finds on the page as it stands: each rule broken, and where."""
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("async () => (await axe.run(document)).violations")
+    return [f"{v['id']}: {[n['target'] for n in v['nodes']]}" for v in found]
+
+
+def test_the_players_pages_pass_axe(served: Served, ann: Any) -> None:
+    page = ann
+    page.get_by_role("link", name="Older").click()
+    page.wait_for_load_state()
+    assert violations(page) == []
+    _lost_round_two(page)
+    assert violations(page) == []
+    form = page.get_by_role("form", name="Dispute round 2 at t1")
+    form.get_by_label("Your reason").fill("the dice were cocked")
+    form.get_by_role("button", name="Open the dispute").click()
+    page.locator("#dispute-answer").wait_for()
+    assert violations(page) == []
+    page.goto(page.url)  # the dispute's own page
+    assert violations(page) == []
+    page.get_by_role("link", name="the receipt of its opening").click()
+    page.get_by_role("heading", name="Receipt of the event at position").wait_for()
+    assert violations(page) == []
 
 
 # -- the dispute form through Flask's test client, on both databases -------------------------
