@@ -11,6 +11,7 @@ from typing import Any, TextIO, cast
 
 import click
 
+from ledger import house
 from ledger.bootstrap import KEY_ENV, key_path, load_key
 from ledger.cli import _engine, _Null, _opening, database_option
 from ledger.cli.keys import reader_policy, trusted_key
@@ -45,7 +46,11 @@ EXPORT_KEY = (
     type=click.Choice(["rounds", "settlements", "statement", "adjustments"]),
     help="csv only [default: statement for a player, else settlements]",
 )
-@click.option("--decimals", type=click.IntRange(0, 18), help="csv only: minor units a major [2]")
+@click.option(
+    "--decimals",
+    type=click.IntRange(0, 18),
+    help="csv only: the decimal columns' places [the club's minor units, HAZARD_MINOR_UNITS]",
+)
 @click.option(
     "-o",
     "--output",
@@ -97,8 +102,9 @@ def export(
     try:
         try:
             if form == "csv":
-                places = 2 if decimals is None else decimals
-                prepared: Any = _sheets().prepare(engine, scope, sheet, places)
+                # The club's minor units and time zone (HAZARD_*), as `hazard serve`'s.
+                club = house.from_settings()
+                prepared: Any = _sheets().prepare(engine, scope, sheet, decimals, club)
             else:
                 # The header's public key, never the signing key: an export signs nothing.
                 verifier = trusted_key(vkey, EXPORT_KEY)[0]

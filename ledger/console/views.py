@@ -29,16 +29,13 @@ from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 import engine as hz
-from engine import serverdice
-from ledger.books import disputeviews, projections, queries
-from ledger.books.accounts import account_stream, owed, player_account
+from ledger.books import queries
 from ledger.commands import NotPermitted, Role, Sent
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
-from ledger.store.log import proofs, receipts
+from ledger.store.log import receipts
 from ledger.store.log.policy import Log, Policy
 from ledger.web import club, heavy, sent_by, tablewrites
-from ledger.web.logschemas import InclusionQuerySchema
 from ledger.web.numbers import QueryInteger
 from ledger.web.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
 from ledger.web.tablewrites import WRITES
@@ -347,50 +344,10 @@ def _fields(exc: ValidationError) -> str:
 # -- the player ---------------------------------------------------------------------------
 
 
-@blp.route("/console/me", methods=["GET"])
-def me() -> Any:
-    """A player's balance, statement and open bets, and their throw at a server-dice
-    table where they hold the dice."""
-    return _my_page(_signed_in(Role.PLAYER), {})
-
-
-def _my_page(who: Holder, errors: dict[str, str]) -> str:
-    account = player_account(who.name)
-    with club().store.engine.connect() as conn:
-        balance, limit = club().standing(conn, who.name)  # as GET /players/{p}/balance
-        lines = projections.statement(conn, account, after_position=0, limit=200)
-    states = {t: club().state(t) for t in _tables()}
-    open_bets = [(t, b) for t, st in states.items() for b in st.open_bets if who.name in b.parties]
-    # The server-dice tables where the player holds the dice: their throw is theirs to
-    # send, with a seed their own browser makes and keeps (static/console.js).
-    throws = [
-        {
-            "table": t,
-            "version": st.version,
-            "nonce": st.nonce,
-            "commitment": st.commitment,
-            "client_seed": st.client_seed,
-        }
-        for t, st in states.items()
-        if st.dice == serverdice.SERVER and st.caster == who.name and st.commitment is not None
-    ]
-    with club().store.engine.connect() as conn:
-        mine = disputeviews.listing(conn, claimant=who.name, limit=100)
-        kept = _receipts(conn, (line["position"] for line in lines))
-    return render_template(
-        "me.html",
-        who=who,
-        balance=balance,
-        credit_limit=limit,
-        owed=owed(balance, limit),
-        lines=lines,
-        open_bets=open_bets,
-        throws=throws,
-        errors=errors,
-        disputes=mine,
-        receipts=kept,
-        policy=_club_policy(),
-    )
+def _my_page(who: Holder, errors: dict[str, str]) -> Any:
+    """The player's own page (ledger.console.player), with `errors` beside the controls
+    that sent them: found by its endpoint, as that module imports this one."""
+    return current_app.view_functions["console.me"](errors)
 
 
 def _receipts(conn: sa.Connection, positions: Iterable[int]) -> list[dict[str, Any]]:
@@ -417,33 +374,3 @@ def _club_policy() -> Policy | None:
     if policy is None and signer is not None:
         policy = Policy((Log(signer.verifier),), {}, {}, "none")
     return policy
-
-
-@blp.route("/console/me/receipts/<int:position>", methods=["GET"])
-def receipt(position: int) -> Any:
-    """The receipt of one of the player's own events: its leaf in the log's Merkle tree,
-    the audit path to the newest signed checkpoint, and that checkpoint, as the API's
-    GET /log/proofs/inclusion gives them, to keep and check later."""
-    who = _signed_in(Role.PLAYER)
-    # As GET /log/proofs/inclusion reads `position` (1 to 2**63 - 1): a larger one
-    # overflowed the database's integer, a 500.
-    asked = _url_values(InclusionQuerySchema(only=("position",)), {"position": position})
-    position = asked["position"]
-    account = player_account(who.name)
-    with club().store.engine.connect() as conn:
-        try:
-            if not proofs.concerns(conn, position, account_stream(account), account, who.name):
-                abort(403, description="a player has receipts of their own events only")
-            found = proofs.inclusion(conn, position)
-        except proofs.ProofRefused as exc:
-            abort(404, description=str(exc))
-        kept = _receipts(conn, [position])
-    return render_template(
-        "receipt.html",
-        who=who,
-        position=position,
-        found=found,
-        proof=[h.hex() for h in found.proof],
-        receipts=kept,
-        policy=_club_policy(),
-    )

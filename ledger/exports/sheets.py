@@ -13,8 +13,11 @@ taken as `prepare` read it.
 
 What opens cleanly in LibreOffice and Excel: UTF-8 with a byte order mark (Excel reads
 UTF-8 only with it), rows ended by CRLF (the csv module's default), a header row, times
-as recorded (ISO 8601 UTC), amounts in minor units beside the same amount as a decimal
-(integer arithmetic, never a float). A text cell that a spreadsheet would take for a
+as recorded (ISO 8601 UTC) and, in columns added after the others, the same times in the
+club's zone to the second (ISO 8601 with its offset), amounts in minor units beside the
+same amount as a decimal in the club's minor units (integer arithmetic, never a float).
+The club's settings are ledger.house's: a sheet's decimals and zone are the club's
+unless its caller asks for other decimals. A text cell that a spreadsheet would take for a
 formula (starting with =, +, -, @, a tab or a carriage return; a player may be called
 "-ann") is prefixed with a single quote, as OWASP advises for CSV injection; numbers are
 written as numbers and never escaped.
@@ -45,13 +48,16 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from engine import SETTER
 from ledger.books.accounts import TABLE_PREFIX, account_stream, player_account
 from ledger.exports.scope import NotFound, Scope, ScopeError
+from ledger.house import House
 from ledger.store import db
 
 SHEETS = ("rounds", "settlements", "statement", "adjustments")
@@ -80,6 +86,8 @@ HEADERS = {
         "ended_at",
         "first_position",
         "last_position",
+        "started_local",
+        "ended_local",
     ),
     "settlements": (
         "position",
@@ -94,6 +102,7 @@ HEADERS = {
         "amount",
         "amount_decimal",
         "transfers",
+        "time_local",
     ),
     "statement": (
         "position",
@@ -106,6 +115,7 @@ HEADERS = {
         "amount_decimal",
         "balance",
         "balance_decimal",
+        "time_local",
     ),
     "adjustments": (
         "position",
@@ -118,8 +128,11 @@ HEADERS = {
         "amount",
         "amount_decimal",
         "transfers",
+        "time_local",
     ),
 }
+"""Each sheet's columns. Columns are only ever added at the end, so that a spreadsheet
+that reads a column by its place still finds it."""
 
 
 def escaped(text: str | None) -> str:
@@ -127,6 +140,23 @@ def escaped(text: str | None) -> str:
     if text is None:
         return ""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a sheet writes money and time: the decimal places of its decimal columns
+    and the time zone of its local times."""
+
+    decimals: int
+    zone: str = "UTC"
+
+    def local(self, at: str | None) -> str:
+        """A time as stored (UTC, to the microsecond) in the zone, to the second, with
+        its offset: "2026-11-26T22:30:05+01:00"."""
+        if not at:
+            return ""
+        moment = datetime.fromisoformat(at).astimezone(ZoneInfo(self.zone))
+        return moment.isoformat(timespec="seconds")
 
 
 def decimal(minor: int, decimals: int) -> str:
@@ -357,12 +387,19 @@ def _after_params(after: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def prepare(
-    engine: sa.Engine, scope: Scope, sheet: str | None = None, decimals: int = 2
+    engine: sa.Engine,
+    scope: Scope,
+    sheet: str | None = None,
+    decimals: int | None = None,
+    house: House | None = None,
 ) -> Prepared:
     """Check what is asked and fix the sheet's head, the club as it stands now, to
     write it from.
 
-    `sheet` None is the statement for a player's scope, else the settlements. Raises
+    `sheet` None is the statement for a player's scope, else the settlements. The
+    decimal columns have `decimals` places, by default the club's minor units, and the
+    local times are in the club's zone (`house`: the club's settings; by default
+    ledger.house's defaults, GBP in UTC). Raises
     ScopeError (an unknown sheet, a statement without a player, bad decimals) or
     NotFound (no such table or player) before anything is written."""
     if sheet is None:
@@ -371,6 +408,8 @@ def prepare(
         raise ScopeError("sheet", f"a sheet is one of {', '.join(SHEETS)}, not {sheet!r}")
     if sheet == "statement" and scope.kind != "player":
         raise ScopeError("sheet", "a statement is one player's: export it for a player")
+    house = house if house is not None else House()
+    decimals = house.minor_units if decimals is None else decimals
     if type(decimals) is not int or not 0 <= decimals <= MAX_DECIMALS:
         raise ScopeError(
             "decimals", f"decimals is a whole number from 0 to {MAX_DECIMALS}, not {decimals!r}"
@@ -382,7 +421,8 @@ def prepare(
         total = _count(conn, query)
         opening = _opening(conn, scope) if sheet == "statement" else 0
         as_read = _changing(conn, query, head)
-    return Prepared(engine, scope, sheet, decimals, query.at_head(head), total, opening, as_read)
+    style = Style(decimals, house.zone)
+    return Prepared(engine, scope, sheet, style, query.at_head(head), total, opening, as_read)
 
 
 def _require(conn: sa.Connection, scope: Scope) -> None:
@@ -446,7 +486,7 @@ class Prepared:
         engine: sa.Engine,
         scope: Scope,
         sheet: str,
-        decimals: int,
+        style: Style,
         query: _Query,
         total: int,
         opening: int,
@@ -455,7 +495,7 @@ class Prepared:
         self._engine: sa.Engine | None = engine
         self.scope = scope
         self.sheet = sheet
-        self.decimals = decimals
+        self.style = style
         self._query = query
         self._opening = opening
         self._as_read = as_read
@@ -480,7 +520,7 @@ class Prepared:
             rows = _ROWS[self.sheet]
             state = {"balance": self._opening}
             for page in _pages(engine, self._query, self._as_read):
-                out.writerows(rows(row, self.decimals, state) for row in page)
+                out.writerows(rows(row, self.style, state) for row in page)
                 if progress is not None:
                     progress(len(page))
                 if buffer.tell() >= CHUNK:
@@ -492,10 +532,10 @@ class Prepared:
             self.close()
 
 
-Row = Callable[[Any, int, dict[str, int]], list[Any]]
+Row = Callable[[Any, Style, dict[str, int]], list[Any]]
 
 
-def _round_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
+def _round_row(row: Any, style: Style, state: dict[str, int]) -> list[Any]:
     stream, number, caster, main, chance, result, started, ended, first, last = row
     return [
         escaped(_table(stream)),
@@ -508,10 +548,12 @@ def _round_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
         ended or "",
         first,
         last,
+        style.local(started),
+        style.local(ended),
     ]
 
 
-def _settlement_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
+def _settlement_row(row: Any, style: Style, state: dict[str, int]) -> list[Any]:
     position, at, stream, number, bet, kind, outcome, winner, reason, transfers = row
     moved = json.loads(transfers)
     if winner is not None:
@@ -530,12 +572,13 @@ def _settlement_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]
         escaped(winner),
         escaped(reason),
         amount,
-        decimal(amount, decimals),
+        decimal(amount, style.decimals),
         escaped("; ".join(f"{t['source']} → {t['target']} {t['amount']}" for t in moved)),
+        style.local(at),
     ]
 
 
-def _statement_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
+def _statement_row(row: Any, style: Style, state: dict[str, int]) -> list[Any]:
     position, _id, at, stream, kind, payload, counterparty, amount = row
     state["balance"] += amount
     balance = state["balance"]
@@ -548,13 +591,14 @@ def _statement_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
         escaped(bet),
         escaped(counterparty),
         amount,
-        decimal(amount, decimals),
+        decimal(amount, style.decimals),
         balance,
-        decimal(balance, decimals),
+        decimal(balance, style.decimals),
+        style.local(at),
     ]
 
 
-def _adjustment_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]:
+def _adjustment_row(row: Any, style: Style, state: dict[str, int]) -> list[Any]:
     position, at, stream, number, bet, dispute, adjustment, transfers = row
     moved = json.loads(transfers)
     amount = sum(t["amount"] for t in moved)  # party to party: all of it changes hands
@@ -567,8 +611,9 @@ def _adjustment_row(row: Any, decimals: int, state: dict[str, int]) -> list[Any]
         escaped(dispute),
         adjustment,
         amount,
-        decimal(amount, decimals),
+        decimal(amount, style.decimals),
         escaped("; ".join(f"{t['source']} → {t['target']} {t['amount']}" for t in moved)),
+        style.local(at),
     ]
 
 

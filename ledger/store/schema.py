@@ -73,6 +73,14 @@ accounts = sa.Table(
     sa.Column("account", sa.String(220), primary_key=True),
     sa.Column("balance", sa.BigInteger, nullable=False, server_default="0"),
     sa.Column("credit_limit", sa.BigInteger, nullable=False, server_default="0"),
+    # The accounts holding money: every open bet's escrow (and none once it is closed),
+    # so that a player's open bets are found without reading every table (0015).
+    sa.Index(
+        "ix_accounts_held",
+        "account",
+        sqlite_where=sa.text("balance <> 0"),
+        postgresql_where=sa.text("balance <> 0"),
+    ),
 )
 
 postings = sa.Table(
@@ -196,6 +204,8 @@ rounds = sa.Table(
     sa.Column("last_position", sa.BigInteger, nullable=False),
     sa.Column("started_at", sa.String(32), nullable=False),
     sa.Column("ended_at", sa.String(32), nullable=True),
+    # Each caster's rounds in order: where a player may hold the dice (0015).
+    sa.Index("ix_rounds_caster", "caster", "first_position"),
 )
 
 # The log's Merkle tree (ledger.store.log.tree): every stored hash of RFC 9162's tree over
@@ -323,6 +333,7 @@ disputes = sa.Table(
     sa.Column("resolved_at", sa.String(32), nullable=True),
     sa.Index("ix_disputes_stream_round", "stream", "round"),
     sa.Index("ix_disputes_opened_position", "opened_position"),
+    sa.Index("ix_disputes_claimant", "claimant", "opened_position"),  # a player's (0015)
 )
 
 # Each BetAdjusted: the money a dispute's resolution moved for one bet, in ledger

@@ -8,12 +8,13 @@ import importlib
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response
+from flask import Response, current_app
 from flask_smorest import abort
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from ledger.commands import Role
 from ledger.exports import jsonl, scope
+from ledger.house import House
 from ledger.service import NotFound
 from ledger.store.eventstore import NoSigningKey
 from ledger.web import club, heavy
@@ -55,8 +56,9 @@ class ExportQuerySchema(Schema):
     )  # fmt: skip
     decimals = QueryInteger(
         validate=validate.Range(0, 18),
-        metadata={"description": "CSV only: minor units' decimal places (default 2)"},
-    )
+        metadata={"description": "CSV only: the decimal columns' places (default: the "
+                  "club's minor units, HAZARD_MINOR_UNITS)"},
+    )  # fmt: skip
 
     @validates_schema
     def _csv_only(self, data: dict[str, Any], **_: Any) -> None:
@@ -64,6 +66,11 @@ class ExportQuerySchema(Schema):
             for name in ("sheet", "decimals"):
                 if name in data:
                     raise ValidationError("Only with `format=csv`.", name)
+
+
+def _house() -> House:
+    found: House = current_app.extensions["hazard.house"]
+    return found
 
 
 def export_response(who: Holder, query: dict[str, Any]) -> Response:
@@ -94,8 +101,9 @@ def _streamed(asked: scope.Scope, query: dict[str, Any]) -> Response:
                 sheets = importlib.import_module("ledger.exports.sheets")
             except ImportError:
                 abort(422, messages={"query": {"format": ["csv is not in this build"]}})
+            # The club's minor units and time zone, unless other decimals are asked for.
             prepared: Any = sheets.prepare(
-                store.engine, asked, query.get("sheet"), query.get("decimals", 2)
+                store.engine, asked, query.get("sheet"), query.get("decimals"), _house()
             )
         else:
             if store.signer is None:

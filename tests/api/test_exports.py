@@ -180,6 +180,29 @@ def test_csv(api: Api) -> None:
         assert response.data.startswith(b"\xef\xbb\xbf")
 
 
+def test_csv_in_the_clubs_minor_units_and_zone(api: Api) -> None:
+    """The club counts yen, in Tokyo: GET /export's sheets have no decimal places and
+    their local times are Tokyo's, unless other decimals are asked for."""
+    import csv
+    import io
+
+    from ledger.house import House
+
+    play(api)
+    api.app.extensions["hazard.house"] = House("JPY", 0, "Asia/Tokyo")
+    ann = api.client("player", "ann")
+
+    def lines(query: str) -> list[dict[str, str]]:
+        text = exported(ann, query).data.decode("utf-8-sig")
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+
+    club = lines("player=ann&format=csv")
+    assert club and all(x["amount_decimal"] == x["amount"] for x in club)
+    assert all(x["time_local"].endswith("+09:00") for x in club)
+    asked = lines("player=ann&format=csv&decimals=2")
+    assert [x["amount_decimal"] for x in asked] == [f"{int(x['amount']) / 100:.2f}" for x in asked]
+
+
 @pytest.mark.parametrize("query", ["player=ann", "all=true", "player=ann&format=csv"])
 def test_a_slow_client_holds_nothing_while_others_write(
     api: Api, query: str, monkeypatch: pytest.MonkeyPatch

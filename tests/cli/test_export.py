@@ -155,6 +155,26 @@ def test_csv_goes_to_the_sheets(played: str, outdir: Path) -> None:
         assert out.read_bytes().startswith(b"\xef\xbb\xbf") and b"\r\n" in out.read_bytes()
 
 
+def test_csv_in_the_clubs_minor_units_and_zone(
+    played: str, outdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hazard export --format csv` reads the club's settings as `hazard serve` does."""
+    import csv
+    import io
+
+    monkeypatch.setenv("HAZARD_MINOR_UNITS", "3")
+    monkeypatch.setenv("HAZARD_TIMEZONE", "Asia/Kolkata")
+    out = outdir / "cat.csv"
+    result = hazard(played, "--player", "cat", "--format", "csv", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(out.read_text("utf-8-sig"), newline="")))
+    assert rows and all(len(x["amount_decimal"].split(".")[1]) == 3 for x in rows)
+    assert all(x["time_local"].endswith("+05:30") for x in rows)
+    monkeypatch.setenv("HAZARD_TIMEZONE", "Mars/Olympus")
+    result = hazard(played, "--player", "cat", "--format", "csv", "-o", str(out))
+    assert result.exit_code == 1 and "HAZARD_TIMEZONE" in result.output
+
+
 def test_an_output_in_no_directory_is_a_clear_error(played: str, outdir: Path) -> None:
     result = hazard(played, "--table", "t1", "-o", str(outdir / "missing" / "x.jsonl"))
     assert result.exit_code == 1

@@ -40,6 +40,12 @@ def fund(served: Served) -> None:
     club.account_command("setter", Deposited, 10_000, "setter:bank")
 
 
+def _pence(text: str) -> int:
+    """Money as the page writes it ("-£1,000.50") in minor units, exactly."""
+    digits = int("".join(c for c in text if c.isdigit()))
+    return -digits if text.strip().startswith("-") else digits
+
+
 def event_count(served: Served, kind: str | None = None) -> int:
     query = sa.select(sa.func.count()).select_from(events)
     if kind is not None:
@@ -168,10 +174,18 @@ def test_an_evening_through_the_console(
     sign_in(reader, served.url, served.token("player", "ann"))
     reader.goto(served.url + "/console/me")
     assert reader.title() == "My account · Hazard ledger"
-    assert reader.locator("#balance").inner_text() == "1250"
+    # In the club's money (GBP, 2 minor units: 1250 is £12.50), newest first, each line
+    # in words with the balance after it.
+    assert reader.locator("#balance").inner_text() == "£12.50"
     assert reader.get_by_role("table", name="Your disputes").count() == 1
-    amounts = [int(a) for a in reader.locator("table.statement td.amount").all_inner_texts()]
+    statement = reader.locator("table.statement tbody tr")
+    amounts = [_pence(a) for a in statement.locator("td[data-label=Amount]").all_inner_texts()]
     assert sum(amounts) == 1250
+    balances = [_pence(b) for b in statement.locator("td[data-label=Balance]").all_inner_texts()]
+    assert balances[0] == 1250 and balances[-1] == amounts[-1] == 1000  # the deposit, oldest
+    assert statement.first.locator("td[data-label=What]").inner_text() == (
+        "won the odds on the chance at t1, round 3 (the chance thrown)"
+    )
     # Each line has its receipt: the event's leaf and audit path to a signed checkpoint.
     reader.get_by_role("link", name="receipt").last.click()
     reader.get_by_role("heading", name="Receipt of the event at position").wait_for()

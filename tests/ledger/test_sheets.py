@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 import sqlalchemy as sa
@@ -16,6 +18,7 @@ import engine as hz
 from ledger.books.book import Book
 from ledger.exports import sheets
 from ledger.exports.scope import NotFound, ScopeError, scope_of
+from ledger.house import House
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
 from ledger.store.vocabulary import Deposited, Withdrawn
@@ -185,3 +188,47 @@ def test_pages_are_read_by_keyset(played: sa.Engine, monkeypatch: pytest.MonkeyP
     b"".join(prepared.chunks(seen.append))
     assert sum(seen) == prepared.total and len(seen) > 1
     assert prepared.filename == "hazard-all-settlements.csv"
+
+
+def test_the_clubs_minor_units_and_zone_by_default(played: sa.Engine) -> None:
+    """A club that counts euros to the tenth of a cent, in Tokyo: every decimal column
+    has its three places, and every time is written again in its zone, to the second,
+    in columns after the old ones (which stay where they were)."""
+    tokyo = House("EUR", 3, "Asia/Tokyo")
+    for sheet, scope, times in [
+        ("statement", {"player": ANN}, {"time": "time_local"}),
+        ("settlements", {"table": "t1"}, {"time": "time_local"}),
+        ("rounds", {"table": "t1"}, {"started_at": "started_local", "ended_at": "ended_local"}),
+    ]:
+        prepared = sheets.prepare(played, scope_of(**scope), sheet, house=tokyo)  # type: ignore[arg-type]
+        text = b"".join(prepared.chunks()).decode("utf-8-sig")
+        header, *body = list(csv.reader(io.StringIO(text, newline="")))
+        assert header[: len(OLD_HEADERS[sheet])] == list(OLD_HEADERS[sheet])
+        assert body
+        for row in body:
+            line = dict(zip(header, row, strict=True))
+            for name in ("amount", "balance"):
+                if name in line:
+                    assert line[f"{name}_decimal"] == sheets.decimal(int(line[name]), 3)
+            for utc, local in times.items():
+                if line[utc]:
+                    at = datetime.fromisoformat(line[utc]).astimezone(ZoneInfo("Asia/Tokyo"))
+                    assert line[local] == at.strftime("%Y-%m-%dT%H:%M:%S+09:00")
+                else:
+                    assert line[local] == ""
+    # Decimals asked for win over the club's.
+    asked = sheets.prepare(played, scope_of(player=ANN), decimals=0, house=tokyo)
+    text = b"".join(asked.chunks()).decode("utf-8-sig")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert all(r[6] == r[7] for r in rows[1:])
+
+
+OLD_HEADERS = {
+    "statement": ("position", "time", "stream", "event", "bet", "counterparty", "amount",
+                  "amount_decimal", "balance", "balance_decimal"),
+    "settlements": ("position", "time", "table", "round", "bet", "kind", "outcome", "winner",
+                    "reason", "amount", "amount_decimal", "transfers"),
+    "rounds": ("table", "round", "caster", "main", "chance", "result", "started_at",
+               "ended_at", "first_position", "last_position"),
+}  # fmt: skip
+"""The columns each sheet had before the local times were added: still first, in order."""

@@ -185,6 +185,7 @@ def concerns(conn: sa.Connection, position: int, stream: str, account: str, name
     return any(payload.get(key) == name for key in PARTIES)
 
 
-PARTIES = ("player", "caster", "bettor", "offerer", "acceptor", "winner", "to")
+PARTIES = ("player", "caster", "bettor", "offerer", "acceptor", "winner", "to", "claimant")
 """The fields of a table's events that name a player taking part: seated or casting,
-the caster, a bettor, a side bet's offerer, acceptor or addressee, a bet's winner."""
+the caster, a bettor, a side bet's offerer, acceptor or addressee, a bet's winner, a
+dispute's claimant."""
