@@ -12,7 +12,12 @@ from flask_smorest import abort
 
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
-from ledger.api.disputeschemas import (
+from ledger.api.problems import ProblemSchema
+from ledger.audit import disputes
+from ledger.commands import Role
+from ledger.commands import disputes as dispute_commands
+from ledger.web import club, scoped_key
+from ledger.web.disputeschemas import (
     DisputePageSchema,
     DisputeQuerySchema,
     DisputeSchema,
@@ -20,11 +25,6 @@ from ledger.api.disputeschemas import (
     OpenDisputeSchema,
     ResolveDisputeSchema,
 )
-from ledger.api.problems import ProblemSchema
-from ledger.audit import disputes
-from ledger.commands import Role
-from ledger.commands import disputes as dispute_commands
-from ledger.web import club, scoped_key
 from ledger.web.schemas import TableWriteHeadersSchema, WriteResultSchema
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")

@@ -47,9 +47,9 @@ def register(app: Flask) -> None:
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
     # The back office's, the auditor's and the table's routes join the blueprint before
     # it is registered: a route added after that would never be served.
-    from ledger.console import audit, office, table
+    from ledger.console import audit, office, table, tabledisputes, tableforms
 
-    del audit, office, table
+    del audit, office, table, tabledisputes, tableforms
     app.register_blueprint(views.blp)
     _filters(app)
     # Every worker derives the same secret from the same signing key: a session signed

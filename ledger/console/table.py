@@ -13,9 +13,8 @@ reads it: the table's state (GET /tables/{t}), its rounds and last throws from t
 models (ledger.books.queries); the controls are the engine's and the commands' own
 answer to "may this person do this now" (ledger.console.phase).
 
-A write is the API's own (ledger.web.tablewrites, ledger.commands.disputes) as the
-person signed in, read by the API's schemas. A stake far from the table's usual size
-is asked about first (`_confirmation`): the first post writes nothing.
+The table's writes are ledger.console.tableforms', a dispute from a round's row
+ledger.console.tabledisputes'; opening a table is here.
 """
 
 from __future__ import annotations
@@ -26,9 +25,7 @@ from flask import (
     Response,
     abort,
     current_app,
-    flash,
     get_flashed_messages,
-    make_response,
     redirect,
     render_template,
     request,
@@ -37,28 +34,15 @@ from flask import (
 from marshmallow import ValidationError
 
 import engine as hz
-from ledger.api.disputeschemas import OpenDisputeSchema
 from ledger.books import queries
 from ledger.commands import NotPermitted, Role, require_role
-from ledger.commands import disputes as dispute_commands
 from ledger.console import phase, tablewords
-from ledger.console.views import (
-    _check_csrf,
-    _fields,
-    _int,
-    _my_page,
-    _sent,
-    _signed_in,
-    _tables,
-    blp,
-)
+from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, _tables, blp
 from ledger.house import House
-from ledger.service import Forbidden, NotFound, StaleVersion, table_stream
-from ledger.store.eventstore import Busy, Refused
+from ledger.service import NotFound, table_stream
+from ledger.store.eventstore import Refused
 from ledger.web import club, tablewrites
-from ledger.web.readschemas import SMALL
-from ledger.web.schemas import OpenTableSchema, TableWriteHeadersSchema
-from ledger.web.tablewrites import WRITES
+from ledger.web.schemas import OpenTableSchema
 from ledger.web.tokens import Holder
 from ledger.web.views import state_view
 
@@ -69,12 +53,8 @@ ROUNDS = 12
 CHIPS = 4
 """Amounts offered beside each amount: the table's latest stakes, else multiples of
 its minimum."""
-FAR = 10
-"""A stake under a tenth of the table's usual stake, or over ten times it, is asked
-about before it is written."""
 MINE = 200
 """The rounds a player had money in that their dispute links are looked for among."""
-BUSY = "The database was busy with another write: nothing was written; send it again."
 PARTS_HEADER = "X-Table-Parts"
 """Says an answer is the table's parts, to be swapped in whatever its status (a refusal
 is drawn beside its control): static/table.js."""
@@ -213,16 +193,6 @@ def _chips(stakes: list[int], limits: hz.Limits) -> list[int]:
     return sorted(found)
 
 
-def _usual(table: str, state: hz.TableState) -> int | None:
-    """The table's usual stake: the median of its recent stakes; with none yet, its
-    minimum if one was set (None: nothing to compare with)."""
-    with queries.reading(club().store) as read:
-        usual = read.last_throws(table_stream(table), STRIP).usual
-    if usual is None and state.limits.min_stake > 1:
-        return state.limits.min_stake
-    return usual
-
-
 def _page(table: str, who: Holder, status: int = 200, **shown: Any) -> Any:
     """The whole page, with what the last write said (a flashed message, after the
     redirect that follows a form posted without script)."""
@@ -328,236 +298,3 @@ def _rules(name: str, multiple: str) -> dict[str, Any]:
 
 def _home_refused(who: Holder, message: str) -> Any:
     return render_template("home.html", who=who, tables=_tables(), error=message), 422
-
-
-# -- the table's writes -----------------------------------------------------------------
-
-
-FORMS: dict[str, Any] = {
-    "seats": lambda f: {"player": f["player"]},
-    "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
-    "main": lambda f: {"main": _int(f["main"])},
-    "throws": lambda f: (
-        {"client_seed": f["client_seed"]}
-        if "client_seed" in f
-        else {"die1": _int(f["die1"]), "die2": _int(f["die2"])}
-    ),
-    "void-throws": lambda f: {
-        "reason": f["reason"],
-        "off": _int(f["off"]),
-        **({"standing": _int(f["standing"])} if f.get("standing") else {}),
-    },
-    "stakes": lambda f: {"amount": _int(f["amount"])},
-    "lays": lambda f: {"player": f["player"], "amount": _int(f["amount"])},
-    # One bet, or every bet the form names (the caster's "cover all"): the covers write
-    # takes a list.
-    "covers": lambda f: {"bets": f.getlist("bet") or [f["bet"]]},
-    "refusals": lambda f: {"bet": f["bet"]},
-    "odds": lambda f: {"player": f["player"], "on": f["on"], "amount": _int(f["amount"])},
-    "side-bets": lambda f: {
-        "player": f["player"],
-        "proposition": {
-            "kind": f["kind"],
-            "totals": [_int(t) for t in f.get("totals", "").replace(",", " ").split()],
-        },
-        "backs": f.get("backs") == "yes",
-        "stake": _int(f["stake"]),
-        "asks": _int(f["asks"]),
-        "to": f.get("to") or None,
-    },
-    "side-bets/accept": lambda f: {"player": f["player"], "bet": f["bet"]},
-    "pass": lambda f: {},
-    "close": lambda f: {},
-}
-"""What each control's form gives, as the body of its API command."""
-
-AMOUNTS = {"stakes": "amount", "lays": "amount", "odds": "amount", "side-bets": "stake"}
-"""The writes that stake money, and the field that says how much."""
-
-
-@blp.route("/console/tables/<table>/do/<path:rule>", methods=["POST"])
-def do(table: str, rule: str) -> Any:
-    """Run one of the table's commands from its form. A refusal is shown beside the
-    control that sent it, and nothing is written; a stale page (the table moved on
-    since it was drawn) gets 409 and the table as it is now. A stake far from the
-    table's usual size is asked about first, and written once confirmed."""
-    who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
-    _check_csrf()
-    if rule not in FORMS or rule not in WRITES:
-        abort(404)
-    form = request.form
-    try:
-        body = FORMS[rule](form)
-    except KeyError as exc:
-        return _refused(table, who, rule, f"the form is missing {exc.args[0]}", 422)
-    try:
-        # A version in other digits or 5,000 of them was a 500, as such a key was.
-        sent = _sent(who, TableWriteHeadersSchema)
-        schema = WRITES[rule].schema  # the body read as the API reads the same write's
-        loaded = schema().load(body) if schema else {}
-        asked = _confirmation(table, rule, loaded)
-        if asked is not None:
-            return _answer(table, who, confirm=asked, said=asked["question"])
-        answer = tablewrites.run(rule, table, who, loaded, sent)
-    except StaleVersion as exc:
-        message = f"The table has changed (it is at version {exc.current}): look again."
-        return _refused(table, who, rule, message, 409)
-    except hz.RuleBroken as exc:
-        return _refused(table, who, rule, f"{exc.detail} (rule {exc.code})", 422)
-    except ValidationError as exc:
-        return _refused(table, who, rule, _fields(exc), 422)
-    except NotPermitted:
-        abort(403, description=f"a {who.role.value} may not do this")
-    except Forbidden as exc:
-        return _refused(table, who, rule, str(exc), 403)
-    except NotFound as exc:  # the table is there (the page drew it): a player is not
-        return _refused(table, who, rule, str(exc), 404)
-    except Refused as exc:
-        return _refused(table, who, rule, str(exc), 422)
-    except Busy:  # the lock another writer held: the same form may be sent again
-        busy = make_response(_refused(table, who, rule, BUSY, 503))
-        busy.headers["Retry-After"] = "1"
-        return busy
-    return _done(table, who, rule, answer)
-
-
-def _from_my_page(who: Holder) -> bool:
-    """A player's throw sent from their own page (templates/me.html), answered there."""
-    return who.role is Role.PLAYER and request.form.get("from") != "table"
-
-
-def _done(table: str, who: Holder, rule: str, answer: dict[str, Any]) -> Any:
-    if _from_my_page(who):
-        return redirect(url_for("console.me"))
-    with queries.reading(club().store) as read:
-        shown = read.last_throws(table_stream(table), 1).throws
-    said = tablewords.said(rule, answer, _house(), shown[0] if shown else None)
-    if _htmx():
-        return _parts(table, who, said=said)
-    flash(said)
-    return redirect(url_for("console.table", table=table))
-
-
-def _refused(table: str, who: Holder, rule: str, message: str, status: int) -> Any:
-    """A refusal, beside the control that sent it; nothing was written."""
-    if _from_my_page(who):
-        return _my_page(who, {f"{table}/{rule}": message}), status
-    return _answer(table, who, status, errors={rule: message}, said=f"Refused: {message}")
-
-
-def _confirmation(table: str, rule: str, loaded: dict[str, Any]) -> dict[str, Any] | None:
-    """The question to ask before writing a stake far from the table's usual size
-    (under a FARth of it or over FAR times): None when there is none to ask, or the
-    form says the person confirmed this very amount."""
-    field = AMOUNTS.get(rule)
-    if field is None:
-        return None
-    amount = loaded[field]
-    if request.form.get("confirmed") == str(amount):
-        return None
-    state, _ = _state(table)
-    usual = _usual(table, state)
-    if usual is None or (usual <= amount * FAR and amount <= usual * FAR):
-        return None
-    house = _house()
-    return {
-        "rule": rule,
-        "amount": amount,
-        "usual": usual,
-        "fields": [(k, v) for k, v in request.form.items(multi=True) if k != "csrf_token"],
-        "question": (
-            f"Is {house.money(amount)} ({house.words(amount)}) right? This table usually "
-            f"plays {house.money(usual)}: confirm it, or change it."
-        ),
-    }
-
-
-# -- a mistake put right: a dispute from a round's row ----------------------------------
-
-
-def _round(number: int) -> int:
-    if not 1 <= number <= SMALL:
-        abort(404, description=f"there is no round {number}")
-    return number
-
-
-@blp.route("/console/tables/<table>/rounds/<int:round>/dispute", methods=["GET"])
-def dispute_form(table: str, round: int) -> Any:
-    """The form to dispute a round, with the round's throws to name the one mis-entered
-    and the dice that should have been entered: beside the rounds list (htmx), or the
-    page with it open."""
-    who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
-    disputing = _disputing(table, _round(round))
-    if _htmx():
-        return render_template("_dispute.html", view={"table": table}, errors={}, **disputing)
-    return _page(table, who, disputing=disputing)
-
-
-def _disputing(table: str, number: int) -> dict[str, Any]:
-    with queries.reading(club().store) as read:
-        throws = read.round_throws(table_stream(table), number)
-    if throws is None:
-        abort(404, description=f"table {table!r} has no round {number}")
-    return {"disputing": number, "round_throws": throws}
-
-
-@blp.route("/console/tables/<table>/rounds/<int:round>/disputes", methods=["POST"])
-def open_dispute(table: str, round: int) -> Any:
-    """Open a dispute over a round, as POST /tables/{t}/rounds/{r}/disputes does: the
-    same command (ledger.commands.disputes.open_dispute), the form read by the same
-    schema (OpenDisputeSchema: the claim, the throw disputed, the dice that should have
-    been entered), as the person signed in. The service answers at once."""
-    who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
-    _check_csrf()
-    number = _round(round)
-    form = request.form
-    body: dict[str, Any] = {"claim": form.get("claim", "").strip()}
-    if form.get("throw"):
-        body["throw"] = _int(form["throw"])
-    if form.get("die1") or form.get("die2"):
-        body["dice"] = [_int(form.get("die1")), _int(form.get("die2"))]
-    claimant, role = dispute_commands.claimant(who)
-    try:
-        loaded = OpenDisputeSchema().load(body)
-        dice = loaded["dice"]
-        answer = dispute_commands.open_dispute(
-            club(),
-            table,
-            who.actor,
-            role,
-            claimant,
-            number,
-            loaded["claim"],
-            loaded["throw"],
-            (dice[0], dice[1]) if dice is not None else None,
-            key=_sent(who)["key"],
-            request={"path": f"/tables/{table}/rounds/{number}/disputes", "body": loaded},
-        )
-    except ValidationError as exc:
-        return _dispute_refused(table, who, number, _fields(exc), 422)
-    except hz.RuleBroken as exc:
-        return _dispute_refused(table, who, number, f"{exc.detail} (rule {exc.code})", 422)
-    except NotFound as exc:
-        return _dispute_refused(table, who, number, str(exc), 404)
-    except Refused as exc:
-        return _dispute_refused(table, who, number, str(exc), 422)
-    said = (
-        f"Dispute {answer['dispute_id']} opened over round {number}: the setter decides it. "
-        + ("The service finds the round as recorded." if answer["answer"]["matches"]
-           else f"The service finds the record wrong: {answer['answer']['mismatch']}")
-    )  # fmt: skip
-    if _htmx():
-        return _parts(table, who, said=said, opened={"round": number, **answer})
-    flash(said)
-    return redirect(url_for("console.table", table=table))
-
-
-def _dispute_refused(table: str, who: Holder, number: int, message: str, status: int) -> Any:
-    disputing = _disputing(table, number)
-    if _htmx():
-        html = render_template(
-            "_dispute.html", view={"table": table}, errors={"dispute": message}, **disputing
-        )
-        announce = render_template("_announce.html", said=f"Refused: {message}", oob=True)
-        return Response(html + announce, status=status, headers={PARTS_HEADER: "dispute"})
-    return _page(table, who, status, errors={"dispute": message}, disputing=disputing)

@@ -118,4 +118,3 @@ def caught_up(page: Any, club: Club, table: str = "t1") -> None:
     """Wait until the page shows the table as it is now (its poll has come round)."""
     version = club.state(table).version
     page.locator(f"#board[data-version='{version}']").wait_for()
-

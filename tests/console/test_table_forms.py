@@ -44,12 +44,19 @@ def form(client: Any, **fields: str) -> dict[str, str]:
     page = client.get("/console/tables/t1")
     version = re.search(rb'name="version" value="(\d+)"', page.data)
     assert version is not None
-    return {"csrf_token": csrf(page), "version": version.group(1).decode(), "from": "table", **fields}
+    return {
+        "csrf_token": csrf(page),
+        "version": version.group(1).decode(),
+        "from": "table",
+        **fields,
+    }
 
 
 def test_without_script_a_form_posts_and_the_page_says_what_it_did(api: Api) -> None:
     croupier = a_table(api)
-    answer = croupier.post("/console/tables/t1/do/seats", data=form(croupier, player="ann", key="k1"))
+    answer = croupier.post(
+        "/console/tables/t1/do/seats", data=form(croupier, player="ann", key="k1")
+    )
     assert answer.status_code == 302 and answer.headers["Location"].endswith("/console/tables/t1")
     page = croupier.get("/console/tables/t1").get_data(as_text=True)
     assert re.search(r'<p id="announce"[^>]*>ann is seated\.</p>', page)
@@ -173,8 +180,14 @@ def test_a_dispute_from_a_rounds_row_is_read_as_post_disputes_reads_it(api: Api)
         assert answer.status_code == 422, (sent, answer.status_code)
         assert b'data-error="dispute"' in answer.data, sent
         assert count(api) == before, sent
-    for far in (f"/console/tables/t1/rounds/{HUGE}/disputes", "/console/tables/t1/rounds/9/disputes"):
-        assert croupier.post(far, data={"csrf_token": token, "claim": "x"}).status_code in (404, 422)
+    for far in (
+        f"/console/tables/t1/rounds/{HUGE}/disputes",
+        "/console/tables/t1/rounds/9/disputes",
+    ):
+        assert croupier.post(far, data={"csrf_token": token, "claim": "x"}).status_code in (
+            404,
+            422,
+        )
     assert count(api) == before
     good = {"csrf_token": token, "claim": "it was 5 and 6", "die1": "5", "die2": "6", "key": "d1"}
     assert croupier.post(url, data=good).status_code == 302
@@ -185,7 +198,7 @@ def test_a_dispute_from_a_rounds_row_is_read_as_post_disputes_reads_it(api: Api)
 
 
 def test_a_player_and_an_auditor_read_the_table_and_may_not_run_it(api: Api) -> None:
-    croupier, club = playing(api)
+    playing(api)
     before = count(api)
     for role, name in (("player", "bob"), ("auditor", "al")):
         client = signed_in(api, role, name)

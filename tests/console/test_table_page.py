@@ -8,6 +8,7 @@ watches."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ledger.commands import Caller, Role, tables
@@ -152,7 +153,8 @@ def test_players_are_picked_and_one_press_covers_every_waiting_lay(
     at_the_table(served, page)
     lays = control(page, "Lay against the caster")
     assert [b.inner_text() for b in lays.get_by_role("button", name="lays").all()] == [
-        f"{name} lays" for name in SIX[1:]  # the seated, but not the caster
+        f"{name} lays"
+        for name in SIX[1:]  # the seated, but not the caster
     ]
     # The table's usual stakes are offered: the last one played, and the minimum's multiples.
     lays.get_by_role("button", name="£5.00").click()
@@ -280,7 +282,7 @@ def test_the_dice_pad_the_open_bets_and_the_last_result_fit_a_tablet(
         assert box["width"] >= 44 and box["height"] >= 44, (button.inner_text(), box)
     dice = [page.locator(f"label[for='d1-{d}']").bounding_box() for d in range(1, 7)]
     assert all(b["height"] >= 44 and b["width"] >= 44 for b in dice)
-    assert all(a["x"] + a["width"] < b["x"] for a, b in zip(dice, dice[1:], strict=False))
+    assert all(a["x"] + a["width"] < b["x"] for a, b in itertools.pairwise(dice))
 
 
 def test_the_mains_stand_apart(served: Served, page: Any) -> None:
@@ -289,7 +291,7 @@ def test_the_mains_stand_apart(served: Served, page: Any) -> None:
     for width in (1024, 768, 390):
         page.set_viewport_size({"width": width, "height": 900})
         boxes = [page.locator(f"#main-{m}").bounding_box() for m in range(5, 10)]
-        for a, b in zip(boxes, boxes[1:], strict=False):
+        for a, b in itertools.pairwise(boxes):
             apart = b["x"] - (a["x"] + a["width"]) if b["y"] == a["y"] else b["y"] - a["y"]
             assert apart >= 4, (width, a, b)
         assert all(b["width"] >= 44 and b["height"] >= 44 for b in boxes)
@@ -383,7 +385,7 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     assert opened["rules"]["odds_multiple"] == 3 and opened["rules"]["name"] == "french, odds 3x"
     assert count(served, "ServerDiceChosen") == 1
     terms = page.locator(".terms").inner_text()
-    assert "odds to 3×" in terms and "server dice" in terms
+    assert "odds to 3\N{MULTIPLICATION SIGN}" in terms and "server dice" in terms
     assert "stakes from £1.00 to £100.00" in terms and "the setter's cap £500.00" in terms
 
     # Under the table's minimum, a stake is refused beside its control.

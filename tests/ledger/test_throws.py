@@ -48,7 +48,12 @@ def test_each_throw_says_what_it_did_and_who_was_paid(store: EventStore) -> None
     tables.throw(club, "t1", CROUPIER, 5, 6)
     [nick] = _last(store).throws
     assert (nick["die1"], nick["die2"], nick["total"], nick["result"]) == (5, 6, 11, "nick")
-    assert (nick["round"], nick["caster"], nick["losses"], nick["dice_pass"]) == (1, "ann", 0, False)
+    assert (nick["round"], nick["caster"], nick["losses"], nick["dice_pass"]) == (
+        1,
+        "ann",
+        0,
+        False,
+    )
     paid = {(s["bet_id"], s["winner"], s["paid"], s["won"]) for s in nick["settled"]}
     assert paid == {(nick["settled"][0]["bet_id"], "ann", 200, 100), (laid, "ann", 120, 60)}
 
