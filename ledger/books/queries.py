@@ -29,7 +29,7 @@ from ledger.books import auditreads, projections, tableviews, throws
 from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
 from ledger.store.eventstore import EventStore
 from ledger.store.log import chains
-from ledger.store.schema import events, postings
+from ledger.store.schema import events, postings, settlement_parties, settlements
 
 ROUND_THROWS = 100
 """The most throws of one round a dispute's form offers, the latest."""
@@ -179,9 +179,17 @@ class Reader:
             for t in reversed(found)
         ]
 
-    def rounds_of(self, name: str, limit: int) -> set[tuple[str, int]]:
-        """The last `limit` rounds (stream, round) the player `name` had a bet in."""
-        return set(auditreads.rounds_of_party(self.conn, player_account(name), limit))
+    def rounds_with(self, stream: str, name: str, rounds: list[int]) -> set[int]:
+        """Those of the table's `rounds` in which the player `name` had a bet settled or
+        voided: along the settlements' (stream, round) key, a few rows a round."""
+        s, p = settlements.c, settlement_parties.c
+        found = self.conn.execute(
+            sa.select(s.round)
+            .distinct()
+            .select_from(settlements.join(settlement_parties, p.position == s.position))
+            .where(s.stream == stream, s.round.in_(rounds), p.party == player_account(name))
+        )
+        return set(found.scalars())
 
     def tables(self) -> list[str]:
         """Every table, by name, in the order they were opened."""

@@ -99,7 +99,8 @@ class Controls:
 
     @property
     def betting(self) -> bool:
-        return bool(self.stake or self.lays or self.covers or self.odds)
+        """Stakes, lays or odds may be placed (covers are beside the lays they cover)."""
+        return bool(self.stake or self.lays or self.odds)
 
 
 def controls(state: hz.TableState, who: Caller) -> Controls:

@@ -53,8 +53,6 @@ ROUNDS = 12
 CHIPS = 4
 """Amounts offered beside each amount: the table's latest stakes, else multiples of
 its minimum."""
-MINE = 200
-"""The rounds a player had money in that their dispute links are looked for among."""
 PARTS_HEADER = "X-Table-Parts"
 """Says an answer is the table's parts, to be swapped in whatever its status (a refusal
 is drawn beside its control): static/table.js."""
@@ -105,12 +103,16 @@ def _context(
     with queries.reading(club().store) as read:
         recent = read.last_throws(stream, STRIP)
         rounds = read.latest_rounds(stream, ROUNDS)
+        # The club's players are read only where they are picked from: while the table
+        # seats, or when asked for during play (a latecomer): the list is every player
+        # account's, which grows with the club's books, not with the table.
         seatable = (
             [p["name"] for p in read.players() if p["name"] not in (hz.SETTER, *state.seats)]
-            if allowed.seat
-            else []
+            if allowed.seat and (state.phase is hz.Phase.SEATING or request.args.get("seating"))
+            else None
         )
-        mine = read.rounds_of(who.name, MINE) if who.role is Role.PLAYER else None
+        numbers = [r["round"] for r in rounds]
+        mine = read.rounds_with(stream, who.name, numbers) if who.role is Role.PLAYER else None
     assert state.rules is not None
     return {
         "who": who,
@@ -121,7 +123,7 @@ def _context(
         "throws": recent.throws,
         "last": recent.throws[0] if recent.throws else None,
         "rounds": rounds,
-        "disputable": _disputable(who, stream, rounds, mine),
+        "disputable": _disputable(who, rounds, mine),
         "seatable": seatable,
         "chips": _chips(recent.stakes, state.limits),
         "unit": tablewords.minor_unit(_house()),
@@ -162,9 +164,7 @@ def _stray(errors: dict[str, str], allowed: phase.Controls) -> dict[str, str]:
     }
 
 
-def _disputable(
-    who: Holder, stream: str, rounds: list[dict[str, Any]], mine: set[tuple[str, int]] | None
-) -> set[int]:
+def _disputable(who: Holder, rounds: list[dict[str, Any]], mine: set[int] | None) -> set[int]:
     """The rounds listed that `who` may open a dispute over from their row: those ended,
     and for a player those they had money in (POST .../disputes: the setter, a croupier,
     a player)."""
@@ -175,7 +175,7 @@ def _disputable(
     ended = {r["round"] for r in rounds if r["result"] is not None}
     if mine is None:
         return ended
-    return {n for n in ended if (stream, n) in mine}
+    return ended & mine
 
 
 def _chips(stakes: list[int], limits: hz.Limits) -> list[int]:

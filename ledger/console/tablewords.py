@@ -111,6 +111,12 @@ def said(rule: str, answer: Mapping[str, Any], house: House, last: Mapping[str, 
     events: Sequence[Mapping[str, Any]] = answer.get("events", ())
     if rule == "throws" and last is not None and any(e["type"] == "DiceThrown" for e in events):
         return f"Thrown: {throw_words(last)}." + _passed(last)
+    covered = [e["payload"] for e in events if e["type"] == "StakeCovered"]
+    if len(covered) > 1:  # a "cover all"
+        bets = [c["bet_id"] for c in covered]
+        total = house.money(sum(c["amount"] for c in covered))
+        named = f"{', '.join(bets[:-1])} and {bets[-1]}"
+        return f"{covered[0]['caster']} covers {named}, {total} in all."
     parts = [_event(e["type"], e["payload"], house) for e in events]
     told = " ".join(p for p in parts if p)
     return told or "Done: nothing changed (the same form was sent before)."

@@ -172,6 +172,26 @@ def test_players_are_picked_and_one_press_covers_every_waiting_lay(
     assert club.state("t1").open_bets[-1].pending is False
 
 
+def test_a_latecomer_is_seated_during_play_from_a_list(served: Served, page: Any) -> None:
+    club = funded(served, SIX[:3])
+    tables.open_table(club, "t1", CECIL, ruleset="english")
+    for name in ("ann", "bob"):
+        tables.seat(club, "t1", CECIL, name)
+    for name, die in (("ann", 1), ("bob", 2)):
+        tables.cast(club, "t1", CECIL, name, die)
+    tables.call_main(club, "t1", CECIL, 7)
+    at_the_table(served, page)
+    assert control(page, "Seat a player").count() == 0  # not the phase's: under "More"
+    page.locator("#more summary").click()
+    page.get_by_role("link", name="Seat a player…").click()
+    form = control(page, "Seat a player")
+    form.get_by_label("Seat a player").select_option("cat")
+    form.get_by_role("button", name="Seat").click()
+    said(page, "cat is seated.")
+    assert club.state("t1").seats == ("ann", "bob", "cat")
+    assert same_document(page)
+
+
 def test_after_a_throw_the_table_says_what_happened(served: Served, page: Any) -> None:
     club = playing(served, SIX[:3])
     tables.stake(club, "t1", CECIL, 500)
