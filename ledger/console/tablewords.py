@@ -12,7 +12,7 @@ from ledger.books.throws import RESULTS
 from ledger.house import CURRENCIES, House
 
 PHASES = {
-    "seating": "Seating, and the cast for first caster",
+    "seating": "Seating",
     "awaiting-main": "Waiting for the main",
     "first-throw": "The first throw after the main",
     "chance": "The chance is set",
