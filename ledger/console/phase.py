@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import engine as hz
 from engine import play, serverdice
 from engine.events import Proposition, PropositionKind
-from ledger.commands import Caller, Role, caster_only, require_role, require_self, tables
+from ledger.commands import Caller, caster_only, require_role, require_self, tables
 from ledger.commands.serverdice import require_thrower
 from ledger.service import Forbidden
 
@@ -168,12 +168,13 @@ def _allows(state: hz.TableState, act: Callable[..., list[hz.Event]], *values: o
 
 def _may_throw(state: hz.TableState, who: Caller, runs: bool) -> bool:
     """The throw is due, and `who` may send it: at a croupier table the croupier (or the
-    setter) enters the dice, never a player; at a server-dice table the caster gives
-    their seed, or the croupier for them (ledger.commands.serverdice.require_thrower)."""
+    setter) enters the dice (ledger.commands.tables.require_enterer); at a server-dice
+    table the caster gives their seed, or the croupier for them
+    (ledger.commands.serverdice.require_thrower)."""
     if state.dice == serverdice.SERVER:
         may = _passes(require_role, who, *tables.BET) and _passes(require_thrower, who, state)
         return may and _allows(state, _server_throw, state)
-    if who.role is Role.PLAYER or not runs:
+    if not (runs and _passes(tables.require_enterer, who)):
         return False
     return _allows(state, hz.throw, state, *_dice(state))
 
