@@ -12,6 +12,7 @@ key, saying the amount was meant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import abort, flash, make_response, redirect, request, url_for
@@ -46,7 +47,7 @@ def _usual(table: str, state: hz.TableState) -> int | None:
     return usual
 
 
-FORMS: dict[str, Any] = {
+FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "seats": lambda f: {"player": f["player"]},
     "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
     "main": lambda f: {"main": _int(f["main"])},

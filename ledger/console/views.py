@@ -47,8 +47,6 @@ blp = Blueprint(
     static_url_path="/console/static",
 )
 
-RUN = (Role.SETTER, Role.CROUPIER)
-
 
 @blp.before_request
 def _who() -> None:
