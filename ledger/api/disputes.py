@@ -10,7 +10,6 @@ from typing import Any
 from flask import request
 from flask_smorest import abort
 
-from engine.state import SETTER
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
@@ -27,16 +26,8 @@ from ledger.web.disputeschemas import (
     ResolveDisputeSchema,
 )
 from ledger.web.schemas import TableWriteHeadersSchema, WriteResultSchema
-from ledger.web.tokens import Holder
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")
-
-
-def _claimant(who: Holder) -> tuple[str, str]:
-    """(claimant, role) for the caller: the setter disputes as the bank."""
-    if who.role is Role.SETTER:
-        return SETTER, "setter"
-    return who.name, who.role.value
 
 
 def _dice_of(body: dict[str, Any]) -> tuple[int, int] | None:
@@ -59,7 +50,7 @@ def open_dispute(headers: dict[str, Any], body: dict[str, Any], table: str, roun
     the recorded settlements match, and with `dice`, what the round would have been.
     Writes only the DisputeOpened."""
     who = require(Role.CROUPIER, Role.PLAYER)
-    claimant, role = _claimant(who)
+    claimant, role = dispute_commands.claimant(who)
     return dispute_commands.open_dispute(
         club(),
         table,

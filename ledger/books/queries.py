@@ -25,12 +25,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from engine.state import SETTER
-from ledger.books import projections, tableviews
+from ledger.books import auditreads, projections, tableviews, throws
 from ledger.books.accounts import ACCOUNT_PREFIX, TABLE_PREFIX, owed, player_account
 from ledger.store.eventstore import EventStore
 from ledger.store.log import chains
-from ledger.store.schema import events, postings
+from ledger.store.schema import events, postings, settlement_parties, settlements
 
+ROUND_THROWS = 100
+"""The most throws of one round a dispute's form offers, the latest."""
 PLAYER = "player:"
 """How a player's ledger account begins (ledger.books.accounts.player_account)."""
 
@@ -154,6 +156,40 @@ class Reader:
         )
 
     # -- the console's pages --------------------------------------------------------------
+
+    def latest_rounds(self, stream: str, limit: int) -> list[dict[str, Any]]:
+        """The table's last `limit` rounds, newest first, as `rounds` shows each."""
+        rows = auditreads.last_rounds(self.conn, stream, limit)
+        return [tableviews.round_view(row) for row in rows]
+
+    def last_throws(self, stream: str, limit: int) -> throws.Recent:
+        """The table's last `limit` throws, newest first, each with what it did, and
+        the stakes placed meanwhile (ledger.books.throws)."""
+        return throws.recent(self.conn, stream, limit)
+
+    def round_throws(self, stream: str, round: int) -> list[dict[str, Any]] | None:
+        """The throws of the table's round `round`, in order (their versions name them
+        to a dispute); None if the table has no such round."""
+        row = tableviews.round_row(self.conn, stream, round)
+        if row is None:
+            return None
+        found, _ = auditreads.last_throws(self.conn, row, ROUND_THROWS)
+        return [
+            {"version": t.version, "recorded_at": t.recorded_at, **json.loads(t.payload)}
+            for t in reversed(found)
+        ]
+
+    def rounds_with(self, stream: str, name: str, rounds: list[int]) -> set[int]:
+        """Those of the table's `rounds` in which the player `name` had a bet settled or
+        voided: along the settlements' (stream, round) key, a few rows a round."""
+        s, p = settlements.c, settlement_parties.c
+        found = self.conn.execute(
+            sa.select(s.round)
+            .distinct()
+            .select_from(settlements.join(settlement_parties, p.position == s.position))
+            .where(s.stream == stream, s.round.in_(rounds), p.party == player_account(name))
+        )
+        return set(found.scalars())
 
     def tables(self) -> list[str]:
         """Every table, by name, in the order they were opened."""

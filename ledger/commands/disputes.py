@@ -17,7 +17,16 @@ import engine as hz
 from engine import disputes
 from ledger.audit.disputes import DISPUTE_ID, answer_view, resolved_as, round_record
 from ledger.books import disputeviews
+from ledger.commands import Caller, Role
 from ledger.service import Club, Reads
+
+
+def claimant(caller: Caller) -> tuple[str, str]:
+    """(claimant, role) as a dispute names the caller who opens it: the setter disputes
+    as the bank. The API's and the console's dispute forms both ask this."""
+    if caller.role is Role.SETTER:
+        return hz.SETTER, Role.SETTER.value
+    return caller.name, caller.role.value
 
 
 def _record_of(reads: Reads, number: int, state: hz.TableState) -> disputes.RoundRecord | None:

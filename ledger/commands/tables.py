@@ -137,8 +137,7 @@ def throw(
     def entered(st: hz.TableState, reads: Reads) -> list[hz.Event]:
         if st.dice == serverdice.SERVER:
             _refuse_entered(st, die1, die2)
-        if caller.role is Role.PLAYER:
-            raise Forbidden("the croupier enters this table's dice; a player does not")
+        require_enterer(caller)
         if client_seed is not None:
             serverdice.require_server_dice(st)
         if die1 is None or die2 is None:
@@ -150,6 +149,12 @@ def throw(
     if client_seed is None or die1 is not None or die2 is not None:
         return _run(club, table, caller, entered, sent)
     return served.throw(club, table, caller, client_seed, sent, entered)
+
+
+def require_enterer(caller: Caller) -> None:
+    """Who enters a croupier table's dice: the croupier (or the setter), never a player."""
+    if caller.role is Role.PLAYER:
+        raise Forbidden("the croupier enters this table's dice; a player does not")
 
 
 def _refuse_entered(st: hz.TableState, die1: int | None, die2: int | None) -> None:

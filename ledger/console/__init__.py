@@ -4,8 +4,8 @@ auditor, served by the same app as the API, on the same write path and the same 
 Pages are rendered by the server (Jinja2). htmx (static/vendor, served from here) sends
 a form and swaps in the parts of the page its write changed, so a write never reloads
 the page; every form still works without script, as a plain POST and a redirect. A
-little plain JavaScript (static/console.js) keeps a table's view live and stops a double
-click posting twice, and the player's page
+little plain JavaScript stops a double click posting twice, keeps a table's view live
+(static/table.js: htmx asks for its parts every second), and the player's page
 checks her receipts in her own browser (static/receipts.js, with the log's proofs and
 signatures in static/tlog.js), so that the check is not the server's word. Every asset
 is served from this package: no CDN. A person signs in by pasting their API token once; it is
@@ -45,11 +45,11 @@ def register(app: Flask) -> None:
     app.config["SESSION_COOKIE_SAMESITE"] = "Strict"
     app.config["SESSION_COOKIE_NAME"] = "hazard_console"
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
-    # The back office's and the auditor's routes join the blueprint before it is
-    # registered: a route added after that would never be served.
-    from ledger.console import audit, office, player
+    # The back office's, the auditor's, the player's and the table's routes join the
+    # blueprint before it is registered: a route added after that would never be served.
+    from ledger.console import audit, office, player, table, tabledisputes, tableforms
 
-    del audit, office, player
+    del audit, office, player, table, tabledisputes, tableforms
     app.register_blueprint(views.blp)
     _filters(app)
     # Every worker derives the same secret from the same signing key: a session signed

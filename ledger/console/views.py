@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
 from flask import (
     Blueprint,
-    Response,
     abort,
     current_app,
     g,
@@ -28,19 +27,14 @@ from marshmallow import EXCLUDE, Schema, ValidationError
 from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
-import engine as hz
 from ledger.books import queries
-from ledger.commands import NotPermitted, Role, Sent
-from ledger.service import NotFound, StaleVersion
-from ledger.store.eventstore import Refused
+from ledger.commands import Role, Sent
 from ledger.store.log import receipts
 from ledger.store.log.policy import Log, Policy
-from ledger.web import club, heavy, sent_by, tablewrites
+from ledger.web import club, heavy, sent_by
 from ledger.web.numbers import QueryInteger
-from ledger.web.schemas import OpenTableSchema, TableWriteHeadersSchema, WriteHeadersSchema
-from ledger.web.tablewrites import WRITES
+from ledger.web.schemas import WriteHeadersSchema
 from ledger.web.tokens import Holder, holder
-from ledger.web.views import state_view
 
 blp = Blueprint(
     "console",
@@ -49,8 +43,6 @@ blp = Blueprint(
     static_folder="static",
     static_url_path="/console/static",
 )
-
-RUN = (Role.SETTER, Role.CROUPIER)
 
 
 @blp.before_request
@@ -160,121 +152,12 @@ def sign_out() -> Any:
     return redirect(url_for("console.home"))
 
 
-# -- the table, for the croupier -------------------------------------------------------------
+# -- the tables (their pages are ledger.console.table's) -----------------------------------
 
 
 def _tables() -> list[str]:
     with queries.reading(club().store) as read:
         return read.tables()
-
-
-def _state(table: str) -> tuple[hz.TableState, dict[str, Any]]:
-    try:
-        state = club().state(table)
-    except NotFound:
-        abort(404, description=f"there is no table {table!r}")
-    return state, state_view(table, state)
-
-
-@blp.route("/console/tables", methods=["POST"])
-def open_table() -> Any:
-    """Open a table with a built-in rule set: the API's own command as the person signed
-    in (ledger.web.tablewrites.open_table, as POST /tables runs it), the form read by
-    the API's own schemas (its key as an Idempotency-Key)."""
-    who = _signed_in(*RUN)
-    _check_csrf()
-    form = request.form
-    try:
-        body = OpenTableSchema().load(
-            {
-                "id": form.get("id", "").strip(),
-                "ruleset": form.get("ruleset") or hz.DEFAULT,
-                "dice": form.get("dice") or "croupier",
-            }
-        )
-        tablewrites.open_table(who, body, _sent(who))
-    except ValidationError as exc:
-        return _table_page_error(None, "open", _fields(exc), 422)
-    except (hz.HazardError, Refused) as exc:  # a rule set refused; the table exists
-        return _table_page_error(None, "open", str(exc), 422)
-    return redirect(url_for("console.table", table=body["id"]))
-
-
-def _table_page_error(table: str | None, control: str, message: str, status: int) -> Any:
-    who = _signed_in()
-    if who.role is Role.PLAYER:  # a player's throw, sent from their own page
-        return _my_page(who, {f"{table}/{control}": message}), status
-    if table is None:
-        who = _signed_in()
-        return render_template("home.html", who=who, tables=_tables(), error=message), status
-    state, view = _state(table)
-    return (
-        render_template(
-            "table.html",
-            who=_signed_in(),
-            view=view,
-            errors={control: message},
-            rules=state.rules,
-        ),
-        status,
-    )
-
-
-@blp.route("/console/tables/<table>", methods=["GET"])
-def table(table: str) -> Any:
-    who = _signed_in(*RUN)
-    state, view = _state(table)
-    return render_template("table.html", who=who, view=view, errors={}, rules=state.rules)
-
-
-@blp.route("/console/tables/<table>/panel", methods=["GET"])
-def panel(table: str) -> Any:
-    """The table's state alone, for the page to poll: 304 while its version (the ETag)
-    is the one the page shows."""
-    _signed_in(*RUN)
-    state, view = _state(table)
-    etag = f'"{state.version}"'
-    if request.headers.get("If-None-Match") == etag:
-        return Response(status=304, headers={"ETag": etag})
-    html = render_template("_panel.html", view=view)
-    return Response(html, headers={"ETag": etag, "Cache-Control": "no-cache"})
-
-
-# What each control's form gives, as the body of its API command.
-FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "seats": lambda f: {"player": f["player"]},
-    "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
-    "main": lambda f: {"main": _int(f["main"])},
-    "throws": lambda f: (
-        {"client_seed": f["client_seed"]}
-        if "client_seed" in f
-        else {"die1": _int(f["die1"]), "die2": _int(f["die2"])}
-    ),
-    "void-throws": lambda f: {
-        "reason": f["reason"],
-        "off": _int(f["off"]),
-        **({"standing": _int(f["standing"])} if f.get("standing") else {}),
-    },
-    "stakes": lambda f: {"amount": _int(f["amount"])},
-    "lays": lambda f: {"player": f["player"], "amount": _int(f["amount"])},
-    "covers": lambda f: {"bets": [f["bet"]]},
-    "refusals": lambda f: {"bet": f["bet"]},
-    "odds": lambda f: {"player": f["player"], "on": f["on"], "amount": _int(f["amount"])},
-    "side-bets": lambda f: {
-        "player": f["player"],
-        "proposition": {
-            "kind": f["kind"],
-            "totals": [_int(t) for t in f.get("totals", "").replace(",", " ").split()],
-        },
-        "backs": f.get("backs") == "yes",
-        "stake": _int(f["stake"]),
-        "asks": _int(f["asks"]),
-        "to": f.get("to") or None,
-    },
-    "side-bets/accept": lambda f: {"player": f["player"], "bet": f["bet"]},
-    "pass": lambda f: {},
-    "close": lambda f: {},
-}
 
 
 def _int(text: str | None) -> Any:
@@ -286,51 +169,6 @@ def _int(text: str | None) -> Any:
         return QueryInteger().deserialize((text or "").strip())
     except ValidationError:
         return text
-
-
-@blp.route("/console/tables/<table>/do/<path:rule>", methods=["POST"])
-def do(table: str, rule: str) -> Any:
-    """Run one of the table's commands from its form. A refusal is shown beside the
-    control that sent it, and nothing is written; a stale page (the table moved on
-    since it was drawn) gets 409 and the table as it is now."""
-    who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
-    _check_csrf()
-    if rule not in FORMS or rule not in WRITES:
-        abort(404)
-    form = request.form
-    try:
-        body = FORMS[rule](form)
-    except KeyError as exc:
-        return _table_page_error(table, rule, f"the form is missing {exc.args[0]}", 422)
-    try:
-        # A version in other digits or 5,000 of them was a 500, as such a key was.
-        sent = _sent(who, TableWriteHeadersSchema)
-        schema = WRITES[rule].schema  # the body read as the API reads the same write's
-        tablewrites.run(rule, table, who, schema().load(body) if schema else {}, sent)
-    except StaleVersion as exc:
-        message = f"The table has changed (it is at version {exc.current}): look again."
-        if who.role is Role.PLAYER:
-            return _my_page(who, {f"{table}/{rule}": message}), 409
-        state, view = _state(table)
-        return (
-            render_template(
-                "table.html", who=who, view=view, errors={rule: message}, rules=state.rules
-            ),
-            409,
-        )
-    except hz.RuleBroken as exc:
-        return _table_page_error(table, rule, f"{exc.detail} (rule {exc.code})", 422)
-    except ValidationError as exc:
-        return _table_page_error(table, rule, _fields(exc), 422)
-    except NotPermitted:
-        abort(403, description=f"a {who.role.value} may not do this")
-    except NotFound as exc:  # the table is there (the page drew it): a player is not
-        return _table_page_error(table, rule, str(exc), 404)
-    except Refused as exc:
-        return _table_page_error(table, rule, str(exc), 422)
-    if who.role is Role.PLAYER:
-        return redirect(url_for("console.me"))
-    return redirect(url_for("console.table", table=table))
 
 
 def _fields(exc: ValidationError) -> str:

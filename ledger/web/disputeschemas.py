@@ -1,6 +1,8 @@
 """Schemas of disputes: what opening, resolving and reading one take and answer, the
 service's answer (engine.disputes.answer, as ledger.audit.disputes.answer_view renders
-it) among them."""
+it) among them. The API's dispute routes (ledger.api.disputes) and the console's form
+that opens a dispute from a round's row (ledger.console.tabledisputes) read a dispute
+by the same schema."""
 
 from __future__ import annotations
 

@@ -59,25 +59,31 @@ def control(page: Any, label: str) -> Any:
     return page.get_by_role("form", name=label)
 
 
+def answered(page: Any, press: Any) -> None:
+    """Press a control, and wait for its answer: the page is not reloaded, the table's
+    parts are drawn again (its version moves on) or a refusal is said beside it."""
+    version = page.locator("#board").get_attribute("data-version")
+    press()
+    page.locator(f"#board:not([data-version='{version}']), #controls [role=alert]").first.wait_for()
+
+
 def throw(page: Any, die1: int, die2: int) -> None:
     form = control(page, "Record a throw")
     form.locator(f"label[for='d1-{die1}']").click()
     form.locator(f"label[for='d2-{die2}']").click()
-    form.get_by_role("button", name="Record throw").click()
-    page.wait_for_load_state()
+    answered(page, form.get_by_role("button", name="Record throw").click)
 
 
 def submit(page: Any, label: str, button: str, **fields: str) -> None:
     form = control(page, label)
     for field, value in fields.items():
-        form.get_by_label(field, exact=True).fill(value)
-    form.get_by_role("button", name=button).click()
-    page.wait_for_load_state()
+        form.get_by_label(field, exact=False).fill(value)
+    answered(page, form.get_by_role("button", name=button).click)
 
 
 def open_bet(page: Any, kind: str) -> str:
     """The id of the one open bet of `kind` the table shows waiting."""
-    row = page.locator("#panel tr[data-bet]", has_text=kind).filter(has_text="waiting")
+    row = page.locator("#bets tr[data-state=waiting]", has_text=kind)
     bet: str = row.first.get_attribute("data-bet")
     return bet
 
@@ -88,14 +94,11 @@ def set_up_table(served: Served, page: Any) -> None:
     page.get_by_label("Rule set").select_option("english")
     page.get_by_role("button", name="Open the table").click()
     page.get_by_role("heading", name="Table t1").wait_for()
+    # Players are picked from those the club has, not typed; each casts with one press.
     for name in ("ann", "bob", "cat"):
-        submit(page, "Seat a player", "Seat", Player=name)
+        submit(page, "Seat a player", f"Seat {name}")
     for name, die in (("ann", "1"), ("bob", "3"), ("cat", "5")):
-        form = control(page, "First caster cast")
-        form.get_by_label("Player casting for first caster").fill(name)
-        form.get_by_label("Die").select_option(die)
-        form.get_by_role("button", name="Enter the cast").click()
-        page.wait_for_load_state()
+        answered(page, page.get_by_role("button", name=f"{name} cast a {die}").click)
     assert page.locator("[data-field=caster]").inner_text() == "ann"
 
 
@@ -130,13 +133,11 @@ def test_an_evening_through_the_console(
     set_up_table(served, page)
 
     # Round 1: ann stakes 100; bob lays 50 and ann covers it; main 7; 5+6 nicks.
-    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
-    submit(page, "Lay against the caster", "Lay", **{"Player laying": "bob", "Amount": "50"})
-    laid = open_bet(page, "laid")
-    control(page, f"Cover {laid}").get_by_role("button").click()
-    page.wait_for_load_state()
-    control(page, "Call the main").get_by_role("button", name="Main 7").click()
-    page.wait_for_load_state()
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
+    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "50"})
+    laid = open_bet(page, "bob lays against")
+    answered(page, control(page, f"Cover {laid}").get_by_role("button").click)
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     throw(page, 5, 6)
     assert (served.balance("ann"), served.balance("bob"), served.balance("setter")) == (
         1150,
@@ -145,26 +146,30 @@ def test_an_evening_through_the_console(
     )
 
     # Round 2: ann stakes 100; main 6; 1+1 throws out.
-    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
-    control(page, "Call the main").get_by_role("button", name="Main 6").click()
-    page.wait_for_load_state()
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 6").click)
     throw(page, 1, 1)
     assert (served.balance("ann"), served.balance("setter")) == (1050, 10_000)
 
     # Round 3: ann stakes 100; main 7; 2+2 sets the chance 4; ann lays 50 odds on the
     # chance at 2:1 (6 ways to 3); 1+3 is the chance: 100 and 100 more.
-    submit(page, "Caster stake", "Stake", **{"Caster's stake against the setter": "100"})
-    control(page, "Call the main").get_by_role("button", name="Main 7").click()
-    page.wait_for_load_state()
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     throw(page, 2, 2)
     assert page.locator("[data-field=chance]").inner_text() == "4"
     form = control(page, "Lay odds")
-    form.get_by_label("Player laying odds").fill("ann")
-    form.get_by_label("On").select_option("chance")
-    form.get_by_label("Amount").fill("50")
-    form.get_by_role("button", name="Lay odds").click()
-    page.wait_for_load_state()
+    form.get_by_label("the chance (4)").check()
+    form.get_by_label("Odds, up to", exact=False).fill("50")
+    answered(page, form.get_by_role("button", name="ann lays odds").click)
     throw(page, 1, 3)
+    # The table says what the last throw did, and keeps the evening's rounds in view.
+    assert "1 and 3, 4: Chance thrown: the caster wins" in page.locator("#result").inner_text()
+    rounds = page.locator("#rounds tr[data-round]").all_inner_texts()
+    assert [r.split("\t")[4] for r in rounds] == [
+        "chance thrown: ann wins",
+        "thrown out: the setter wins",
+        "nick: ann wins",
+    ]
     balances = {name: served.balance(name) for name in ("ann", "bob", "cat", "setter")}
     assert balances == {"ann": 1250, "bob": 950, "cat": 1000, "setter": 9800}
     assert sum(balances.values()) == 13_000
@@ -247,23 +252,23 @@ def test_an_evening_through_the_console(
 def test_a_refused_command_shows_its_rule_beside_the_control(served: Served, page: Any) -> None:
     fund(served)
     set_up_table(served, page)
+    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "50"})
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     before = event_count(served)
-    throw(page, 3, 4)  # no main called yet under english rules
+    throw(page, 3, 4)  # bob's lay is neither covered nor refused
     error = control(page, "Record a throw").get_by_role("alert")
-    assert "throw-before-main" in error.inner_text()
+    assert "stakes-pending" in error.inner_text()
     assert event_count(served) == before
 
 
 def test_a_double_click_on_record_throw_posts_once(served: Served, page: Any) -> None:
     fund(served)
     set_up_table(served, page)
-    control(page, "Call the main").get_by_role("button", name="Main 7").click()
-    page.wait_for_load_state()
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     form = control(page, "Record a throw")
     form.locator("label[for='d1-4']").click()
     form.locator("label[for='d2-4']").click()  # 8: the chance, the round goes on
-    form.get_by_role("button", name="Record throw").dblclick()
-    page.wait_for_load_state()
+    answered(page, form.get_by_role("button", name="Record throw").dblclick)
     page.wait_for_timeout(500)
     assert event_count(served, "DiceThrown") == 1
 
@@ -277,22 +282,27 @@ def test_a_second_browser_sees_the_table_change_by_itself(
     sign_in(other, served.url, served.token("croupier", "carol"))
     other.goto(served.url + "/console/tables/t1")
     assert other.locator("[data-field=main]").inner_text() == "—"
-    control(page, "Call the main").get_by_role("button", name="Main 8").click()
-    page.wait_for_load_state()
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 8").click)
     # No reload: the second screen polls and redraws itself.
     other.locator("[data-field=main]", has_text="8").wait_for(timeout=5_000)
     other.context.close()
 
 
-def test_a_player_cannot_reach_the_croupiers_or_setters_pages(served: Served, page: Any) -> None:
+def test_a_player_watches_the_table_but_cannot_run_it_nor_reach_the_setters_pages(
+    served: Served, page: Any
+) -> None:
     fund(served)
     croupier = page
     set_up_table(served, croupier)
     player = croupier.context.browser.new_context().new_page()
     sign_in(player, served.url, served.token("player", "bob"))
     before = event_count(served)
+    # The table is public, as the API makes it: bob watches it, without the croupier's
+    # controls (his own bets are test_table_page.py's).
     answer = player.goto(served.url + "/console/tables/t1")
-    assert answer.status == 403
+    assert answer.status == 200
+    for croupiers in ("Seat a player", "Call the main", "Caster stake", "Close the table"):
+        assert control(player, croupiers).count() == 0, croupiers
     assert player.goto(served.url + "/console/office").status == 403  # nor the setter's
     # Nor post to its forms, with a CSRF token of their own session.
     token = player.evaluate(
@@ -319,7 +329,6 @@ def test_a_form_without_its_csrf_token_is_refused(served: Served, page: Any) -> 
         "() => document.querySelectorAll('input[name=csrf_token]').forEach(e => e.remove())"
     )
     control(page, "Call the main").get_by_role("button", name="Main 7").click()
-    page.wait_for_load_state()
     assert "CSRF" in page.get_by_role("alert").inner_text()
     assert event_count(served) == before
 
@@ -328,15 +337,13 @@ def test_a_throw_is_recorded_from_the_keyboard(served: Served, page: Any) -> Non
     """Tab to the dice, arrows to choose, Enter to record: no mouse at the table."""
     fund(served)
     set_up_table(served, page)
-    control(page, "Call the main").get_by_role("button", name="Main 7").click()
-    page.wait_for_load_state()
+    answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     page.locator("#d1-1").focus()
     page.keyboard.press("ArrowRight")  # die 1: 2
     page.keyboard.press("Tab")  # to die 2's group
     page.keyboard.press("ArrowRight")  # die 2: 2
     page.keyboard.press("ArrowRight")  # die 2: 3
-    page.keyboard.press("Tab")  # to "Record throw"
+    page.keyboard.press("Tab")  # past the keys' echo, to "Record throw"
     page.keyboard.press("Enter")
-    page.wait_for_load_state()
     page.locator("[data-field=chance]", has_text="5").wait_for()  # 2+3: the chance 5
     assert event_count(served, "DiceThrown") == 1

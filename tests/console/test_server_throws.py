@@ -120,11 +120,12 @@ def test_the_croupiers_page_keeps_the_seed_typed_for_the_caster(
     field.fill("ann's seed")
     refused = fail_once(monkeypatch, ev.ClientSeedGiven)
     form.get_by_role("button", name="Throw").click()
-    page.wait_for_load_state()
+    # The page is not reloaded: the refusal is said beside the throw (nothing written).
+    assert "busy" in control(page, "Throw the server dice").get_by_role("alert").inner_text()
     assert refused()
     page.goto(served.url + "/console/tables/s1")
     form = control(page, "Throw the server dice")
     assert form.get_by_label("The caster's client seed", exact=False).input_value() == "ann's seed"
     form.get_by_role("button", name="Throw").click()
-    page.wait_for_load_state()
+    page.locator("#announce", has_text="Thrown:").wait_for()
     assert [t for t, _ in logged(served)] == ["ClientSeedGiven", "DiceDrawn"]

@@ -1,5 +1,5 @@
-// The console's little script: a form posts once, and a table's view keeps itself up
-// to date. Everything works without it; it only saves a reload.
+// The console's little script: a form posts once. Everything works without it. (A
+// table's page keeps itself up to date with htmx and static/table.js.)
 "use strict";
 
 // A double click or a second press posts once: the first submit disables the form's
@@ -11,33 +11,6 @@ document.addEventListener("submit", (event) => {
   form.dataset.sent = "1";
   // Disable after the submit has taken the pressed button's name and value.
   setTimeout(() => form.querySelectorAll("button").forEach((b) => { b.disabled = true; }), 0);
-});
-
-// A table's view polls its panel with the version it shows as the ETag: 304 while the
-// table stands still, the new panel when another device wrote, so that two croupiers'
-// screens agree. The forms then carry the new version as If-Match: the person acts on
-// the state now on their screen. A form sent from a page older than the table still
-// gets 409 from the server, shown as "the table has changed".
-function live(root) {
-  const url = root.dataset.live;
-  let etag = `"${root.dataset.version}"`;
-  const tick = async () => {
-    try {
-      const answer = await fetch(url, { headers: { "If-None-Match": etag }, credentials: "same-origin" });
-      if (answer.status === 200) {
-        etag = answer.headers.get("ETag") || etag;
-        root.innerHTML = await answer.text();
-        const version = etag.replaceAll('"', "");
-        document.querySelectorAll('input[name="version"]').forEach((input) => { input.value = version; });
-      }
-    } catch (error) { /* the next tick tries again */ }
-    setTimeout(tick, 1000);
-  };
-  setTimeout(tick, 1000);
-}
-
-document.addEventListener("DOMContentLoaded", () => {
-  document.querySelectorAll("[data-live]").forEach(live);
 });
 
 // The verify page checks the log a page at a time, each a request of its own, and

@@ -1,0 +1,162 @@
+// The table page's script, on top of htmx: the page's parts are swapped in out of band
+// by every form's answer and by a poll every second (templates/table.html); this keeps
+// that poll free while nothing changes, lets a refusal be drawn beside its control,
+// enters a throw from the keyboard, and fills an amount from the table's usual stakes.
+// Without it every form still posts and the page comes back.
+"use strict";
+
+(() => {
+  const board = () => document.getElementById("board");
+  const shownVersion = () => Number(board()?.dataset.version || 0);
+
+  // The poll asks with the version on the screen: the server answers 304, and nothing
+  // is drawn, while the table stands still.
+  document.body.addEventListener("htmx:configRequest", (event) => {
+    if (event.detail.elt.id === "live") {
+      event.detail.headers["If-None-Match"] = `"${shownVersion()}"`;
+    }
+  });
+
+  document.body.addEventListener("htmx:beforeSwap", (event) => {
+    const { xhr } = event.detail;
+    if (xhr.status === 304) {
+      event.detail.shouldSwap = false;
+      return;
+    }
+    const parts = xhr.getResponseHeader("X-Table-Parts");
+    if (parts && xhr.status >= 400) {
+      // A refusal: the table's parts with the reason beside the control (nothing written).
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    } else if (!parts && xhr.status >= 400) {
+      if (!(xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) {
+        // Not a page for people (a server error): say so, and leave the table as it is.
+        event.detail.shouldSwap = false;
+        const announce = document.getElementById("announce");
+        if (announce) announce.textContent = `The server answered ${xhr.status}: nothing was done here; try again.`;
+        return;
+      }
+      // A refusal page (a stale CSRF token, a role refused): it takes the page's place.
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+      event.detail.target = document.querySelector("main");
+      event.detail.selectOverride = "main";
+      event.detail.swapOverride = "outerHTML";
+      return;
+    }
+    // A poll that crossed a write on the way answers an older table: it is dropped.
+    const etag = xhr.getResponseHeader("ETag");
+    if (parts === "1" && etag && Number(etag.replaceAll('"', "")) < shownVersion()) {
+      event.detail.shouldSwap = false;
+    }
+  });
+
+  // A form whose answer never came (the network, a server gone) may be sent again.
+  document.body.addEventListener("htmx:afterRequest", (event) => {
+    const form = event.detail.elt;
+    if (event.detail.successful || !(form instanceof HTMLFormElement) || !form.isConnected) return;
+    delete form.dataset.sent;
+    form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+  });
+
+  // -- a throw from the keyboard: two number keys and Enter ------------------------------
+  const keys = [];
+
+  function echoKeys() {
+    const echo = document.getElementById("keys-echo");
+    if (!echo) return;
+    if (keys.length === 0) echo.textContent = "";
+    else if (keys.length === 1) echo.textContent = `${keys[0]} and …`;
+    else echo.textContent = `${keys[0]} and ${keys[1]}: Enter records it, Escape starts again`;
+  }
+
+  function pick(die, value) {
+    const radio = document.getElementById(`d${die}-${value}`);
+    if (radio) radio.checked = true;
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const form = document.getElementById("throw-form");
+    if (!form || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    // Keys typed into a field are that field's.
+    if (target instanceof Element && target.closest("input:not([type=radio]), textarea, select, [contenteditable]")) return;
+    if (/^[1-6]$/.test(event.key)) {
+      if (keys.length === 2) keys.length = 0;
+      keys.push(Number(event.key));
+      pick(keys.length, event.key);
+      echoKeys();
+      event.preventDefault();
+    } else if (event.key === "Enter" && keys.length === 2
+               && !(target instanceof HTMLButtonElement) && !(target instanceof HTMLAnchorElement)) {
+      event.preventDefault();
+      keys.length = 0;
+      form.requestSubmit(document.getElementById("record-throw"));
+    } else if (event.key === "Escape" && keys.length) {
+      keys.length = 0;
+      echoKeys();
+    }
+  });
+
+  // -- amounts: the table's usual stakes, and the amount as money --------------------------
+  function money(input) {
+    const echo = document.getElementById(input.dataset.moneyEcho);
+    const controls = input.closest("[data-minor]");
+    if (!echo || !controls) return;
+    const digits = input.value.trim();
+    if (!/^[0-9]+$/.test(digits)) {
+      echo.textContent = "";
+      return;
+    }
+    // Integer arithmetic on the digits: no float near money.
+    const minor = Number(controls.dataset.minor);
+    const padded = digits.padStart(minor + 1, "0");
+    const whole = padded.slice(0, padded.length - minor).replace(/^0+(?=\d)/, "");
+    const part = minor ? `.${padded.slice(padded.length - minor)}` : "";
+    echo.textContent = `= ${controls.dataset.symbol}${whole}${part}`;
+  }
+
+  document.addEventListener("click", (event) => {
+    const chip = event.target instanceof Element && event.target.closest("[data-amount]");
+    if (chip) {
+      const input = document.getElementById(chip.closest("[data-chips-for]").dataset.chipsFor);
+      input.value = chip.dataset.amount;
+      money(input);
+      input.focus();
+      return;
+    }
+    const dismiss = event.target instanceof Element && event.target.closest("[data-dismiss]");
+    if (dismiss) {
+      event.preventDefault();
+      dismiss.closest(".confirm")?.remove();
+    }
+  });
+
+  document.addEventListener("input", (event) => {
+    if (event.target instanceof HTMLInputElement && event.target.dataset.moneyEcho) money(event.target);
+  });
+
+  // A "More" section the person opened stays open as the table redraws around it.
+  const opened = new Set();
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.id) return;
+    if (details.open) opened.add(details.id); else opened.delete(details.id);
+  }, true);
+
+  htmx.onLoad((root) => {
+    root.querySelectorAll("[data-chips-for]").forEach((chips) => { chips.hidden = false; });
+    document.querySelectorAll("input[data-money-echo]").forEach(money);
+    root.querySelectorAll("details[id]").forEach((details) => {
+      if (opened.has(details.id)) details.open = true;
+    });
+    if (root !== document.body) {
+      // A seed field drawn by a swap is kept as the page's first one is (console.js).
+      root.querySelectorAll("input[data-client-seed]").forEach(keepSeed);
+    }
+    if (root.id === "controls" || root.querySelector?.("#throw-form")) {
+      keys.length = 0;
+      echoKeys();
+    }
+  });
+})();

@@ -1,0 +1,216 @@
+"""The table page's forms through Flask's test client, on SQLite and PostgreSQL: without
+script a form posts and the page comes back saying what it did; sent by htmx, the answer
+is the table's parts, out of band; the poll is a 304 while the table stands still; a
+stake far from the usual writes nothing until confirmed; the open-table form's limits,
+and a dispute from a round's row, are read as the API reads them, and a bad one writes
+nothing; a player and an auditor read the table and may not run it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlalchemy as sa
+
+from ledger.commands import Caller, Role, tables
+from ledger.store.schema import events
+from ledger.store.vocabulary import Deposited
+from tests.api.conftest import Api
+from tests.console.formkit import a_table, count, csrf, signed_in
+
+HTMX = {"HX-Request": "true"}
+CECIL = Caller(Role.CROUPIER, "cecil")
+
+
+def kinds(api: Api, kind: str) -> int:
+    with api.book.store.engine.connect() as conn:
+        query = sa.select(sa.func.count()).select_from(events).where(events.c.type == kind)
+        return int(conn.execute(query).scalar_one())
+
+
+def playing(api: Api) -> Any:
+    """t1 with ann the caster and bob seated, and a croupier's client at it."""
+    croupier = a_table(api)
+    club = api.app.extensions["hazard.club"]
+    club.account_command("setter", Deposited, 10_000, "setter:bank")
+    for name in ("ann", "bob"):
+        tables.seat(club, "t1", CECIL, name)
+    for name, die in (("ann", 1), ("bob", 2)):
+        tables.cast(club, "t1", CECIL, name, die)
+    return croupier, club
+
+
+def form(client: Any, **fields: str) -> dict[str, str]:
+    page = client.get("/console/tables/t1")
+    version = re.search(rb'name="version" value="(\d+)"', page.data)
+    assert version is not None
+    return {
+        "csrf_token": csrf(page),
+        "version": version.group(1).decode(),
+        "from": "table",
+        **fields,
+    }
+
+
+def test_without_script_a_form_posts_and_the_page_says_what_it_did(api: Api) -> None:
+    croupier = a_table(api)
+    answer = croupier.post(
+        "/console/tables/t1/do/seats", data=form(croupier, player="ann", key="k1")
+    )
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/console/tables/t1")
+    page = croupier.get("/console/tables/t1").get_data(as_text=True)
+    assert re.search(r'<p id="announce"[^>]*>ann is seated\.</p>', page)
+    again = croupier.get("/console/tables/t1").get_data(as_text=True)
+    assert "ann is seated." not in again  # said once
+
+
+def test_a_form_sent_by_htmx_is_answered_with_the_tables_parts(api: Api) -> None:
+    croupier = a_table(api)
+    answer = croupier.post(
+        "/console/tables/t1/do/seats", data=form(croupier, player="ann", key="k1"), headers=HTMX
+    )
+    assert answer.status_code == 200 and answer.headers["X-Table-Parts"] == "1"
+    body = answer.get_data(as_text=True)
+    assert "<html" not in body
+    for part in ("board", "controls", "result", "bets", "rounds", "announce"):
+        assert re.search(rf'id="{part}"[^>]*hx-swap-oob="true"', body), part
+    assert "ann is seated." in body
+    assert answer.headers["ETag"] == '"2"' and 'data-version="2"' in body
+    # A refusal: the parts with the reason beside the control, its status, nothing written.
+    before = count(api)
+    refused = croupier.post(
+        "/console/tables/t1/do/seats", data=form(croupier, player="ann", key="k2"), headers=HTMX
+    )
+    assert refused.status_code == 422 and refused.headers["X-Table-Parts"] == "1"
+    assert 'data-error="seats"' in refused.get_data(as_text=True)
+    assert "already-seated" in refused.get_data(as_text=True)
+    assert count(api) == before
+
+
+def test_the_poll_is_a_304_while_the_table_stands_still(api: Api) -> None:
+    croupier, club = playing(api)
+    version = club.state("t1").version
+    still = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": f'"{version}"'})
+    assert still.status_code == 304 and still.data == b""
+    tables.call_main(club, "t1", CECIL, 7)  # from another device
+    moved = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": f'"{version}"'})
+    assert moved.status_code == 200 and moved.headers["ETag"] == f'"{version + 1}"'
+    assert 'aria-label="Record a throw"' in moved.get_data(as_text=True)  # with its controls
+
+
+def test_a_stake_far_from_the_usual_writes_nothing_until_confirmed(api: Api) -> None:
+    croupier, club = playing(api)
+    tables.stake(club, "t1", CECIL, 500)
+    before = count(api)
+    asked = croupier.post(
+        "/console/tables/t1/do/lays", data=form(croupier, player="bob", amount="5", key="k1")
+    )
+    assert asked.status_code == 200
+    page = asked.get_data(as_text=True)
+    assert "Yes, £0.05" in page and "usually plays £5.00" in page
+    assert count(api) == before  # the first step writes nothing
+    # Confirmed for another amount, it is asked again.
+    other = form(croupier, player="bob", amount="5", key="k1", confirmed="50")
+    assert "Yes, £0.05" in croupier.post("/console/tables/t1/do/lays", data=other).get_data(
+        as_text=True
+    )
+    assert count(api) == before
+    sure = form(croupier, player="bob", amount="5", key="k1", confirmed="5")
+    assert croupier.post("/console/tables/t1/do/lays", data=sure).status_code == 302
+    assert kinds(api, "StakeLaid") == 1
+    assert croupier.post("/console/tables/t1/do/lays", data=sure).status_code == 302  # a repeat
+    assert kinds(api, "StakeLaid") == 1
+
+
+HUGE = "9" * 5_000
+
+
+def test_the_open_table_forms_limits_are_read_as_post_tables_reads_them(api: Api) -> None:
+    croupier = a_table(api)
+    token = csrf(croupier.get("/"))
+    before = count(api)
+    for sent in [
+        {"min_stake": "--5"},
+        {"min_stake": HUGE},
+        {"min_stake": "0"},
+        {"min_stake": "1.5"},
+        {"max_stake": "-1"},
+        {"max_exposure": "²"},
+        {"min_stake": "100", "max_stake": "50"},
+        {"odds_multiple": "x"},
+        {"odds_multiple": "-1"},
+        {"ruleset": "craps"},
+    ]:
+        data = {"id": "t2", "ruleset": "english", "csrf_token": token, **sent}
+        answer = croupier.post("/console/tables", data=data)
+        assert answer.status_code == 422, (sent, answer.status_code)
+        assert b'role="alert"' in answer.data, sent
+        assert count(api) == before, sent
+    data = {"id": "t2", "ruleset": "english", "csrf_token": token, "min_stake": "100",
+            "max_stake": "5000", "max_exposure": "100000", "odds_multiple": "2"}  # fmt: skip
+    assert croupier.post("/console/tables", data=data).status_code == 302
+    state = api.app.extensions["hazard.club"].state("t2")
+    assert (state.limits.min_stake, state.limits.max_stake, state.limits.max_exposure) == (
+        100,
+        5000,
+        100_000,
+    )
+    assert state.rules is not None and state.rules.odds_multiple == 2
+
+
+def test_a_dispute_from_a_rounds_row_is_read_as_post_disputes_reads_it(api: Api) -> None:
+    croupier, club = playing(api)
+    tables.call_main(club, "t1", CECIL, 7)
+    tables.throw(club, "t1", CECIL, 1, 1)
+    page = croupier.get("/console/tables/t1/rounds/1/dispute")
+    assert page.status_code == 200 and b'name="claim"' in page.data
+    token = csrf(page)
+    url = "/console/tables/t1/rounds/1/disputes"
+    before = count(api)
+    for sent in [
+        {"claim": ""},
+        {"claim": "x" * 501},
+        {"claim": "wrong", "die1": "7", "die2": "1"},
+        {"claim": "wrong", "die1": "5"},
+        {"claim": "wrong", "die1": "--5", "die2": "1"},
+        {"claim": "wrong", "throw": HUGE},
+        {"claim": "wrong", "key": "a\x00b"},
+    ]:
+        answer = croupier.post(url, data={"csrf_token": token, **sent})
+        assert answer.status_code == 422, (sent, answer.status_code)
+        assert b'data-error="dispute"' in answer.data, sent
+        assert count(api) == before, sent
+    for far in (
+        f"/console/tables/t1/rounds/{HUGE}/disputes",
+        "/console/tables/t1/rounds/9/disputes",
+    ):
+        assert croupier.post(far, data={"csrf_token": token, "claim": "x"}).status_code in (
+            404,
+            422,
+        )
+    assert count(api) == before
+    good = {"csrf_token": token, "claim": "it was 5 and 6", "die1": "5", "die2": "6", "key": "d1"}
+    assert croupier.post(url, data=good).status_code == 302
+    assert croupier.post(url, data=good).status_code == 302  # the same key: one dispute
+    assert kinds(api, "DisputeOpened") == 1
+    auditor = signed_in(api, "auditor", "al")
+    assert auditor.post(url, data={**good, "csrf_token": csrf(auditor.get("/"))}).status_code == 403
+
+
+def test_a_player_and_an_auditor_read_the_table_and_may_not_run_it(api: Api) -> None:
+    playing(api)
+    before = count(api)
+    for role, name in (("player", "bob"), ("auditor", "al")):
+        client = signed_in(api, role, name)
+        page = client.get("/console/tables/t1")
+        assert page.status_code == 200, role
+        body = page.get_data(as_text=True)
+        assert 'aria-label="Call the main"' not in body and 'aria-label="Seat a player"' not in body
+        token = csrf(page)
+        seat = {"csrf_token": token, "player": "cat", "key": f"k-{role}"}
+        assert client.post("/console/tables/t1/do/seats", data=seat).status_code == 403, role
+        assert client.get("/console/tables/t1/panel").status_code == 200, role
+    auditor = signed_in(api, "auditor", "al")
+    lay = {"csrf_token": csrf(auditor.get("/")), "player": "bob", "amount": "100"}
+    assert auditor.post("/console/tables/t1/do/lays", data=lay).status_code == 403
+    assert count(api) == before
