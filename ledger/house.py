@@ -144,7 +144,7 @@ class House:
             raise BadAmount(f"{text} has {_places(len(part))}: {self._counted()}")
         if len(whole) > _DIGITS:
             raise BadAmount(f"{text[:20]}… is too large an amount")
-        return int(whole) * 10**self.minor_units + int(part.ljust(self.minor_units, "0") or 0)
+        return int(whole + part.ljust(self.minor_units, "0"))  # the digits are the minor units
 
     def _counted(self) -> str:
         """How finely the club counts its currency, as a refusal of too many decimals says."""

@@ -19,14 +19,13 @@ from ledger.api.disputeschemas import (
     DisputeSchema,
     DisputeWriteResultSchema,
     OpenDisputeSchema,
-    ResolveDisputeSchema,
 )
 from ledger.api.problems import ProblemSchema
 from ledger.audit import disputes
 from ledger.commands import Role
 from ledger.commands import disputes as dispute_commands
 from ledger.web import club, scoped_key
-from ledger.web.schemas import TableWriteHeadersSchema, WriteResultSchema
+from ledger.web.schemas import ResolveDisputeSchema, TableWriteHeadersSchema, WriteResultSchema
 from ledger.web.tokens import Holder
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")

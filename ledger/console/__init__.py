@@ -47,11 +47,14 @@ def register(app: Flask) -> None:
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
     # The back office's and the auditor's routes join the blueprint before it is
     # registered: a route added after that would never be served.
-    from ledger.console import audit, office
+    from ledger.console import audit, disputes, office
 
-    del audit, office
+    del audit, disputes, office
     app.register_blueprint(views.blp)
     _filters(app)
+    from ledger.console import errors
+
+    errors.register(app)  # the API's problems, under the console, as pages
     # Every worker derives the same secret from the same signing key: a session signed
     # by one is read by the other, and survives a restart.
     if not app.secret_key:

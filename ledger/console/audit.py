@@ -203,9 +203,10 @@ def fairness_report() -> Any:
     except NotFound as exc:
         abort(404, description=str(exc))
     cells = report["totals"]["cells"]
-    chart = charts.bars(
+    chart = charts.columns(
         [(str(c["total"]), c["observed"]) for c in cells],
         title=f"Observed totals of {report['throws']} throws against the exact distribution",
+        unit="throws",
         marks=[report["throws"] * float(p_total(t)) for t in TOTALS],
         legend=["bars: throws observed", "lines: throws expected"],
     )

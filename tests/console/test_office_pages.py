@@ -34,8 +34,9 @@ def _csrf(page: str) -> str:
 
 
 def _form(page: str, action: str) -> dict[str, str]:
-    """The hidden fields (csrf_token, key) of the form that posts to `action`."""
-    start = page.index(f'action="{action}"')
+    """The hidden fields (csrf_token, key) of the first form that posts to `action` (as
+    its action, or a button's formaction)."""
+    start = page.rindex("<form", 0, page.index(f'action="{action}"'))
     end = page.index("</form>", start)
     fields = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', page[start:end]))
     return {k: html.unescape(v) for k, v in fields.items()}
@@ -83,10 +84,21 @@ def _evening(api: Api) -> Evening:
 
 
 def _cell(page: str, row_id: str, field: str) -> str:
+    """The amount a row's cell shows, in minor units (its data-minor; the cell's text is
+    the same in the club's money)."""
     start = page.index(f'id="{row_id}"')
-    found = re.search(rf'data-field="{field}">([^<]*)<', page[start:])
+    found = re.search(rf'data-field="{field}" data-minor="(-?\d+)">([^<]*)<', page[start:])
     assert found
     return found.group(1)
+
+
+def _confirmed(client: FlaskClient, action: str, page: str, amount: str) -> FlaskClient:
+    """A money form sent from `page`, then its confirmation: the write."""
+    review = client.post(action, data={**_form(page, action), "amount": amount})
+    assert review.status_code == 200, review.get_data(as_text=True)
+    written = client.post(action, data=_form(review.get_data(as_text=True), action))
+    assert written.status_code == 302, written.get_data(as_text=True)
+    return client
 
 
 # -- who may open what ---------------------------------------------------------------
@@ -161,12 +173,13 @@ def test_the_office_shows_balances_exposure_takings_and_its_chart(sqlite_api: Ap
     assert _cell(page, "player-bob", "balance") == "1000"
     assert _cell(page, "player-setter", "balance") == "9920"  # 9950 - 30
     assert _cell(page, "player-ann", "owed") == "0"
-    exposure = re.search(r'data-field="exposure">(\d+)<', page)
+    assert 'data-minor="1020">£10.20<' in page  # shown in the club's money
+    exposure = re.search(r'data-field="exposure" data-minor="(\d+)">£0.30<', page)
     assert exposure and exposure.group(1) == "30"
     # The takings: -100 in round 1, +50 in round 2, -30 out on round 3's stake.
-    assert re.search(r'<th scope="row">t1</th><td class="amount">-80</td>', page)
-    assert "<svg" in page and 'class="bar negative"' in page
-    assert "<caption>Per day, all tables</caption>" in page
+    assert re.search(r'<td class="amount" data-minor="-80">-£0.80</td></tr>', page)
+    assert "<svg" in page and re.search(r'class="bar series-0 negative"', page)
+    assert "<caption>Per evening, all tables</caption>" in page
     assert "None waiting." in page
 
 
@@ -180,23 +193,27 @@ def test_a_deposit_through_the_office_moves_the_balance_once(api: Api) -> None:
     page = setter.get("/console/office").get_data(as_text=True)
     assert _cell(page, "player-ann", "balance") == "0"
     action = "/console/office/players/ann/deposit"
-    form = {**_form(page, action), "amount": "750"}
+    form = {**_form(page, action), "amount": "7.50"}
     events_before, writes_before = _written(api)
-    assert setter.post(action, data=form).status_code == 302
-    assert setter.post(action, data=form).status_code == 302  # the same page, sent again
+    review = setter.post(action, data=form)
+    assert review.status_code == 200
+    assert _written(api) == (events_before, writes_before)  # asked to confirm: nothing yet
+    confirm = _form(review.get_data(as_text=True), action)
+    assert setter.post(action, data=confirm).status_code == 302
+    assert setter.post(action, data=confirm).status_code == 302  # the same page, sent again
     assert _written(api) == (events_before + 1, writes_before + 1)  # one write, its deposit
     page = setter.get("/console/office").get_data(as_text=True)
     assert _cell(page, "player-ann", "balance") == "750"
     # A withdrawal of more than there is: refused beside its control, nothing written.
     action = "/console/office/players/ann/withdraw"
-    refused = setter.post(action, data={**_form(page, action), "amount": "751"})
+    review = setter.post(action, data={**_form(page, action), "amount": "7.51"})
+    refused = setter.post(action, data=_form(review.get_data(as_text=True), action))
     assert refused.status_code == 422
     text = refused.get_data(as_text=True)
     assert 'data-error="withdraw:ann"' in text and 'role="alert"' in text
     assert _written(api) == (events_before + 1, writes_before + 1)
     # Credit: set, and shown.
-    action = "/console/office/players/ann/credit"
-    assert setter.post(action, data={**_form(page, action), "limit": "200"}).status_code == 302
+    _confirmed(setter, "/console/office/players/ann/credit", page, "2.00")
     page = setter.get("/console/office").get_data(as_text=True)
     assert _cell(page, "player-ann", "credit_limit") == "200"
 
@@ -342,7 +359,8 @@ def test_a_dispute_page_reads_its_id_as_the_api_does(sqlite_api: Api) -> None:
     dispute_id = opened["dispute_id"]
     setter = console(sqlite_api, "setter", "bank")
     page = setter.get(f"/console/office/disputes/t1/{dispute_id}")
-    assert page.status_code == 200 and "The claim: the 3 was a 2" in page.get_data(as_text=True)
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and '<blockquote data-field="claim">the 3 was a 2<' in text
     for wrong in (dispute_id + "x", dispute_id.upper(), "d0", "d" + "1" * 64):
         answer = setter.get(f"/console/office/disputes/t1/{wrong}")
         assert answer.status_code == 404, (wrong, answer.status_code)

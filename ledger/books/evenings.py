@@ -1,0 +1,69 @@
+"""An evening at the club, as a player's statement is filtered by it.
+
+There is no evening in the log yet: until the setter opens and closes evenings (a later
+issue), an evening is the club's calendar day in its time zone (ledger.house). Either
+way an evening is a span of the log's positions, which is all a filter needs of it: an
+evening the setter opens and closes will be the span from its opening to its closing,
+and `Evening` stays what the statement reads.
+
+A day's span is exact: times never go back as positions rise (ledger.books.asof), so
+the events recorded on a day are the positions between the last one recorded before
+it and the last one recorded before the next day, each found by bisection.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import sqlalchemy as sa
+
+from ledger.books import asof
+from ledger.house import House
+
+STORED = "%Y-%m-%dT%H:%M:%S.%fZ"
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+@dataclass(frozen=True)
+class Evening:
+    """The events of one evening: the positions after `after`, up to `through`."""
+
+    key: str
+    """How an address names it: the club's date, "2026-11-26"."""
+    after: int
+    through: int
+    since: str
+    """Its first moment, as stored (UTC)."""
+    until: str
+    """The moment after its last (UTC)."""
+
+
+def day_of(text: str) -> date | None:
+    """A date as a form's date field sends it (YYYY-MM-DD); None for anything else."""
+    if not _DAY.fullmatch(text):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def of_day(conn: sa.Connection, house: House, day: date) -> Evening:
+    """The club's calendar day `day`, from midnight to midnight in its time zone."""
+    since, until = house.day_bounds(day)
+    return Evening(
+        key=day.isoformat(),
+        after=asof.position_at(conn, _just_before(since)),
+        through=asof.position_at(conn, _just_before(until)),
+        since=since,
+        until=until,
+    )
+
+
+def _just_before(moment: str) -> str:
+    """The stored time one microsecond before `moment`: the last at which an event is
+    still before it (asof.position_at takes "at or before")."""
+    at = datetime.strptime(moment, STORED).replace(tzinfo=UTC) - timedelta(microseconds=1)
+    return at.strftime(STORED)
