@@ -29,7 +29,7 @@ from ledger.audit import disputes
 from ledger.books.queries import PLAYER
 from ledger.commands import Role
 from ledger.commands.disputes import preview_resolution, resolve_dispute
-from ledger.console.office import keep, kept
+from ledger.console.office import keep, kept, where
 from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, blp
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
@@ -62,7 +62,9 @@ def dispute(table: str, dispute_id: str) -> Any:
     """A dispute waiting (or decided): the claim, the answer, the what-if, what each
     resolution would post; for the setter, the resolution's form."""
     who = _signed_in(Role.SETTER, Role.AUDITOR)
-    step, said = kept(f"dispute:{table}/{dispute_id}")  # the resolution's receipt, after its redirect
+    step, said = kept(
+        f"dispute:{table}/{dispute_id}"
+    )  # the resolution's receipt, after its redirect
     return _page(who, table, dispute_id, step=step, said=said)
 
 
@@ -97,7 +99,7 @@ def _page(
     }
     if request.headers.get("HX-Request") == "true":
         html = render_template("_dispute.html", **shown)
-        return html + render_template("_announce.html", said=said, oob=True), status
+        return html.strip() + render_template("_announce.html", said=said, oob=True), status
     return render_template("dispute.html", said=said, **shown), status
 
 
@@ -163,10 +165,8 @@ def resolve(table: str, dispute_id: str) -> Any:
     except Refused as exc:  # the key used before for another resolution
         return _refused(who, table, dispute_id, form, str(exc), 422)
     verb = VERBS[body["resolution"]]
-    said = (
-        f"Dispute {dispute_id} resolved: {body['resolution']}. "
-        f"Receipt: position {', '.join(str(p) for p in _positions(answer))} of the log."
-    )
+    resolved = f"Dispute {dispute_id} resolved: {body['resolution']}."
+    said = f"{resolved} Receipt: {where(_positions(answer))}."
     step = {
         "kind": "receipt",
         "sentence": f"You chose to {verb}.",

@@ -411,5 +411,11 @@ def _receipt(done: str, answer: dict[str, Any]) -> dict[str, Any]:
         "version": answer.get("version"),
         "recorded_at": written[0].get("recorded_at"),
         "checkpoint": receipt.get("checkpoint"),
-        "where": "position " + ", ".join(str(p) for p in positions) + " of the log",
+        "where": where(positions),
     }
+
+
+def where(positions: Sequence[int]) -> str:
+    """Where a write is in the log, as a receipt says it: "position 57 of the log"."""
+    listed = ", ".join(str(p) for p in positions)
+    return f"position{'s' if len(positions) > 1 else ''} {listed} of the log"
