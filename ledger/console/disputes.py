@@ -24,9 +24,7 @@ from flask import abort, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 
 from engine.errors import RuleBroken
-from engine.state import SETTER
 from ledger.audit import disputes
-from ledger.books.queries import PLAYER
 from ledger.commands import Role
 from ledger.commands.disputes import preview_resolution, resolve_dispute
 from ledger.console.office import keep, kept, where
@@ -42,19 +40,6 @@ VERBS = {
     "voided": "void the round",
     "corrected": "correct the throw",
 }
-
-
-@blp.app_template_filter("party")
-def party(account: str | None) -> str:
-    """A ledger account as a person reads it: "player:ann" is ann, "setter" the setter,
-    "escrow:t1:b9" bet b9's stakes."""
-    if not account:
-        return "—"
-    if account == SETTER:
-        return "the setter"
-    if account.startswith("escrow:"):
-        return f"bet {account.rsplit(':', 1)[-1]}'s stakes"
-    return account.removeprefix(PLAYER)
 
 
 @blp.route("/console/office/disputes/<table>/<dispute_id>", methods=["GET"])

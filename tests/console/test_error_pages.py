@@ -18,7 +18,7 @@ from ledger.service import InvalidAmount, StaleVersion
 from ledger.store.eventstore import Busy, ConcurrencyError
 from ledger.web.heavy import Overloaded, TooManyReads
 from tests.api.conftest import Api
-from tests.console.test_office_pages import _csrf, _evening, console
+from tests.console.officekit import console, csrf_of, evening
 
 
 def _page(answer: Any, status: int) -> str:
@@ -43,14 +43,14 @@ def test_a_url_under_the_console_that_names_no_page_is_a_page(sqlite_api: Api) -
 
 
 def test_a_missing_table_s_url_is_a_page_for_each_role(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     for role, name in (("setter", "bank"), ("croupier", "carl")):
         client = console(sqlite_api, role, name)
         for url in ("/console/tables/nope", "/console/tables/nope/panel"):
             assert "there is no table &#39;nope&#39;" in _page(client.get(url), 404)
         page = client.get("/").get_data(as_text=True)
         posted = client.post(
-            "/console/tables/nope/do/main", data={"csrf_token": _csrf(page), "main": "7"}
+            "/console/tables/nope/do/main", data={"csrf_token": csrf_of(page), "main": "7"}
         )
         _page(posted, 404)
     auditor = console(sqlite_api, "auditor", "audrey")
@@ -67,7 +67,7 @@ def test_a_method_a_page_does_not_take_is_a_page_with_allow(sqlite_api: Api) -> 
 
 
 def test_a_bad_request_and_a_forbidden_page_are_pages(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     setter = console(sqlite_api, "setter", "bank")
     assert "after" in _page(setter.get("/console/audit?after=x"), 400)
     assert "CSRF" in _page(setter.post("/console/office/players", data={"name": "x"}), 400)

@@ -102,14 +102,21 @@ def fund_in_the_office(served: Served, browser: Any) -> None:
         form = control(office, "Create a player")
         form.get_by_label("New player").fill(name)
         form.get_by_role("button", name="Create the player").click()
-        office.wait_for_load_state()
+        office.locator(f"#player-{name}").wait_for()  # swapped in, without a reload
     for name, amount in {**DEPOSITS, "setter": 10_000}.items():
-        form = control(office, f"Deposit for {name}")
-        form.get_by_label(f"Deposit for {name}").fill(str(amount))
-        form.get_by_role("button", name="Deposit").click()
-        office.wait_for_load_state()
+        # Typed in pounds, and confirmed in figures before it is written.
+        pounds = f"{amount // 100}.{amount % 100:02d}"
+        form = control(office, f"Money for {name}")
+        form.get_by_label(f"Amount for {name}, in GBP").fill(pounds)
+        form.get_by_role("button", name="Deposit…").click()
+        office.get_by_role(
+            "button", name=f"Confirm: deposit £{amount // 100:,}.{amount % 100:02d}"
+        ).click()
+        office.locator("[data-field=receipt-sentence]").wait_for()
     shown = {
-        name: int(office.locator(f"#player-{name} [data-field=balance]").inner_text())
+        name: int(
+            office.locator(f"#player-{name} [data-field=balance]").get_attribute("data-minor")
+        )
         for name in DEPOSITS
     }
     assert shown == DEPOSITS

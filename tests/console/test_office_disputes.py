@@ -33,7 +33,7 @@ from ledger.store.log.heads import SEALS
 from ledger.store.schema import events
 from tests.api import disputekit
 from tests.api.conftest import Api
-from tests.console.test_office_pages import _form, _written, console
+from tests.console.officekit import console, form_of, writes
 from tests.signing import SIGNER
 
 RESOLVED = {"ann": 1000, "bob": 1020, "cat": 980, "setter": 10_000}
@@ -77,12 +77,12 @@ def _resolve_in_the_console(
     path = f"/console/office/disputes/t1/{dispute_id}"
     page = setter.get(path).get_data(as_text=True)
     action = path + "/resolution"
-    sent = {**_form(page, action), "resolution": body["resolution"], "reason": body["reason"]}
+    sent = {**form_of(page, action), "resolution": body["resolution"], "reason": body["reason"]}
     if body.get("dice"):
         sent.update(throw=str(body["throw"]), die1=str(body["dice"][0]), die2=str(body["dice"][1]))
     review = setter.post(action, data=sent, headers=headers)
     assert review.status_code == 200, review.get_data(as_text=True)[-3000:]
-    confirm = _form(review.get_data(as_text=True), action)
+    confirm = form_of(review.get_data(as_text=True), action)
     assert confirm["confirmed"] == "yes" and confirm["key"] == sent["key"]
     first = setter.post(action, data=confirm, headers=headers)
     again = setter.post(action, data=confirm, headers=headers)  # a double confirm
@@ -129,9 +129,9 @@ def test_each_resolution_writes_the_events_the_api_s_resolution_writes(
     start, http_start = _last_position(api), _last_position(second)
     setter = console(api, "setter", "bank")
     for dispute_id, body in _resolutions(ids, eight):
-        before = _written(api)
+        before = writes(api)
         page = _resolve_in_the_console(setter, dispute_id, body)
-        assert _written(api)[1] == before[1] + 1  # confirmed twice, written once
+        assert writes(api)[1] == before[1] + 1  # confirmed twice, written once
         announced = re.search(r'<p id="announce"[^>]*>([^<]*)</p>', page)
         assert announced, "said, in the aria-live region"
         resolved = f"Dispute {dispute_id} resolved: {body['resolution']}. Receipt: position"
@@ -183,9 +183,9 @@ def test_a_resolution_is_reviewed_before_it_is_written(api: Api) -> None:
     setter = console(api, "setter", "bank")
     path = f"/console/office/disputes/t1/{ids['corrected']}"
     page = setter.get(path).text
-    before = _written(api)
+    before = writes(api)
     sent = {
-        **_form(page, path + "/resolution"),
+        **form_of(page, path + "/resolution"),
         "resolution": "corrected",
         "reason": "camera: 4+5",
         "throw": str(eight),
@@ -194,7 +194,7 @@ def test_a_resolution_is_reviewed_before_it_is_written(api: Api) -> None:
     }
     review = setter.post(path + "/resolution", data=sent)
     text = html.unescape(review.text)
-    assert review.status_code == 200 and _written(api) == before
+    assert review.status_code == 200 and writes(api) == before
     assert f"Confirm: correct the throw at version {eight} to 4 + 5" in text
     assert re.search(
         r'id="confirm-posts".*?<td>cat</td><td>bob</td><td class="amount">£0.70<', text, re.S
@@ -209,9 +209,9 @@ def test_a_correction_the_rules_refuse_is_refused_at_review_naming_the_rule(api:
     setter = console(api, "setter", "bank")
     path = f"/console/office/disputes/t1/{ids['voided']}"
     page = setter.get(path).text
-    before = _written(api)
+    before = writes(api)
     sent = {
-        **_form(page, path + "/resolution"),
+        **form_of(page, path + "/resolution"),
         "resolution": "corrected",
         "reason": "it was 2+2",
         "throw": "13",
@@ -236,11 +236,11 @@ def test_a_correction_the_rules_refuse_is_refused_at_review_naming_the_rule(api:
         ({"resolution": "forgiven", "reason": "x"}, "invalid-resolution"),
     ]:
         answer = setter.post(
-            path + "/resolution", data={**_form(page, path + "/resolution"), **bad}
+            path + "/resolution", data={**form_of(page, path + "/resolution"), **bad}
         )
         assert answer.status_code == 422, (bad, answer.status_code)
         assert named in answer.text, (bad, answer.text[-2000:])
-    assert _written(api) == before
+    assert writes(api) == before
 
 
 def test_a_stale_page_is_refused_and_shows_the_table_as_it_is(api: Api) -> None:
@@ -248,22 +248,22 @@ def test_a_stale_page_is_refused_and_shows_the_table_as_it_is(api: Api) -> None:
     setter = console(api, "setter", "bank")
     path = f"/console/office/disputes/t1/{ids['upheld']}"
     page = setter.get(path).text
-    sent = {**_form(page, path + "/resolution"), "resolution": "upheld", "reason": "fine"}
+    sent = {**form_of(page, path + "/resolution"), "resolution": "upheld", "reason": "fine"}
     review = setter.post(path + "/resolution", data=sent)
     night.do(night.croupier, "main", {"main": 7})  # the table moves on meanwhile
-    before = _written(api)
-    stale = setter.post(path + "/resolution", data=_form(review.text, path + "/resolution"))
+    before = writes(api)
+    stale = setter.post(path + "/resolution", data=form_of(review.text, path + "/resolution"))
     assert stale.status_code == 409 and "The table has moved on" in stale.text
-    assert _written(api) == before
+    assert writes(api) == before
     # Looked at again, it goes through.
     _resolve_in_the_console(setter, ids["upheld"], {"resolution": "upheld", "reason": "fine"})
-    assert _written(api)[1] == before[1] + 1
+    assert writes(api)[1] == before[1] + 1
 
 
 def test_only_the_setter_resolves_and_a_forged_form_writes_nothing(sqlite_api: Api) -> None:
     _, ids, _ = _disputed(sqlite_api)
     path = f"/console/office/disputes/t1/{ids['upheld']}/resolution"
-    before = _written(sqlite_api)
+    before = writes(sqlite_api)
     for role, name in [("auditor", "audrey"), ("croupier", "carl"), ("player", "bob")]:
         client = console(sqlite_api, role, name)
         page = client.get("/").text
@@ -275,7 +275,7 @@ def test_only_the_setter_resolves_and_a_forged_form_writes_nothing(sqlite_api: A
     setter = console(sqlite_api, "setter", "bank")
     forged = setter.post(path, data={"resolution": "upheld", "reason": "x", "confirmed": "yes"})
     assert forged.status_code == 400 and "CSRF" in forged.text
-    assert _written(sqlite_api) == before
+    assert writes(sqlite_api) == before
 
 
 def test_with_script_the_resolution_swaps_the_dispute_and_is_announced(api: Api) -> None:

@@ -25,7 +25,7 @@ from ledger.books import takings
 from ledger.house import House
 from tests.api.conftest import Api
 from tests.api.gamekit import Evening
-from tests.console.test_office_pages import console
+from tests.console.officekit import console
 
 LONDON = House("GBP", 2, "Europe/London")
 
