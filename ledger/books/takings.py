@@ -10,7 +10,8 @@ party of the bet whose escrow it went to or came from, or the player an adjustme
 A stake of the setter's still waiting for a taker has no player yet (None).
 
 Exposure is what the setter stands to lose now: its stake in each open bet
-(engine TableState.exposure), by the player on the other side.
+(engine TableState.exposure), by the player on the other side, read from the escrows
+that hold money rather than by folding every table's state.
 
 An evening is a span of positions, so its takings are a range scan of the setter's
 postings (the (account, position) index), however long the log before it; the latest
@@ -20,20 +21,22 @@ at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import date
 
 import sqlalchemy as sa
 
-import engine as hz
 from engine.money import ESCROW
 from engine.state import SETTER
 from ledger.books import evenings
 from ledger.books.evenings import Evening
-from ledger.books.queries import PLAYER
+from ledger.books.queries import PLAYER, starts_with
 from ledger.house import House
-from ledger.store.schema import events, postings
+from ledger.store.schema import accounts, events, postings
 from ledger.store.vocabulary import TABLE_PREFIX
+
+AT_ONCE = 500
+"""Accounts asked for in one query (an IN list)."""
 
 Nets = dict[tuple[str, str | None], int]
 """The setter's net (or exposure) by (table, player): None for no player yet."""
@@ -75,22 +78,8 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
     """The setter's net in `evening`, by table and by the player each posting was made
     against (the tables and players with none are left out)."""
     p, e = postings.c, events.c
-    other = postings.alias("other")
-    # A bet's escrow holds the stakes of its two parties: the one that is not the
-    # setter's is the player's.
-    party = (
-        sa.select(sa.func.min(other.c.counterparty))
-        .where(other.c.account == p.counterparty, other.c.counterparty != SETTER)
-        .scalar_subquery()
-    )
-    moved = (
-        sa.select(
-            e.stream.label("stream"),
-            sa.case((p.counterparty.startswith(ESCROW), party), else_=p.counterparty).label(
-                "against"
-            ),
-            p.amount.label("amount"),
-        )
+    rows = conn.execute(
+        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount))
         .select_from(postings.join(events, e.position == p.position))
         .where(
             p.account == SETTER,
@@ -98,18 +87,30 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
             p.position <= evening.through,
             e.stream.startswith(TABLE_PREFIX),
         )
-        .subquery()
-    )
-    rows = conn.execute(
-        sa.select(moved.c.stream, moved.c.against, sa.func.sum(moved.c.amount)).group_by(
-            moved.c.stream, moved.c.against
-        )
+        .group_by(e.stream, p.counterparty)
     ).all()
+    against = _parties(conn, [c for _, c, _ in rows if c.startswith(ESCROW)])
     found: Nets = {}
-    for stream, against, net in rows:
-        if net:
-            key = (stream.removeprefix(TABLE_PREFIX), _player(against))
-            found[key] = found.get(key, 0) + int(net)
+    for stream, counterparty, net in rows:
+        player = against.get(counterparty) if counterparty.startswith(ESCROW) else counterparty
+        key = (stream.removeprefix(TABLE_PREFIX), _player(player))
+        found[key] = found.get(key, 0) + int(net)
+    return {key: net for key, net in found.items() if net}
+
+
+def _parties(conn: sa.Connection, escrows: Sequence[str]) -> dict[str, str]:
+    """The party other than the setter of each of the bets whose escrows are named: its
+    stake went into the escrow as the setter's did (none yet: an offer no one took)."""
+    p = postings.c
+    found: dict[str, str] = {}
+    wanted = sorted(set(escrows))
+    for start in range(0, len(wanted), AT_ONCE):
+        query = (
+            sa.select(p.account, sa.func.min(p.counterparty))
+            .where(p.account.in_(wanted[start : start + AT_ONCE]), p.counterparty != SETTER)
+            .group_by(p.account)
+        )
+        found.update({escrow: party for escrow, party in conn.execute(query)})
     return found
 
 
@@ -117,23 +118,31 @@ def _player(account: str | None) -> str | None:
     return None if account is None else account.removeprefix(PLAYER)
 
 
-def exposure(states: Mapping[str, hz.TableState]) -> Nets:
-    """What the setter has at stake in each table's open bets, by the player on the
-    other side (None: an offer no one has taken yet)."""
+def exposure(conn: sa.Connection) -> tuple[Nets, dict[str, int]]:
+    """What the setter has at stake in the open bets, by table and by the player on the
+    other side (None: an offer no one has taken yet), as engine TableState.exposure
+    counts it; and how many bets each table has open. A bet is open while its escrow
+    holds money (the books' balance of it): so the open bets are read from the escrows'
+    balances, not from every table's state."""
+    a, p = accounts.c, postings.c
+    escrows = starts_with(conn, a.account, ESCROW)
+    held = conn.execute(sa.select(a.account).where(*escrows, a.balance != 0)).scalars().all()
     found: Nets = {}
-    for table, state in states.items():
-        for bet in state.open_bets:
-            held = bet.held_by(SETTER)
-            if held:
-                against = next((p for p in bet.parties if p != SETTER), None)
-                found[(table, against)] = found.get((table, against), 0) + held
-    return found
-
-
-def total(nets: Nets, *, table: str | None = None, player: str | None = None) -> int:
-    """The sum of `nets`, of one table or one player's if named."""
-    return sum(
-        n
-        for (t, p), n in nets.items()
-        if (table is None or t == table) and (player is None or p == player)
-    )
+    open_bets: dict[str, int] = {}
+    for start in range(0, len(held), AT_ONCE):
+        query = (
+            sa.select(p.account, p.counterparty, sa.func.sum(p.amount))
+            .where(p.account.in_(held[start : start + AT_ONCE]))
+            .group_by(p.account, p.counterparty)
+        )
+        into: dict[str, dict[str, int]] = {}
+        for escrow, counterparty, net in conn.execute(query):
+            into.setdefault(escrow, {})[counterparty] = int(net)
+        for escrow, parts in into.items():
+            table = escrow.removeprefix(ESCROW).rsplit(":", 1)[0]
+            open_bets[table] = open_bets.get(table, 0) + 1
+            if parts.get(SETTER, 0) > 0:
+                against = next((c for c in sorted(parts) if c != SETTER), None)
+                key = (table, _player(against))
+                found[key] = found.get(key, 0) + parts[SETTER]
+    return found, open_bets

@@ -56,6 +56,21 @@ def register(app: Flask) -> None:
     app.after_request(_as_page)
 
 
+def page(status: int, reason: str, headers: dict[str, str] | None = None) -> Response:
+    """The console's answer to a refusal or a fault: refused.html, or to htmx the
+    announcement alone, swapped in out of band (HX-Reswap: none), so that the page stays
+    as it was and says why."""
+    if request.headers.get("HX-Request") == "true":
+        html = render_template("_announce.html", said=f"Refused: {reason}", oob=True)
+        answer = Response(html, status=status, mimetype="text/html")
+        answer.headers["HX-Reswap"] = "none"
+    else:
+        html = render_template("refused.html", who=_who(status), status=status, reason=reason)
+        answer = Response(html, status=status, mimetype="text/html")
+    answer.headers.update(headers or {})
+    return answer
+
+
 def _as_page(response: Response) -> Response:
     if response.mimetype != PROBLEM_JSON or not is_console(request.path):
         return response
@@ -64,15 +79,12 @@ def _as_page(response: Response) -> Response:
     except ValueError:  # pragma: no cover - the API's handlers write JSON
         problem = {}
     status = response.status_code
-    reason = str(problem.get("detail") or title(status))
-    if request.headers.get("HX-Request") == "true":
-        page = render_template("_announce.html", said=f"Refused: {reason}", oob=True)
-        response.headers["HX-Reswap"] = "none"
-    else:
-        page = render_template("refused.html", who=_who(status), status=status, reason=reason)
-    response.set_data(page)
-    response.mimetype = "text/html"
-    return response
+    answer = page(status, str(problem.get("detail") or title(status)))
+    # What HTTP asks of the status (Retry-After, Allow), as the problem carried it.
+    for name, value in response.headers.items():
+        if name.lower() not in ("content-type", "content-length"):
+            answer.headers[name] = value
+    return answer
 
 
 def _who(status: int) -> Holder | None:

@@ -23,7 +23,7 @@ write a redirect to it, the receipt carried in the session's flashed messages.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, NamedTuple
 
@@ -35,14 +35,14 @@ from flask import (
     session,
     url_for,
 )
-from marshmallow import Schema, ValidationError, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.state import SETTER
 from ledger.books import disputeviews, queries, takings
 from ledger.books.projections import CreditInUse, Overdraft
 from ledger.commands import Role
 from ledger.console import charts
-from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _tables, _url_values, blp
+from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _url_values, blp
 from ledger.house import BadAmount, House
 from ledger.service import AlreadyExists, NotFound
 from ledger.store.eventstore import ConcurrencyError, Refused
@@ -50,7 +50,7 @@ from ledger.store.idempotency import IdempotencyConflict
 from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
 from ledger.web import club
 from ledger.web.numbers import QueryInteger
-from ledger.web.schemas import AmountSchema, CreditLimitSchema, PlayerSchema
+from ledger.web.schemas import AmountSchema, CreditLimitSchema, PlayerSchema, Whole
 from ledger.web.tokens import Holder
 
 EVENINGS = 14
@@ -58,8 +58,17 @@ EVENINGS = 14
 MOST_EVENINGS = 366
 
 
+PLAYERS = 50
+"""Players on a page of the office."""
+
+
 class OfficeQuerySchema(Schema):
     evenings = QueryInteger(load_default=EVENINGS, validate=validate.Range(1, MOST_EVENINGS))
+    start = fields.String(
+        data_key="from",
+        load_default="",
+        validate=Whole(r"[A-Za-z0-9_.\-]{0,64}", error="a player's name, or its start"),
+    )
 
 
 class Money(NamedTuple):
@@ -94,7 +103,8 @@ def _htmx() -> bool:
 
 @blp.route("/console/office", methods=["GET"])
 def office() -> Any:
-    """The setter's back office. `evenings`: how many of the latest to show."""
+    """The setter's back office: `from`, the name its page of players starts at;
+    `evenings`, how many of the latest to show."""
     who = _signed_in(Role.SETTER)
     step, said = kept("office")  # a write's receipt, after its redirect
     return _page(who, step=step, said=said)
@@ -116,37 +126,42 @@ def kept(page: str) -> tuple[dict[str, Any] | None, str]:
 def _page(
     who: Holder,
     *,
+    start: str | None = None,
     step: dict[str, Any] | None = None,
     errors: dict[str, str] | None = None,
     said: str = "",
     status: int = 200,
 ) -> Any:
-    """The office, or (to htmx) its players' section and the announcement."""
-    players = _players()
+    """The office, or (to htmx) its players' section and the announcement. The players
+    shown start at `start` (a write's: the player it was for), else at the URL's `from`."""
+    query = _url_values(OfficeQuerySchema(), request.args)
+    players = _players(query["start"] if start is None else start)
     if _htmx():
         section = render_template(
-            "_office_players.html", players=players, step=step, errors=errors or {}, form={}
+            "_office_players.html", step=step, errors=errors or {}, form={}, **players
         )
         return section.strip() + render_template("_announce.html", said=said, oob=True), status
-    evenings = _url_values(OfficeQuerySchema(), request.args)["evenings"]
     return (
         render_template(
             "office.html",
             who=who,
-            players=players,
             step=step,
             errors=errors or {},
             said=said,
             form=request.form if request.method == "POST" else {},
-            **_takings(evenings),
+            **players,
+            **_takings(query["evenings"]),
         ),
         status,
     )
 
 
-def _players() -> list[dict[str, Any]]:
+def _players(start: str) -> dict[str, Any]:
+    """A page of the players, from `start` (the first, with the setter, from "")."""
+    start = "" if start == SETTER else start
     with queries.reading(club().store) as read:
-        return read.players()
+        shown, more = read.players_from(start, PLAYERS)
+    return {"players": shown, "players_from": start, "players_next": more}
 
 
 def _takings(count: int) -> dict[str, Any]:
@@ -154,14 +169,8 @@ def _takings(count: int) -> dict[str, Any]:
     with queries.reading(club().store) as read:
         shown = takings.latest(read.conn, house(), count)
         nets = [takings.nets(read.conn, evening) for evening in shown]
+        exposed, open_bets = takings.exposure(read.conn)
         waiting = disputeviews.listing(read.conn, status="open", limit=200)
-    states = {}
-    for t in _tables():
-        try:
-            states[t] = club().state(t)
-        except NotFound:  # pragma: no cover - a table listed is a table
-            continue
-    exposed = takings.exposure(states)
     taken: takings.Nets = {}
     for evening in nets:
         for key, net in evening.items():
@@ -170,19 +179,18 @@ def _takings(count: int) -> dict[str, Any]:
         {"key": e.key, "label": _evening(e.key), "net": sum(n.values()), "rows": _rows(n)}
         for e, n in zip(shown, nets, strict=True)
     ]
+    # The tables with something to show: takings in the evenings shown, or bets open.
+    by_table = _by(taken, exposed, lambda key: key[0])
     per_table: list[dict[str, Any]] = [
-        {
-            "table": t,
-            "open_bets": len(state.bets),
-            "exposure": _sum(exposed, table=t),
-            "net": _sum(taken, table=t),
-        }
-        for t, state in states.items()
+        {"table": t, "open_bets": open_bets.get(t, 0), "net": net, "exposure": at_stake}
+        for t, (net, at_stake) in sorted({**{t: (0, 0) for t in open_bets}, **by_table}.items())
     ]
-    players = sorted({p for _, p in [*exposed, *taken]}, key=lambda p: (p is None, p or ""))
+    by_player = _by(taken, exposed, lambda key: key[1])
     per_player: list[dict[str, Any]] = [
-        {"player": p, "exposure": _sum(exposed, player=p), "net": _sum(taken, player=p)}
-        for p in players
+        {"player": p, "net": net, "exposure": at_stake}
+        for p, (net, at_stake) in sorted(
+            by_player.items(), key=lambda x: (x[0] is None, x[0] or "")
+        )
     ]
     money = _money_ticks(house())
     return {
@@ -220,12 +228,23 @@ def _rows(nets: takings.Nets) -> list[tuple[str, str | None, int]]:
     return sorted(found, key=lambda r: (r[0], r[1] is None, r[1] or ""))
 
 
-def _sum(nets: takings.Nets, *, table: str | None = None, player: str | None = "") -> int:
-    """The sum of `nets` over one table's (if named) and one player's (if not "": None is
-    the offers no one has taken)."""
-    return sum(
-        n for (t, p), n in nets.items() if table in (None, t) and (player == "" or p == player)
-    )
+def _last_none(item: tuple[str | None, Any]) -> tuple[bool, str]:
+    """By name, the offers no one took (None) last."""
+    return item[0] is None, item[0] or ""
+
+
+def _by(
+    taken: takings.Nets, exposed: takings.Nets, part: Callable[[tuple[str, str | None]], Any]
+) -> dict[Any, tuple[int, int]]:
+    """(takings, exposure) summed by `part` of their keys (the table, or the player)."""
+    found: dict[Any, tuple[int, int]] = {}
+    for key, net in taken.items():
+        old = found.get(part(key), (0, 0))
+        found[part(key)] = (old[0] + net, old[1])
+    for key, at_stake in exposed.items():
+        old = found.get(part(key), (0, 0))
+        found[part(key)] = (old[0], old[1] + at_stake)
+    return found
 
 
 def _evening(key: str, *, short: bool = False) -> str:
@@ -265,7 +284,7 @@ def create_player() -> Any:
     except Refused as exc:  # InvalidName
         return _page(who, errors={"create": str(exc)}, status=422)
     said = f"Created the player {body['name']}: their account is open, at {house().money(0)}."
-    return _written(who, None, said)
+    return _written(who, body["name"], None, said)
 
 
 @blp.route("/console/office/players/<name>/<what>", methods=["POST"])
@@ -289,7 +308,7 @@ def money(name: str, what: str) -> Any:
         return _refused(who, control, f"there is no player {name!r}", 404)
     if request.form.get("confirmed") != "yes":
         step = _confirmation(name, what, move, body[move.field])
-        return _page(who, step=step, said=f"Confirm: {step['sentence']}")
+        return _page(who, start=name, step=step, said=f"Confirm: {step['sentence']}")
     try:
         answer = club().account_command(name, move.event, body[move.field], who.actor, sent["key"])
     except NotFound as exc:
@@ -302,23 +321,27 @@ def money(name: str, what: str) -> Any:
         return _refused(who, control, str(exc), 422)
     done = _sentence(name, what, body[move.field], done=True)
     step = _receipt(done, answer)
-    return _written(who, step, f"{done} Receipt: {step['where']}.")
+    return _written(who, name, step, f"{done} Receipt: {step['where']}.")
 
 
-def _written(who: Holder, step: dict[str, Any] | None, said: str) -> Any:
-    """A write's answer: to htmx, the players' section with its receipt; without script,
-    a redirect to the office, which shows it once."""
+def _written(who: Holder, name: str, step: dict[str, Any] | None, said: str) -> Any:
+    """A write's answer, the players shown from `name`'s row: to htmx, the players'
+    section with its receipt; without script, a redirect to the office, which shows it
+    once."""
     if _htmx():
-        return _page(who, step=step, said=said)
+        return _page(who, start=name, step=step, said=said)
     keep("office", step, said)
-    return redirect(url_for("console.office") + ("#money-step" if step else "#players-h"))
+    shown: dict[str, Any] = {"from": name} if name != SETTER else {}
+    where = url_for("console.office", **shown)
+    return redirect(where + ("#money-step" if step else "#players-h"))
 
 
 def _refused(who: Holder, control: str, message: str, status: int) -> Any:
     """A money form refused: the reason where the confirmation would have been, said
-    aloud; nothing written."""
+    aloud, the player's row on show; nothing written."""
     step = {"kind": "refused", "control": control, "message": message}
-    return _page(who, step=step, said=f"Refused: {message}", status=status)
+    name = control.split(":", 1)[1]
+    return _page(who, start=name, step=step, said=f"Refused: {message}", status=status)
 
 
 def _in_words(name: str, exc: Refused) -> str:

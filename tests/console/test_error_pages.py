@@ -118,6 +118,13 @@ def test_an_htmx_request_that_fails_is_announced_and_swaps_nothing(sqlite_api: A
     assert answer.headers["HX-Reswap"] == "none"
     text = answer.get_data(as_text=True)
     assert 'id="announce"' in text and 'hx-swap-oob="true"' in text and "Refused:" in text
+    # A form refused by the page itself (its CSRF token stale): the same, not a whole
+    # page swapped into the form's place.
+    stale = setter.post(
+        "/console/office/players/ann/deposit", data={"amount": "1"}, headers={"HX-Request": "true"}
+    )
+    assert stale.status_code == 400 and stale.headers["HX-Reswap"] == "none"
+    assert "<!doctype" not in stale.text and "Refused: the form&#39;s CSRF token" in stale.text
 
 
 def test_the_api_s_paths_keep_their_problems(sqlite_api: Api) -> None:

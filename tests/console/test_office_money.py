@@ -68,8 +68,9 @@ def test_the_receipt_is_shown_and_announced_after_the_write(api: Api) -> None:
     setter, page = _with_ann(api)
     review = setter.post(DEPOSIT, data={**form_of(page, DEPOSIT), "amount": "3"})
     written = setter.post(DEPOSIT, data=form_of(review.get_data(as_text=True), DEPOSIT))
-    assert written.headers["Location"].endswith("/console/office#money-step")
-    office = html.unescape(setter.get("/console/office").get_data(as_text=True))
+    # Back to the office, at ann's row.
+    assert written.headers["Location"].endswith("/console/office?from=ann#money-step")
+    office = html.unescape(setter.get("/console/office?from=ann").get_data(as_text=True))
     # The receipt as the API's answer gives it: the position written, the checkpoint.
     with api.book.store.engine.connect() as conn:
         from ledger.store.log import proofs
@@ -187,3 +188,33 @@ def test_with_script_each_step_swaps_the_players_section_and_is_announced(api: A
     assert refused.status_code == 422 and "at most 2 decimal places" in refused.get_data(
         as_text=True
     )
+
+
+def test_the_players_are_a_page_at_a_time_and_found_by_name(api: Api) -> None:
+    """The office lists the setter and 50 players a page, by name (by its bytes, on
+    both databases), and finds one by the start of their name: a club of many players
+    is not one long page, and its money is typed in the row that is shown."""
+    club = api.app.extensions["hazard.club"]
+    names = [f"p{i:03d}" for i in range(60)] + ["Zed", "ann", "ann.b"]
+    for name in names:
+        club.create_player(name, "setter:bank")
+    setter = console(api, "setter", "bank")
+    first = setter.get("/console/office").get_data(as_text=True)
+    rows = re.findall(r'<tr id="player-([^"]+)"', first)
+    assert rows == ["setter", *sorted(names)[:50]]  # "Zed" before "ann": by the bytes
+    following = re.search(r'href="/console/office\?from=([^"#]+)#players-h" rel="next"', first)
+    assert following and following.group(1) == sorted(names)[50]
+    rest = setter.get(f"/console/office?from={following.group(1)}").get_data(as_text=True)
+    assert re.findall(r'<tr id="player-([^"]+)"', rest) == sorted(names)[50:]
+    assert 'rel="next"' not in rest
+    found = setter.get("/console/office?from=ann").get_data(as_text=True)
+    assert re.findall(r'<tr id="player-([^"]+)"', found)[:2] == ["ann", "ann.b"]
+    for bad in ("a b", "x" * 65, "%00", "<"):
+        assert setter.get(f"/console/office?from={bad}").status_code == 400, bad
+    # A write shows the page from its player's row, with its receipt.
+    page = setter.get("/console/office?from=p059").get_data(as_text=True)
+    action = "/console/office/players/p059/deposit"
+    review = setter.post(action, data={**form_of(page, action), "amount": "1"}, headers=HTMX)
+    confirmed = setter.post(action, data=form_of(review.text, action), headers=HTMX)
+    assert re.findall(r'<tr id="player-([^"]+)"', confirmed.text)[0] == "p059"
+    assert cell(confirmed.text, "player-p059", "balance") == "100"

@@ -77,10 +77,17 @@ def test_the_latest_evenings_are_the_club_s_days_in_its_zone(api: Api) -> None:
 
 
 def test_exposure_per_table_and_player_is_the_setter_s_stake_out(api: Api) -> None:
+    """Read from the escrows that hold money: what each table's state says the setter
+    has at stake (engine TableState.exposure), by the player against it."""
     _evenings(api)
     club = api.app.extensions["hazard.club"]
-    states = {t: club.state(t) for t in ("t1", "t2")}
-    assert takings.exposure(states) == {("t2", "bob"): 30}
+    with api.book.store.engine.connect() as conn:
+        exposed, open_bets = takings.exposure(conn)
+    assert exposed == {("t2", "bob"): 30}
+    assert open_bets == {"t2": 1}
+    for table in ("t1", "t2"):
+        held = sum(n for (t, _), n in exposed.items() if t == table)
+        assert held == club.state(table).exposure()
 
 
 def test_the_office_shows_takings_per_evening_table_and_player(api: Api) -> None:
