@@ -103,7 +103,9 @@ def fund_in_the_office(served: Served, browser: Any) -> None:
         form.get_by_label("New player").fill(name)
         form.get_by_role("button", name="Create the player").click()
         office.locator(f"#player-{name}").wait_for()  # swapped in, without a reload
-    for name, amount in {**DEPOSITS, "setter": 10_000}.items():
+    # The bank's float first: after each write the players are shown from its row on.
+    office.goto(served.url + "/console/office")
+    for name, amount in {"setter": 10_000, **DEPOSITS}.items():
         # Typed in pounds, and confirmed in figures before it is written.
         pounds = f"{amount // 100}.{amount % 100:02d}"
         form = control(office, f"Money for {name}")
@@ -113,6 +115,7 @@ def fund_in_the_office(served: Served, browser: Any) -> None:
             "button", name=f"Confirm: deposit £{amount // 100:,}.{amount % 100:02d}"
         ).click()
         office.locator("[data-field=receipt-sentence]").wait_for()
+    office.goto(served.url + "/console/office")  # every player's row, on the first page
     shown = {
         name: int(
             office.locator(f"#player-{name} [data-field=balance]").get_attribute("data-minor")
