@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ledger.store.db import BadSetting
@@ -171,18 +171,6 @@ class House:
         """The club's calendar day a time falls on, as YYYY-MM-DD."""
         at = datetime.strptime(recorded_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
         return at.astimezone(ZoneInfo(self.zone)).strftime("%Y-%m-%d")
-
-    def day_bounds(self, day: date) -> tuple[str, str]:
-        """The club's calendar day `day` as the ledger records times: from its first
-        moment (inclusive) to the next day's (exclusive), in UTC as stored. A day the
-        clocks change on is 23 or 25 hours long."""
-        zone = ZoneInfo(self.zone)
-
-        def start(of: date) -> str:
-            local = datetime.combine(of, datetime.min.time(), tzinfo=zone)
-            return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-        return start(day), start(day + timedelta(days=1))
 
 
 def from_settings(config: Mapping[str, object] | None = None) -> House:

@@ -18,9 +18,7 @@ from tests.importkit import cycles, imports, the_code
 LAYERS = (
     ("engine", ("engine",)),
     ("store", ("ledger.store",)),
-    # The club's way of writing money and time (ledger.house) is the books' too: an
-    # evening is cut from the log by the club's calendar day in its zone.
-    ("books", ("ledger.books", "ledger.house")),
+    ("books", ("ledger.books",)),
     (
         "service",
         (

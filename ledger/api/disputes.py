@@ -13,19 +13,20 @@ from flask_smorest import abort
 from engine.state import SETTER
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
-from ledger.api.disputeschemas import (
-    DisputePageSchema,
-    DisputeQuerySchema,
-    DisputeSchema,
-    DisputeWriteResultSchema,
-    OpenDisputeSchema,
-)
 from ledger.api.problems import ProblemSchema
 from ledger.audit import disputes
 from ledger.commands import Role
 from ledger.commands import disputes as dispute_commands
 from ledger.web import club, scoped_key
-from ledger.web.schemas import ResolveDisputeSchema, TableWriteHeadersSchema, WriteResultSchema
+from ledger.web.disputeschemas import (
+    DisputePageSchema,
+    DisputeQuerySchema,
+    DisputeSchema,
+    DisputeWriteResultSchema,
+    OpenDisputeSchema,
+    ResolveDisputeSchema,
+)
+from ledger.web.schemas import TableWriteHeadersSchema, WriteResultSchema
 from ledger.web.tokens import Holder
 
 blp = Blueprint("disputes", __name__, description="Disputed rounds: opened, answered, resolved")

@@ -1,7 +1,8 @@
 """An evening at the club, as a player's statement is filtered by it.
 
 There is no evening in the log yet: until the setter opens and closes evenings (a later
-issue), an evening is the club's calendar day in its time zone (ledger.house). Either
+issue), an evening is the club's calendar day in its time zone (HAZARD_TIMEZONE, as
+ledger.house reads it). Either
 way an evening is a span of the log's positions, which is all a filter needs of it: an
 evening the setter opens and closes will be the span from its opening to its closing,
 and `Evening` stays what the statement reads.
@@ -16,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
 from ledger.books import asof
-from ledger.house import House
 
 STORED = "%Y-%m-%dT%H:%M:%S.%fZ"
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -50,9 +51,9 @@ def day_of(text: str) -> date | None:
         return None
 
 
-def of_day(conn: sa.Connection, house: House, day: date) -> Evening:
-    """The club's calendar day `day`, from midnight to midnight in its time zone."""
-    since, until = house.day_bounds(day)
+def of_day(conn: sa.Connection, zone: str, day: date) -> Evening:
+    """The club's calendar day `day`, from midnight to midnight in its time `zone`."""
+    since, until = day_bounds(zone, day)
     return Evening(
         key=day.isoformat(),
         after=asof.position_at(conn, _just_before(since)),
@@ -60,6 +61,18 @@ def of_day(conn: sa.Connection, house: House, day: date) -> Evening:
         since=since,
         until=until,
     )
+
+
+def day_bounds(zone: str, day: date) -> tuple[str, str]:
+    """The calendar day `day` in time `zone` as the ledger records times: from its first
+    moment (inclusive) to the next day's (exclusive), in UTC as stored. A day the clocks
+    change on is 23 or 25 hours long."""
+
+    def start(of: date) -> str:
+        local = datetime.combine(of, datetime.min.time(), tzinfo=ZoneInfo(zone))
+        return local.astimezone(UTC).strftime(STORED)
+
+    return start(day), start(day + timedelta(days=1))
 
 
 def _just_before(moment: str) -> str:

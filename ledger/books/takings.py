@@ -22,7 +22,8 @@ at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
@@ -31,7 +32,6 @@ from engine.state import SETTER
 from ledger.books import evenings
 from ledger.books.evenings import Evening
 from ledger.books.queries import PLAYER, starts_with
-from ledger.house import House
 from ledger.store.schema import accounts, events, postings
 from ledger.store.vocabulary import TABLE_PREFIX
 
@@ -42,19 +42,25 @@ Nets = dict[tuple[str, str | None], int]
 """The setter's net (or exposure) by (table, player): None for no player yet."""
 
 
-def latest(conn: sa.Connection, house: House, count: int) -> list[Evening]:
+def latest(conn: sa.Connection, zone: str, count: int) -> list[Evening]:
     """The latest `count` evenings in which the setter's money moved at a table, oldest
-    first."""
+    first: the club's calendar days in its time `zone`."""
     found: list[Evening] = []
     before = None
     while len(found) < count:
         last = _last_at_table(conn, before)
         if last is None:
             break
-        evening = evenings.of_day(conn, house, date.fromisoformat(house.day(last)))
+        evening = evenings.of_day(conn, zone, _day(zone, last))
         found.append(evening)
         before = evening.after
     return found[::-1]
+
+
+def _day(zone: str, recorded_at: str) -> date:
+    """The calendar day in `zone` of a time as the ledger records it."""
+    at = datetime.strptime(recorded_at, evenings.STORED).replace(tzinfo=UTC)
+    return at.astimezone(ZoneInfo(zone)).date()
 
 
 def _last_at_table(conn: sa.Connection, through: int | None) -> str | None:

@@ -32,7 +32,8 @@ from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, 
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
 from ledger.web import club
-from ledger.web.schemas import ResolveDisputeSchema, TableWriteHeadersSchema
+from ledger.web.disputeschemas import ResolveDisputeSchema
+from ledger.web.schemas import TableWriteHeadersSchema
 from ledger.web.tokens import Holder
 
 VERBS = {

@@ -167,7 +167,7 @@ def _players(start: str) -> dict[str, Any]:
 def _takings(count: int) -> dict[str, Any]:
     """The exposure and takings sections: per evening, table and player, with charts."""
     with queries.reading(club().store) as read:
-        shown = takings.latest(read.conn, house(), count)
+        shown = takings.latest(read.conn, house().zone, count)
         nets = [takings.nets(read.conn, evening) for evening in shown]
         exposed, open_bets = takings.exposure(read.conn)
         waiting = disputeviews.listing(read.conn, status="open", limit=200)

@@ -9,8 +9,9 @@ besides is here, below both, so that neither imports the other:
   - who is asking (`tokens`: a bearer token's holder) and the club they ask of
     (`club`), with an idempotency key scoped to the asker (`scoped_key`, `sent_by`);
   - what they may send, checked the same way wherever it is typed (`schemas`,
-    `readschemas`, `logschemas`, `numbers`: an API body and a console form; a query
-    and a page's URL): a value the API refuses with 422 the console refuses too;
+    `readschemas`, `logschemas`, `disputeschemas`, `numbers`: an API body and a
+    console form; a query and a page's URL): a value the API refuses with 422 the
+    console refuses too;
   - the table's writes by name (`tablewrites`), each a command of ledger.commands with
     the schema of what it takes;
   - what they show (`views`: a table's state, a replay's step), the log's check a page

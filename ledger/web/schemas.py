@@ -476,36 +476,3 @@ class OpenBetsQuerySchema(Schema):
         validate=validate.Range(1, 500),
         metadata={"description": "Open bets per page, 1 to 500"},
     )
-
-
-# -- disputes: what the setter's resolution takes, from the API or the console's form ----
-
-TEXT = validate.Length(1, 500)
-"""A claim or a reason: words, not an essay."""
-
-
-def dice_field() -> fields.List[Any]:
-    return fields.List(
-        fields.Integer(strict=True, validate=DIE),
-        validate=validate.Length(2, 2),
-        load_default=None,
-        metadata={"description": "The two dice, each 1 to 6"},
-    )
-
-
-class ResolveDisputeSchema(Schema):
-    resolution = fields.String(
-        required=True,
-        metadata={"description": "upheld, voided, or corrected"},
-        validate=validate.Length(1, 32),
-    )
-    reason = fields.String(
-        required=True, validate=TEXT, metadata={"description": "The setter's reason"}
-    )
-    throw = fields.Integer(
-        strict=True,
-        load_default=None,
-        validate=validate.Range(1, 2**31 - 1),  # a version: a 32-bit column, as readschemas.SMALL
-        metadata={"description": "A correction: the version of the throw mis-entered"},
-    )
-    dice = dice_field()

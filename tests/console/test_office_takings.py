@@ -64,15 +64,15 @@ def _evenings(api: Api) -> None:
 def test_the_latest_evenings_are_the_club_s_days_in_its_zone(api: Api) -> None:
     _evenings(api)
     with api.book.store.engine.connect() as conn:
-        found = takings.latest(conn, LONDON, 10)
+        found = takings.latest(conn, LONDON.zone, 10)
         assert [e.key for e in found] == ["2026-07-01", "2026-07-02"]
         nets = [takings.nets(conn, e) for e in found]
-        assert [e.key for e in takings.latest(conn, LONDON, 1)] == ["2026-07-02"]
+        assert [e.key for e in takings.latest(conn, LONDON.zone, 1)] == ["2026-07-02"]
     assert nets[0] == {("t1", "ann"): -100}
     assert nets[1] == {("t1", "ann"): 50, ("t2", "bob"): 10}
     # By UTC days the 23:30 round falls on 1 Jul: the club's zone is what decides.
     with api.book.store.engine.connect() as conn:
-        utc = takings.latest(conn, House("GBP", 2, "UTC"), 10)
+        utc = takings.latest(conn, "UTC", 10)
         assert takings.nets(conn, utc[0]) == {("t1", "ann"): -50}
 
 

@@ -1,15 +1,27 @@
-"""Schemas of disputes: what opening one takes, and what reading one answers, the
+"""Schemas of disputes: what opening, resolving and reading one take and answer, the
 service's answer (engine.disputes.answer, as ledger.audit.disputes.answer_view renders
-it) among them. What the setter's resolution takes is ledger.web.schemas'
-(ResolveDisputeSchema), as the console's form reads it too."""
+it) among them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from marshmallow import Schema, fields, validate
 
 from ledger.web.numbers import QueryInteger
 from ledger.web.readschemas import BIG, SMALL
-from ledger.web.schemas import TEXT, TransferSchema, WriteResultSchema, dice_field
+from ledger.web.schemas import DIE, TransferSchema, WriteResultSchema
+
+TEXT = validate.Length(1, 500)
+
+
+def _dice() -> fields.List[Any]:
+    return fields.List(
+        fields.Integer(strict=True, validate=DIE),
+        validate=validate.Length(2, 2),
+        load_default=None,
+        metadata={"description": "The two dice, each 1 to 6"},
+    )
 
 
 class OpenDisputeSchema(Schema):
@@ -25,7 +37,25 @@ class OpenDisputeSchema(Schema):
             "round's last throw)"
         },
     )
-    dice = dice_field()
+    dice = _dice()
+
+
+class ResolveDisputeSchema(Schema):
+    resolution = fields.String(
+        required=True,
+        metadata={"description": "upheld, voided, or corrected"},
+        validate=validate.Length(1, 32),
+    )
+    reason = fields.String(
+        required=True, validate=TEXT, metadata={"description": "The setter's reason"}
+    )
+    throw = fields.Integer(
+        strict=True,
+        load_default=None,
+        validate=validate.Range(1, SMALL),
+        metadata={"description": "A correction: the version of the throw mis-entered"},
+    )
+    dice = _dice()
 
 
 class DisputeQuerySchema(Schema):
