@@ -33,7 +33,6 @@ from engine import serverdice
 from ledger.books import disputeviews, projections, queries
 from ledger.books.accounts import account_stream, owed, player_account
 from ledger.commands import NotPermitted, Role, Sent
-from ledger.console import errors
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
 from ledger.store.log import proofs, receipts
@@ -121,6 +120,8 @@ def _check_csrf() -> None:
 @blp.errorhandler(403)
 @blp.errorhandler(400)
 def _refused(exc: HTTPException) -> Response:
+    from ledger.console import errors  # the page, or to htmx its announcement alone
+
     return errors.page(exc.code or 400, str(exc.description))
 
 
@@ -129,6 +130,8 @@ def _refused(exc: HTTPException) -> Response:
 def _heavy(exc: Exception) -> Response:
     """A heavy page refused as the API refuses a heavy read (429 for the token's own
     reads, 503 for the worker's), on the console's page, with when to try again."""
+    from ledger.console import errors
+
     status = 429 if isinstance(exc, heavy.TooManyReads) else 503
     return errors.page(status, str(exc), {"Retry-After": heavy.RETRY_AFTER})
 
