@@ -21,7 +21,6 @@ at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
@@ -85,7 +84,7 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
     against (the tables and players with none are left out)."""
     p, e = postings.c, events.c
     rows = conn.execute(
-        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount))
+        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount), sa.func.min(p.position))
         .select_from(postings.join(events, e.position == p.position))
         .where(
             p.account == SETTER,
@@ -95,25 +94,45 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
         )
         .group_by(e.stream, p.counterparty)
     ).all()
-    against = _parties(conn, [c for _, c, _ in rows if c.startswith(ESCROW)])
+    against = _parties(conn, {c: first for _, c, _, first in rows if c.startswith(ESCROW)})
     found: Nets = {}
-    for stream, counterparty, net in rows:
+    for stream, counterparty, net, _ in rows:
         player = against.get(counterparty) if counterparty.startswith(ESCROW) else counterparty
         key = (stream.removeprefix(TABLE_PREFIX), _player(player))
         found[key] = found.get(key, 0) + int(net)
     return {key: net for key, net in found.items() if net}
 
 
-def _parties(conn: sa.Connection, escrows: Sequence[str]) -> dict[str, str]:
-    """The party other than the setter of each of the bets whose escrows are named: its
-    stake went into the escrow as the setter's did (none yet: an offer no one took)."""
+def _parties(conn: sa.Connection, escrows: dict[str, int]) -> dict[str, str]:
+    """The party other than the setter of each bet whose escrow is named, with the
+    position of the setter's first posting to it: its stake went into the escrow as the
+    setter's did (none: an offer no one took). Most often in the same event (a caster's
+    stake, odds), one probe of the (account, position) key each; else (a side bet taken
+    later) from all the escrow's postings."""
     p = postings.c
     found: dict[str, str] = {}
-    wanted = sorted(set(escrows))
-    for start in range(0, len(wanted), AT_ONCE):
+    pairs = sorted(escrows.items())
+    for start in range(0, len(pairs), AT_ONCE):
         query = (
             sa.select(p.account, sa.func.min(p.counterparty))
-            .where(p.account.in_(wanted[start : start + AT_ONCE]), p.counterparty != SETTER)
+            .where(
+                # Each an index probe (SQLite scans the whole index for a row-value IN).
+                sa.or_(
+                    *(
+                        sa.and_(p.account == escrow, p.position == position)
+                        for escrow, position in pairs[start : start + AT_ONCE]
+                    )
+                )
+            )
+            .where(p.counterparty != SETTER)
+            .group_by(p.account)
+        )
+        found.update({escrow: party for escrow, party in conn.execute(query)})
+    rest = sorted(set(escrows) - set(found))
+    for start in range(0, len(rest), AT_ONCE):
+        query = (
+            sa.select(p.account, sa.func.min(p.counterparty))
+            .where(p.account.in_(rest[start : start + AT_ONCE]), p.counterparty != SETTER)
             .group_by(p.account)
         )
         found.update({escrow: party for escrow, party in conn.execute(query)})

@@ -24,7 +24,7 @@ import re
 from ledger.books import takings
 from ledger.house import House
 from tests.api.conftest import Api
-from tests.api.gamekit import Evening
+from tests.api.gamekit import Evening, bet_id
 from tests.console.officekit import console
 
 LONDON = House("GBP", 2, "Europe/London")
@@ -127,3 +127,34 @@ def _rows(page: str, table_id: str) -> list[list[str]]:
         [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(cells, row, re.S)]
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
     ]
+
+
+def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
+    """The setter offers ann 20 against her 50 that the next throw is 8, and she takes it
+    later (her stake goes in at another event than the setter's); 4+4 is thrown: the
+    setter wins her 50. Its takings, +50, are against ann."""
+    api.app.extensions["hazard.house"] = LONDON
+    night = Evening(api, "t1", deposits={"ann": 1000, "setter": 10_000})
+    night.bank.ok("post", "/tables", {"id": "t1"})
+    night.do(night.croupier, "seats", {"player": "ann"})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    night.do(night.croupier, "main", {"main": 7})
+    offer = {
+        "player": "setter",
+        "proposition": {"kind": "next-total", "totals": [8]},
+        "backs": True,
+        "stake": 20,
+        "asks": 50,
+        "to": "ann",
+    }
+    side = bet_id(night.do(night.bank, "side-bets", offer), "SideBetOffered")
+    with api.book.store.engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 5)
+        assert takings.nets(conn, evening) == {("t1", None): -20}  # no taker yet
+        assert takings.exposure(conn)[0] == {("t1", None): 20}
+    night.do("ann", "side-bets/accept", {"player": "ann", "bet": side})
+    night.do(night.croupier, "throws", {"die1": 4, "die2": 4})
+    with api.book.store.engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 5)
+        assert takings.nets(conn, evening) == {("t1", "ann"): 50}
+        assert takings.exposure(conn)[0] == {}
