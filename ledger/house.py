@@ -40,6 +40,21 @@ zero SEK")."""
 _CODE = re.compile(r"[A-Z]{3}")
 
 
+_AMOUNT = re.compile(r"([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.([0-9]+))?")
+"""An amount as typed: digits (commas between threes, if any), and a point with digits."""
+_DIGITS = 18
+"""The most digits a typed amount's whole part may have: far past any amount the ledger
+takes (the schemas stop at 10**15 minor units), and short of int()'s digit limit."""
+
+
+def _places(n: int) -> str:
+    return f"{n} decimal place" + ("" if n == 1 else "s")
+
+
+class BadAmount(ValueError):
+    """An amount typed that the club cannot read exactly, saying which rule it broke."""
+
+
 class BadSettings(BadSetting):
     """A setting the club gave that cannot be used, naming it (`hazard serve` prints it
     and stops, as it does for the database's settings)."""
@@ -104,6 +119,44 @@ class House:
                     + f" {many}"
                 ]
         return ("minus " if minor < 0 else "") + " and ".join(said)
+
+    def parse(self, typed: str) -> int:
+        """An amount a person typed in major units, as the exact minor units the ledger
+        keeps: "12.50" -> 1250, "1,234.5" -> 123450, "£3" -> 300. ASCII digits, commas
+        between threes, at most `minor_units` after the point, and no sign (what is
+        paid in or out says the direction). BadAmount says which rule it broke. No
+        float is near it: the digits are the integer."""
+        text = typed.strip()
+        for prefix in (self.symbol.strip(), self.currency):
+            if text.startswith(prefix):
+                text = text.removeprefix(prefix).strip()
+                break
+        example = "12.50" if self.minor_units else "12"
+        if not text:
+            raise BadAmount(f"type an amount, such as {example}")
+        if text[0] in "+-":
+            raise BadAmount(f"an amount is written without a sign, such as {example}")
+        found = _AMOUNT.fullmatch(text)
+        if found is None:
+            raise BadAmount(f"{text!r} is not an amount: write it in digits, such as {example}")
+        whole, part = found.group(1).replace(",", ""), found.group(2) or ""
+        if len(part) > self.minor_units:
+            raise BadAmount(f"{text} has {_places(len(part))}: {self._counted()}")
+        if len(whole) > _DIGITS:
+            raise BadAmount(f"{text[:20]}… is too large an amount")
+        return int(whole + part.ljust(self.minor_units, "0"))  # the digits are the minor units
+
+    def _counted(self) -> str:
+        """How finely the club counts its currency, as a refusal of too many decimals says."""
+        known = CURRENCIES.get(self.currency)
+        if self.minor_units == 0:
+            many = known[2] if known else self.currency
+            return f"{self.currency} is counted in whole {many}, no decimal places"
+        if known and known[3] and known[5] == self.minor_units:
+            unit = f"the {known[3]}"
+        else:
+            unit = f"1/{10**self.minor_units}"
+        return f"{self.currency} is counted to {unit}, at most {_places(self.minor_units)}"
 
     # -- time -----------------------------------------------------------------------
 

@@ -200,7 +200,34 @@ class Reader:
         what they owe: each account opened (a player's first event), with its balance
         if money has moved."""
         prefix = ACCOUNT_PREFIX + PLAYER
-        names = [SETTER, *sorted(s.removeprefix(prefix) for s in self._opened(prefix))]
+        return self._standing(
+            [SETTER, *sorted(s.removeprefix(prefix) for s in self._opened(prefix))]
+        )
+
+    def players_from(self, start: str, limit: int) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of `players()`: the setter (on the first page, `start` ""), then the
+        players by name from `start`, at most `limit`; and the name the next page starts
+        at (None: this is the last). A range of the (stream, version) key, however many
+        players the club has."""
+        prefix = ACCOUNT_PREFIX + PLAYER
+        e = events.c
+        stream = _bytes(self.conn, e.stream)
+        names = (
+            self.conn.execute(
+                sa.select(e.stream)
+                .where(*starts_with(self.conn, e.stream, prefix), stream >= prefix + start)
+                .where(e.version == 1)
+                .order_by(stream)
+                .limit(limit + 1)
+            )
+            .scalars()
+            .all()
+        )
+        shown = [n.removeprefix(prefix) for n in names[:limit]]
+        more = names[limit].removeprefix(prefix) if len(names) > limit else None
+        return self._standing(([SETTER] if not start else []) + shown), more
+
+    def _standing(self, names: list[str]) -> list[dict[str, Any]]:
         standing = projections.standings(self.conn, [player_account(n) for n in names])
         found = []
         for name in names:
@@ -218,12 +245,8 @@ class Reader:
     def _opened(self, prefix: str) -> list[str]:
         """The streams under `prefix`, in the order their first events were written."""
         e = events.c
-        first = (
-            sa.select(e.stream)
-            .where(e.stream.startswith(prefix), e.version == 1)
-            .order_by(e.position)
-        )
-        return [r.stream for r in self.conn.execute(first)]
+        first = sa.select(e.stream).where(*starts_with(self.conn, e.stream, prefix), e.version == 1)
+        return [r.stream for r in self.conn.execute(first.order_by(e.position))]
 
     def takings(self, days: int) -> list[dict[str, Any]]:
         """The setter's net per table per day, of the latest `days` days with any: the
@@ -245,3 +268,16 @@ class Reader:
             for r in sorted(rows, key=lambda r: (r.day, r.stream))
             if r.day in latest
         ]
+
+
+def _bytes(conn: sa.Connection, column: sa.ColumnElement[str]) -> sa.ColumnElement[str]:
+    """`column` compared and ordered by its bytes, as Python orders str: SQLite's own
+    order, COLLATE "C" on PostgreSQL (whose database's collation may order by words)."""
+    return column.collate("C") if conn.dialect.name == "postgresql" else column
+
+
+def starts_with(conn: sa.Connection, column: sa.ColumnElement[str], prefix: str) -> list[Any]:
+    """`column` starts with `prefix`, as a range of its bytes: on SQLite an index's
+    range scan, where LIKE (with its escape) reads every row."""
+    text = _bytes(conn, column)
+    return [text >= prefix, text < prefix[:-1] + chr(ord(prefix[-1]) + 1)]

@@ -15,8 +15,15 @@ from typing import Any
 
 import engine as hz
 from engine import disputes
-from ledger.audit.disputes import DISPUTE_ID, answer_view, resolved_as, round_record
+from ledger.audit.disputes import (
+    DISPUTE_ID,
+    answer_view,
+    require_table,
+    resolved_as,
+    round_record,
+)
 from ledger.books import disputeviews
+from ledger.books.accounts import transfer_views
 from ledger.commands import Caller, Role
 from ledger.service import Club, Reads
 
@@ -91,17 +98,56 @@ def resolve_dispute(
     if_match: int | None = None,
 ) -> dict[str, Any]:
     """The setter's resolution of a dispute: upheld, voided, or corrected."""
-    die1, die2 = dice if dice is not None else (None, None)
 
     def decide(state: hz.TableState, reads: Reads) -> list[hz.Event]:
-        number = state.disputes.get(dispute_id)
-        earlier = None
-        if number is None and DISPUTE_ID.fullmatch(dispute_id):
-            row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
-            earlier = resolved_as(row) if row is not None else None
-        record = _record_of(reads, number, state) if number is not None else None
-        return disputes.resolve(
-            state, record, dispute_id, resolution, reason, throw, die1, die2, earlier
-        )
+        return _resolution(state, reads, dispute_id, resolution, reason, throw, dice)
 
     return club.command(table, actor, decide, key=key, request=request, if_match=if_match)
+
+
+def preview_resolution(
+    club: Club,
+    table: str,
+    dispute_id: str,
+    resolution: str,
+    reason: str,
+    throw: int | None = None,
+    dice: tuple[int, int] | None = None,
+) -> list[dict[str, Any]]:
+    """What `resolve_dispute` would post with the same values, decided as it decides
+    (on the table as it stands now), and written nowhere: each `BetAdjusted`'s bet, kind
+    and transfers, in ledger accounts (none for an upheld dispute). RuleBroken, as the
+    command would be refused. What the console shows the setter before they confirm."""
+    stream = require_table(club, table)
+    with club.store.engine.connect() as conn:
+        state = club.state(table, conn)
+        events = _resolution(
+            state, Reads(club, conn, stream, state), dispute_id, resolution, reason, throw, dice
+        )
+    return [
+        {"bet_id": e.bet_id, "adjustment": e.adjustment, "transfers": transfer_views(stream, e)}
+        for e in events
+        if isinstance(e, hz.events.BetAdjusted)
+    ]
+
+
+def _resolution(
+    state: hz.TableState,
+    reads: Reads,
+    dispute_id: str,
+    resolution: str,
+    reason: str,
+    throw: int | None,
+    dice: tuple[int, int] | None,
+) -> list[hz.Event]:
+    """The events the setter's resolution makes at the table as it stands in `reads`."""
+    die1, die2 = dice if dice is not None else (None, None)
+    number = state.disputes.get(dispute_id)
+    earlier = None
+    if number is None and DISPUTE_ID.fullmatch(dispute_id):
+        row = disputeviews.row_of(reads.conn, reads.stream, dispute_id)
+        earlier = resolved_as(row) if row is not None else None
+    record = _record_of(reads, number, state) if number is not None else None
+    return disputes.resolve(
+        state, record, dispute_id, resolution, reason, throw, die1, die2, earlier
+    )

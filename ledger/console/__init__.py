@@ -47,11 +47,14 @@ def register(app: Flask) -> None:
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
     # The back office's, the auditor's, the player's and the table's routes join the
     # blueprint before it is registered: a route added after that would never be served.
-    from ledger.console import audit, office, player, table, tabledisputes, tableforms
+    from ledger.console import audit, disputes, office, player, table, tabledisputes, tableforms
 
-    del audit, office, player, table, tabledisputes, tableforms
+    del audit, disputes, office, player, table, tabledisputes, tableforms
     app.register_blueprint(views.blp)
     _filters(app)
+    from ledger.console import errors
+
+    errors.register(app)  # the API's problems, under the console, as pages
     # Every worker derives the same secret from the same signing key: a session signed
     # by one is read by the other, and survives a restart.
     if not app.secret_key:

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, jsonify, redirect, render_template, request, url_for
+from flask import abort, current_app, jsonify, redirect, render_template, request, url_for
 from marshmallow import Schema, ValidationError, validate
 
 from engine.dice import TOTALS, p_total
 from ledger.audit import fairness, replay
 from ledger.books import queries, tableviews
 from ledger.commands import Role
-from ledger.console import charts
+from ledger.console import charts, payloads
 from ledger.console.views import _fields, _signed_in, _tables, _url_values, blp
+from ledger.house import House
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store.log import chains, proofs
 from ledger.store.log.check import snapshot
@@ -43,6 +44,17 @@ VERIFY_PAGE = 20_000
 between them."""
 STEPS = 500
 """The most steps of a round the replay page walks (a round is tens of events)."""
+
+
+# Accounts and payloads as people read them, on the auditor's pages and the office's.
+blp.add_app_template_filter(payloads.party, "party")
+
+
+@blp.app_template_filter("readable")
+def readable(payload: dict[str, Any]) -> list[payloads.Field]:
+    """`{{ event.payload|readable }}`: its fields, for _payload.html."""
+    house: House = current_app.extensions["hazard.house"]
+    return payloads.fields(payload, house)
 
 
 class StepQuerySchema(Schema):
@@ -203,9 +215,10 @@ def fairness_report() -> Any:
     except NotFound as exc:
         abort(404, description=str(exc))
     cells = report["totals"]["cells"]
-    chart = charts.bars(
+    chart = charts.columns(
         [(str(c["total"]), c["observed"]) for c in cells],
         title=f"Observed totals of {report['throws']} throws against the exact distribution",
+        unit="throws",
         marks=[report["throws"] * float(p_total(t)) for t in TOTALS],
         legend=["bars: throws observed", "lines: throws expected"],
     )

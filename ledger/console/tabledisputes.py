@@ -41,7 +41,7 @@ def dispute_form(table: str, round: int) -> Any:
     who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
     disputing = _disputing(table, _round(round))
     if _htmx():
-        return render_template("_dispute.html", view={"table": table}, errors={}, **disputing)
+        return render_template("_round_dispute.html", view={"table": table}, errors={}, **disputing)
     return _page(table, who, disputing=disputing)
 
 
@@ -108,7 +108,7 @@ def _dispute_refused(table: str, who: Holder, number: int, message: str, status:
     disputing = _disputing(table, number)
     if _htmx():
         html = render_template(
-            "_dispute.html", view={"table": table}, errors={"dispute": message}, **disputing
+            "_round_dispute.html", view={"table": table}, errors={"dispute": message}, **disputing
         )
         announce = render_template("_announce.html", said=f"Refused: {message}", oob=True)
         return Response(html + announce, status=status, headers={PARTS_HEADER: "dispute"})

@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask import (
     Blueprint,
+    Response,
     abort,
     current_app,
     g,
@@ -108,18 +109,21 @@ def _check_csrf() -> None:
 @blp.errorhandler(404)
 @blp.errorhandler(403)
 @blp.errorhandler(400)
-def _refused(exc: HTTPException) -> tuple[str, int]:
-    return render_template("refused.html", status=exc.code, reason=exc.description), exc.code or 400
+def _refused(exc: HTTPException) -> Response:
+    from ledger.console import errors  # the page, or to htmx its announcement alone
+
+    return errors.page(exc.code or 400, str(exc.description))
 
 
 @blp.errorhandler(heavy.TooManyReads)
 @blp.errorhandler(heavy.Overloaded)
-def _heavy(exc: Exception) -> tuple[str, int, dict[str, str]]:
+def _heavy(exc: Exception) -> Response:
     """A heavy page refused as the API refuses a heavy read (429 for the token's own
     reads, 503 for the worker's), on the console's page, with when to try again."""
+    from ledger.console import errors
+
     status = 429 if isinstance(exc, heavy.TooManyReads) else 503
-    page = render_template("refused.html", status=status, reason=str(exc))
-    return page, status, {"Retry-After": heavy.RETRY_AFTER}
+    return errors.page(status, str(exc), {"Retry-After": heavy.RETRY_AFTER})
 
 
 # -- signing in and out ---------------------------------------------------------------------

@@ -111,14 +111,24 @@ def fund_in_the_office(served: Served, browser: Any) -> None:
         form = control(office, "Create a player")
         form.get_by_label("New player").fill(name)
         form.get_by_role("button", name="Create the player").click()
-        office.wait_for_load_state()
-    for name, amount in {**DEPOSITS, "setter": 10_000}.items():
-        form = control(office, f"Deposit for {name}")
-        form.get_by_label(f"Deposit for {name}").fill(str(amount))
-        form.get_by_role("button", name="Deposit").click()
-        office.wait_for_load_state()
+        office.locator(f"#player-{name}").wait_for()  # swapped in, without a reload
+    # The bank's float first: after each write the players are shown from its row on.
+    office.goto(served.url + "/console/office")
+    for name, amount in {"setter": 10_000, **DEPOSITS}.items():
+        # Typed in pounds, and confirmed in figures before it is written.
+        pounds = f"{amount // 100}.{amount % 100:02d}"
+        form = control(office, f"Money for {name}")
+        form.get_by_label(f"Amount for {name}, in GBP").fill(pounds)
+        form.get_by_role("button", name="Deposit…").click()
+        office.get_by_role(
+            "button", name=f"Confirm: deposit £{amount // 100:,}.{amount % 100:02d}"
+        ).click()
+        office.locator("[data-field=receipt-sentence]").wait_for()
+    office.goto(served.url + "/console/office")  # every player's row, on the first page
     shown = {
-        name: int(office.locator(f"#player-{name} [data-field=balance]").inner_text())
+        name: int(
+            office.locator(f"#player-{name} [data-field=balance]").get_attribute("data-minor")
+        )
         for name in DEPOSITS
     }
     assert shown == DEPOSITS

@@ -62,11 +62,13 @@ def test_a_forged_office_form_is_refused_and_writes_nothing(api: Api) -> None:
     for sent in forged:
         answer = setter.post("/console/office/players", data={**sent, "csrf_token": token})
         assert answer.status_code == 422, (sent, answer.status_code)
-    for what, field in (("deposit", "amount"), ("withdraw", "amount"), ("credit", "limit")):
-        for value in (HUGE, "-" + HUGE, "²", "-1", str(2**63), "1.5"):
-            data = {field: value, "csrf_token": token}
-            answer = setter.post(f"/console/office/players/ann/{what}", data=data)
-            assert answer.status_code == 422, (what, value, answer.status_code)
+    for what in ("deposit", "withdraw", "credit"):
+        # Typed in pounds: "1.505" has a decimal place more than the pence it can hold.
+        for value in (HUGE, "-" + HUGE, "²", "-1", str(2**63), "1.505"):
+            for confirmed in ("", "yes"):  # the first step, or sent as if confirmed
+                data = {"amount": value, "csrf_token": token, "confirmed": confirmed}
+                answer = setter.post(f"/console/office/players/ann/{what}", data=data)
+                assert answer.status_code == 422, (what, value, answer.status_code)
     assert count(api) == before
 
 
@@ -195,8 +197,8 @@ def test_a_number_typed_with_two_minus_signs_is_refused(api: Api) -> None:
         assert answer.status_code == 422, (die, answer.status_code)
     setter = signed_in(api, "setter", "boss")
     token = csrf(setter.get("/console/office"))
-    for what, field in (("deposit", "amount"), ("withdraw", "amount"), ("credit", "limit")):
-        data = {field: "--5", "csrf_token": token}
+    for what in ("deposit", "withdraw", "credit"):
+        data = {"amount": "--5", "csrf_token": token, "confirmed": "yes"}
         answer = setter.post(f"/console/office/players/ann/{what}", data=data)
         assert answer.status_code == 422, (what, answer.status_code)
     assert count(api) == before

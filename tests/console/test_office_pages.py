@@ -17,77 +17,19 @@ import re
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from flask.testing import FlaskClient
 
-from ledger.commands import Role
-from ledger.store.log.heads import SEALS
-from ledger.store.schema import events
-from tests.api.conftest import Api, token_for
-from tests.api.gamekit import Evening
-
-
-def _csrf(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page[:500]
-    return html.unescape(found.group(1))
-
-
-def _form(page: str, action: str) -> dict[str, str]:
-    """The hidden fields (csrf_token, key) of the form that posts to `action`."""
-    start = page.index(f'action="{action}"')
-    end = page.index("</form>", start)
-    fields = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', page[start:end]))
-    return {k: html.unescape(v) for k, v in fields.items()}
-
-
-def console(api: Api, role: str, name: str) -> FlaskClient:
-    """A browser signed in with a new token of `role` (one held before is revoked)."""
-    token = token_for(api.book.store.engine, Role(role), name)
-    client = api.app.test_client()
-    page = client.get("/").get_data(as_text=True)
-    answer = client.post("/console/sign-in", data={"csrf_token": _csrf(page), "token": token})
-    assert answer.status_code == 302, answer.get_data(as_text=True)
-    return client
-
-
-def _events(api: Api) -> int:
-    with api.book.store.engine.connect() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one())
-
-
-def _written(api: Api) -> tuple[int, int]:
-    """The events the writes made, and how many writes there were: each ends with its
-    seal, an event of the log's own stream."""
-    sealed = sa.case((events.c.stream == SEALS, 1), else_=0)
-    query = sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(sealed), 0))
-    with api.book.store.engine.connect() as conn:
-        total, seals = conn.execute(query.select_from(events)).one()
-    return int(total) - int(seals), int(seals)
-
-
-def _evening(api: Api) -> Evening:
-    night = Evening(api, "t1", deposits={"ann": 1000, "bob": 1000, "setter": 10_000})
-    night.bank.ok("post", "/tables", {"id": "t1"})
-    for name in ("ann", "bob"):
-        night.do(night.croupier, "seats", {"player": name})
-    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
-    night.do(night.croupier, "casts", {"player": "bob", "die": 3})  # ann casts first
-    night.do("ann", "stakes", {"amount": 100})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})  # nick
-    night.do("ann", "stakes", {"amount": 50})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})  # out
-    return night
-
-
-def _cell(page: str, row_id: str, field: str) -> str:
-    start = page.index(f'id="{row_id}"')
-    found = re.search(rf'data-field="{field}">([^<]*)<', page[start:])
-    assert found
-    return found.group(1)
-
+from tests.api.conftest import Api
+from tests.console.officekit import (
+    cell,
+    confirmed,
+    console,
+    csrf_of,
+    evening,
+    events_of,
+    form_of,
+    writes,
+)
 
 # -- who may open what ---------------------------------------------------------------
 
@@ -103,7 +45,7 @@ PAGES = {
 
 
 def test_each_page_renders_for_its_roles_and_is_refused_to_the_others(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     people = {
         role: console(sqlite_api, role, name)
         for role, name in [
@@ -115,14 +57,14 @@ def test_each_page_renders_for_its_roles_and_is_refused_to_the_others(sqlite_api
     }
     for path, roles in PAGES.items():
         for role, client in people.items():
-            before = _events(sqlite_api)
+            before = events_of(sqlite_api)
             answer = client.get(path)
             if role in roles:
                 assert answer.status_code == 200, (path, role, answer.get_data(as_text=True))
             else:
                 assert answer.status_code == 403, (path, role, answer.status_code)
                 assert "may not open this page" in answer.get_data(as_text=True)
-            assert _events(sqlite_api) == before
+            assert events_of(sqlite_api) == before
     # The nav shows each their own.
     assert 'href="/console/office"' in people["setter"].get("/").get_data(as_text=True)
     auditor_home = people["auditor"].get("/").get_data(as_text=True)
@@ -132,41 +74,42 @@ def test_each_page_renders_for_its_roles_and_is_refused_to_the_others(sqlite_api
     assert anonymous.status_code == 302 and anonymous.headers["Location"].endswith("/")
 
 
-def test_a_player_or_auditor_cannot_post_to_the_office_and_nothing_is_written(
+def test_a_player_or_auditor_cannot_post_to_the_office_and_nothing_iswritten(
     sqlite_api: Api,
 ) -> None:
     setter = console(sqlite_api, "setter", "bank")
-    form = _form(setter.get("/console/office").get_data(as_text=True), "/console/office/players")
+    form = form_of(setter.get("/console/office").get_data(as_text=True), "/console/office/players")
     setter.post("/console/office/players", data={**form, "name": "ann"})
     for role, name in [("auditor", "audrey"), ("player", "ann"), ("croupier", "carl")]:
         client = console(sqlite_api, role, name)
         page = client.get("/").get_data(as_text=True)
-        before = _events(sqlite_api)
+        before = events_of(sqlite_api)
         answer = client.post(
             "/console/office/players/ann/deposit",
-            data={"csrf_token": _csrf(page), "key": "k1", "amount": "500"},
+            data={"csrf_token": csrf_of(page), "key": "k1", "amount": "500"},
         )
         assert answer.status_code == 403, (role, answer.status_code)
-        assert _events(sqlite_api) == before
+        assert events_of(sqlite_api) == before
 
 
 # -- the office ---------------------------------------------------------------------
 
 
 def test_the_office_shows_balances_exposure_takings_and_its_chart(sqlite_api: Api) -> None:
-    night = _evening(sqlite_api)
+    night = evening(sqlite_api)
     night.do("ann", "stakes", {"amount": 30})  # round 3: the setter holds 30 against it
     page = console(sqlite_api, "setter", "bank").get("/console/office").get_data(as_text=True)
-    assert _cell(page, "player-ann", "balance") == "1020"  # 1050 - 30 in escrow
-    assert _cell(page, "player-bob", "balance") == "1000"
-    assert _cell(page, "player-setter", "balance") == "9920"  # 9950 - 30
-    assert _cell(page, "player-ann", "owed") == "0"
-    exposure = re.search(r'data-field="exposure">(\d+)<', page)
+    assert cell(page, "player-ann", "balance") == "1020"  # 1050 - 30 in escrow
+    assert cell(page, "player-bob", "balance") == "1000"
+    assert cell(page, "player-setter", "balance") == "9920"  # 9950 - 30
+    assert cell(page, "player-ann", "owed") == "0"
+    assert 'data-minor="1020">£10.20<' in page  # shown in the club's money
+    exposure = re.search(r'data-field="exposure" data-minor="(\d+)">£0.30<', page)
     assert exposure and exposure.group(1) == "30"
     # The takings: -100 in round 1, +50 in round 2, -30 out on round 3's stake.
-    assert re.search(r'<th scope="row">t1</th><td class="amount">-80</td>', page)
-    assert "<svg" in page and 'class="bar negative"' in page
-    assert "<caption>Per day, all tables</caption>" in page
+    assert re.search(r'<td class="amount" data-minor="-80">-£0.80</td></tr>', page)
+    assert "<svg" in page and re.search(r'class="bar series-0 negative"', page)
+    assert "<caption>Per evening, all tables</caption>" in page
     assert "None waiting." in page
 
 
@@ -174,61 +117,65 @@ def test_a_deposit_through_the_office_moves_the_balance_once(api: Api) -> None:
     setter = console(api, "setter", "bank")
     page = setter.get("/console/office").get_data(as_text=True)
     created = setter.post(
-        "/console/office/players", data={**_form(page, "/console/office/players"), "name": "ann"}
+        "/console/office/players", data={**form_of(page, "/console/office/players"), "name": "ann"}
     )
     assert created.status_code == 302
     page = setter.get("/console/office").get_data(as_text=True)
-    assert _cell(page, "player-ann", "balance") == "0"
+    assert cell(page, "player-ann", "balance") == "0"
     action = "/console/office/players/ann/deposit"
-    form = {**_form(page, action), "amount": "750"}
-    events_before, writes_before = _written(api)
-    assert setter.post(action, data=form).status_code == 302
-    assert setter.post(action, data=form).status_code == 302  # the same page, sent again
-    assert _written(api) == (events_before + 1, writes_before + 1)  # one write, its deposit
+    form = {**form_of(page, action), "amount": "7.50"}
+    events_before, writes_before = writes(api)
+    review = setter.post(action, data=form)
+    assert review.status_code == 200
+    assert writes(api) == (events_before, writes_before)  # asked to confirm: nothing yet
+    confirm = form_of(review.get_data(as_text=True), action)
+    assert setter.post(action, data=confirm).status_code == 302
+    assert setter.post(action, data=confirm).status_code == 302  # the same page, sent again
+    assert writes(api) == (events_before + 1, writes_before + 1)  # one write, its deposit
     page = setter.get("/console/office").get_data(as_text=True)
-    assert _cell(page, "player-ann", "balance") == "750"
+    assert cell(page, "player-ann", "balance") == "750"
     # A withdrawal of more than there is: refused beside its control, nothing written.
     action = "/console/office/players/ann/withdraw"
-    refused = setter.post(action, data={**_form(page, action), "amount": "751"})
+    review = setter.post(action, data={**form_of(page, action), "amount": "7.51"})
+    refused = setter.post(action, data=form_of(review.get_data(as_text=True), action))
     assert refused.status_code == 422
     text = refused.get_data(as_text=True)
     assert 'data-error="withdraw:ann"' in text and 'role="alert"' in text
-    assert _written(api) == (events_before + 1, writes_before + 1)
+    assert writes(api) == (events_before + 1, writes_before + 1)
     # Credit: set, and shown.
-    action = "/console/office/players/ann/credit"
-    assert setter.post(action, data={**_form(page, action), "limit": "200"}).status_code == 302
+    confirmed(setter, "/console/office/players/ann/credit", page, "2.00")
     page = setter.get("/console/office").get_data(as_text=True)
-    assert _cell(page, "player-ann", "credit_limit") == "200"
+    assert cell(page, "player-ann", "credit_limit") == "200"
 
 
 def test_a_form_without_its_csrf_token_is_refused_and_writes_nothing(sqlite_api: Api) -> None:
     setter = console(sqlite_api, "setter", "bank")
     page = setter.get("/console/office").get_data(as_text=True)
-    form = _form(page, "/console/office/players")
-    before = _events(sqlite_api)
+    form = form_of(page, "/console/office/players")
+    before = events_of(sqlite_api)
     answer = setter.post("/console/office/players", data={"key": form["key"], "name": "ann"})
     assert answer.status_code == 400
     assert "CSRF" in answer.get_data(as_text=True)
     forged = {"csrf_token": "forged", "key": form["key"], "name": "ann"}
     assert setter.post("/console/office/players", data=forged).status_code == 400
-    assert _events(sqlite_api) == before
+    assert events_of(sqlite_api) == before
 
 
 def test_a_bad_amount_is_shown_beside_its_control(sqlite_api: Api) -> None:
     setter = console(sqlite_api, "setter", "bank")
     page = setter.get("/console/office").get_data(as_text=True)
-    create = {**_form(page, "/console/office/players"), "name": "ann"}
+    create = {**form_of(page, "/console/office/players"), "name": "ann"}
     setter.post("/console/office/players", data=create)
     page = setter.get("/console/office").get_data(as_text=True)
-    before = _events(sqlite_api)
+    before = events_of(sqlite_api)
     action = "/console/office/players/ann/deposit"
-    answer = setter.post(action, data={**_form(page, action), "amount": "ten"})
+    answer = setter.post(action, data={**form_of(page, action), "amount": "ten"})
     assert answer.status_code == 422
     assert 'data-error="deposit:ann"' in answer.get_data(as_text=True)
-    create = {**_form(page, "/console/office/players"), "name": "ann"}
+    create = {**form_of(page, "/console/office/players"), "name": "ann"}
     again = setter.post("/console/office/players", data=create)
     assert again.status_code == 409 and 'data-error="create"' in again.get_data(as_text=True)
-    assert _events(sqlite_api) == before
+    assert events_of(sqlite_api) == before
 
 
 # -- the auditor's pages -----------------------------------------------------------
@@ -256,7 +203,7 @@ def _field(page: str, field: str) -> str:
 
 
 def test_the_replay_steps_through_a_round_with_its_state_and_settlements(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     auditor = console(sqlite_api, "auditor", "audrey")
     pages = _steps_of(auditor, "/console/audit/replay/t1/1")
     types = [re.search(r'id="step-type">([^<]+)<', p).group(1) for p in pages]  # type: ignore[union-attr]
@@ -264,15 +211,18 @@ def test_the_replay_steps_through_a_round_with_its_state_and_settlements(sqlite_
     chosen, staked, called, thrown, settled = pages
     assert _field(chosen, "caster") == "ann" and "No money moved." in chosen
     assert _field(staked, "phase") == "awaiting-main"
-    assert re.search(r'player:ann</th><td class="amount">1000</td><td class="amount">900<', staked)
-    assert re.search(r'setter</th><td class="amount">10000</td><td class="amount">9900<', staked)
+    assert re.search(r'>ann</th><td class="amount" data-minor="1000">£10.00</td>'
+                     r'<td class="amount" data-minor="900">£9.00<', staked)  # fmt: skip
+    assert re.search(r'the setter</th><td class="amount" data-minor="10000">£100.00</td>'
+                     r'<td class="amount" data-minor="9900">£99.00<', staked)  # fmt: skip
     assert _field(called, "main") == "7"
     assert "3 + 4" in thrown and ">won<" not in chosen
     settled_rows = re.search(r'id="step-settlements".*?</table>', settled, re.S)
     assert settled_rows and ">ann<" in settled_rows.group(0)
     thrown_rows = re.search(r'id="step-settlements".*?</table>', thrown, re.S)
     assert thrown_rows and ">ann<" in thrown_rows.group(0)  # the throw decided it
-    assert re.search(r'player:ann</th><td class="amount">900</td><td class="amount">1100<', settled)
+    assert re.search(r'>ann</th><td class="amount" data-minor="900">£9.00</td>'
+                     r'<td class="amount" data-minor="1100">£11.00<', settled)  # fmt: skip
     assert 'aria-disabled="true">Step on' in settled and 'rel="prev"' in settled
     # Past the last step: the last step.
     past = auditor.get("/console/audit/replay/t1/1?step=9")
@@ -285,7 +235,7 @@ def test_the_replay_steps_through_a_round_with_its_state_and_settlements(sqlite_
 
 
 def test_the_fairness_page_has_its_chart_and_numbers(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     page = console(sqlite_api, "auditor", "audrey").get("/console/audit/fairness")
     assert page.status_code == 200
     text = page.get_data(as_text=True)
@@ -306,9 +256,9 @@ def test_the_fairness_page_has_its_chart_and_numbers(sqlite_api: Api) -> None:
 
 
 def test_the_audit_page_shows_the_log_checkpoint_and_verifies(sqlite_api: Api) -> None:
-    _evening(sqlite_api)
+    evening(sqlite_api)
     auditor = console(sqlite_api, "auditor", "audrey")
-    total = _events(sqlite_api)
+    total = events_of(sqlite_api)
     page = auditor.get("/console/audit").get_data(as_text=True)
     assert f'id="events-count">{total}<' in page
     assert f'id="checkpoint-size">{total}<' in page
@@ -337,12 +287,13 @@ def test_the_verify_step_and_exports_are_refused_to_others(sqlite_api: Api, role
 
 
 def test_a_dispute_page_reads_its_id_as_the_api_does(sqlite_api: Api) -> None:
-    night = _evening(sqlite_api)
+    night = evening(sqlite_api)
     opened = night.bank.ok("post", "/tables/t1/rounds/1/disputes", {"claim": "the 3 was a 2"})
     dispute_id = opened["dispute_id"]
     setter = console(sqlite_api, "setter", "bank")
     page = setter.get(f"/console/office/disputes/t1/{dispute_id}")
-    assert page.status_code == 200 and "The claim: the 3 was a 2" in page.get_data(as_text=True)
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and '<blockquote data-field="claim">the 3 was a 2<' in text
     for wrong in (dispute_id + "x", dispute_id.upper(), "d0", "d" + "1" * 64):
         answer = setter.get(f"/console/office/disputes/t1/{wrong}")
         assert answer.status_code == 404, (wrong, answer.status_code)

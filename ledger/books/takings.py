@@ -1,0 +1,173 @@
+"""The setter's takings and exposure, per table, per evening and per player: what the back
+office shows (ledger.console.office).
+
+Takings are the setter's net from its postings at the tables: a stake it puts into a
+bet's escrow counts when it goes in, what comes back when the bet is settled, and a
+dispute's adjustment when it is posted. Each posting is the evening's its event was
+recorded in (ledger.books.evenings: until the setter opens and closes evenings, the
+club's calendar day in its time zone), and the player's it was made against: the other
+party of the bet whose escrow it went to or came from, or the player an adjustment paid.
+A stake of the setter's still waiting for a taker has no player yet (None).
+
+Exposure is what the setter stands to lose now: its stake in each open bet
+(engine TableState.exposure), by the player on the other side, read from the escrows
+that hold money rather than by folding every table's state.
+
+An evening is a span of positions, so its takings are a range scan of the setter's
+postings (the (account, position) index), however long the log before it; the latest
+evenings are found walking back from the setter's last posting at a table, an evening
+at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not the log.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+import sqlalchemy as sa
+
+from engine.money import ESCROW
+from engine.state import SETTER
+from ledger.books import evenings
+from ledger.books.evenings import Evening
+from ledger.books.queries import PLAYER, starts_with
+from ledger.store.schema import accounts, events, postings
+from ledger.store.vocabulary import TABLE_PREFIX
+
+AT_ONCE = 500
+"""Accounts asked for in one query (an IN list)."""
+
+Nets = dict[tuple[str, str | None], int]
+"""The setter's net (or exposure) by (table, player): None for no player yet."""
+
+
+def latest(conn: sa.Connection, zone: str, count: int) -> list[Evening]:
+    """The latest `count` evenings in which the setter's money moved at a table, oldest
+    first: the club's calendar days in its time `zone`."""
+    found: list[Evening] = []
+    before = None
+    while len(found) < count:
+        last = _last_at_table(conn, before)
+        if last is None:
+            break
+        evening = evenings.of_day(conn, zone, _day(zone, last))
+        found.append(evening)
+        before = evening.after
+    return found[::-1]
+
+
+def _day(zone: str, recorded_at: str) -> date:
+    """The calendar day in `zone` of a time as the ledger records it."""
+    at = datetime.strptime(recorded_at, evenings.STORED).replace(tzinfo=UTC)
+    return at.astimezone(ZoneInfo(zone)).date()
+
+
+def _last_at_table(conn: sa.Connection, through: int | None) -> str | None:
+    """When the setter's last posting at a table, at or before position `through` (any,
+    if None), was recorded."""
+    p, e = postings.c, events.c
+    query = (
+        sa.select(e.recorded_at)
+        .select_from(postings.join(events, e.position == p.position))
+        .where(p.account == SETTER, e.stream.startswith(TABLE_PREFIX))
+        .order_by(p.position.desc())
+        .limit(1)
+    )
+    if through is not None:
+        query = query.where(p.position <= through)
+    found = conn.execute(query).scalar()
+    return None if found is None else str(found)
+
+
+def nets(conn: sa.Connection, evening: Evening) -> Nets:
+    """The setter's net in `evening`, by table and by the player each posting was made
+    against (the tables and players with none are left out)."""
+    p, e = postings.c, events.c
+    rows = conn.execute(
+        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount), sa.func.min(p.position))
+        .select_from(postings.join(events, e.position == p.position))
+        .where(
+            p.account == SETTER,
+            p.position > evening.after,
+            p.position <= evening.through,
+            e.stream.startswith(TABLE_PREFIX),
+        )
+        .group_by(e.stream, p.counterparty)
+    ).all()
+    against = _parties(conn, {c: first for _, c, _, first in rows if c.startswith(ESCROW)})
+    found: Nets = {}
+    for stream, counterparty, net, _ in rows:
+        player = against.get(counterparty) if counterparty.startswith(ESCROW) else counterparty
+        key = (stream.removeprefix(TABLE_PREFIX), _player(player))
+        found[key] = found.get(key, 0) + int(net)
+    return {key: net for key, net in found.items() if net}
+
+
+def _parties(conn: sa.Connection, escrows: dict[str, int]) -> dict[str, str]:
+    """The party other than the setter of each bet whose escrow is named, with the
+    position of the setter's first posting to it: its stake went into the escrow as the
+    setter's did (none: an offer no one took). Most often in the same event (a caster's
+    stake, odds), one probe of the (account, position) key each; else (a side bet taken
+    later) from all the escrow's postings."""
+    p = postings.c
+    found: dict[str, str] = {}
+    pairs = sorted(escrows.items())
+    for start in range(0, len(pairs), AT_ONCE):
+        query = (
+            sa.select(p.account, sa.func.min(p.counterparty))
+            .where(
+                # Each an index probe (SQLite scans the whole index for a row-value IN).
+                sa.or_(
+                    *(
+                        sa.and_(p.account == escrow, p.position == position)
+                        for escrow, position in pairs[start : start + AT_ONCE]
+                    )
+                )
+            )
+            .where(p.counterparty != SETTER)
+            .group_by(p.account)
+        )
+        found.update({escrow: party for escrow, party in conn.execute(query)})
+    rest = sorted(set(escrows) - set(found))
+    for start in range(0, len(rest), AT_ONCE):
+        query = (
+            sa.select(p.account, sa.func.min(p.counterparty))
+            .where(p.account.in_(rest[start : start + AT_ONCE]), p.counterparty != SETTER)
+            .group_by(p.account)
+        )
+        found.update({escrow: party for escrow, party in conn.execute(query)})
+    return found
+
+
+def _player(account: str | None) -> str | None:
+    return None if account is None else account.removeprefix(PLAYER)
+
+
+def exposure(conn: sa.Connection) -> tuple[Nets, dict[str, int]]:
+    """What the setter has at stake in the open bets, by table and by the player on the
+    other side (None: an offer no one has taken yet), as engine TableState.exposure
+    counts it; and how many bets each table has open. A bet is open while its escrow
+    holds money (the books' balance of it): so the open bets are read from the escrows'
+    balances, not from every table's state."""
+    a, p = accounts.c, postings.c
+    escrows = starts_with(conn, a.account, ESCROW)
+    held = conn.execute(sa.select(a.account).where(*escrows, a.balance != 0)).scalars().all()
+    found: Nets = {}
+    open_bets: dict[str, int] = {}
+    for start in range(0, len(held), AT_ONCE):
+        query = (
+            sa.select(p.account, p.counterparty, sa.func.sum(p.amount))
+            .where(p.account.in_(held[start : start + AT_ONCE]))
+            .group_by(p.account, p.counterparty)
+        )
+        into: dict[str, dict[str, int]] = {}
+        for escrow, counterparty, net in conn.execute(query):
+            into.setdefault(escrow, {})[counterparty] = int(net)
+        for escrow, parts in into.items():
+            table = escrow.removeprefix(ESCROW).rsplit(":", 1)[0]
+            open_bets[table] = open_bets.get(table, 0) + 1
+            if parts.get(SETTER, 0) > 0:
+                against = next((c for c in sorted(parts) if c != SETTER), None)
+                key = (table, _player(against))
+                found[key] = found.get(key, 0) + parts[SETTER]
+    return found, open_bets

@@ -1,0 +1,160 @@
+"""The setter's exposure and takings per table, per evening and per player, as the back
+office shows them (ledger.books.takings, ledger.console.office), in the club's currency
+and on the club's calendar: an evening is the club's calendar day in its time zone
+until the setter opens and closes evenings of their own.
+
+The club is in London (BST, UTC+1, in July). Every figure is worked by hand:
+
+- t1, ann casts: 1 Jul 19:00 UTC (20:00 BST) ann stakes 100 against the setter, calls 7
+  and throws 3+4, a nick: the setter's 100 goes to ann (the setter -100). At 23:30 UTC,
+  already 00:30 on 2 Jul in London, ann stakes 50, calls 7 and throws 1+1, out: the
+  setter takes her 50 (+50).
+- t2, bob casts: 2 Jul 20:00 UTC bob stakes 40, calls 7 and throws 1+1: the setter +40.
+  Then bob stakes 30, and the setter's 30 is out against it: exposure 30 to bob, -30.
+
+So 1 Jul: -100 (t1, ann). 2 Jul: t1 +50 (ann), t2 +40 - 30 = +10 (bob); +60 in all.
+Over both: t1 -50, t2 +10; ann -50, bob +10. By UTC days the 23:30 round would fall on
+1 Jul (-50 then), which is not the club's evening.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ledger.books import takings
+from ledger.house import House
+from tests.api.conftest import Api
+from tests.api.gamekit import Evening, bet_id
+from tests.console.officekit import console
+
+LONDON = House("GBP", 2, "Europe/London")
+
+
+def _at(api: Api, moment: str) -> None:
+    """Every write from now on recorded at `moment` (UTC), as the store's clock reads."""
+    api.book.store.clock = lambda: moment
+
+
+def _evenings(api: Api) -> None:
+    api.app.extensions["hazard.house"] = LONDON
+    _at(api, "2026-07-01T18:00:00.000000Z")
+    night = Evening(api, "t1", deposits={"ann": 1000, "bob": 1000, "setter": 10_000})
+    night.bank.ok("post", "/tables", {"id": "t1"})
+    night.bank.ok("post", "/tables", {"id": "t2"})
+    night.do(night.croupier, "seats", {"player": "ann"})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    _at(api, "2026-07-01T19:00:00.000000Z")
+    night.do("ann", "stakes", {"amount": 100})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})
+    _at(api, "2026-07-01T23:30:00.000000Z")
+    night.do("ann", "stakes", {"amount": 50})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})
+    _at(api, "2026-07-02T20:00:00.000000Z")
+    night.table = "t2"
+    night.do(night.croupier, "seats", {"player": "bob"})
+    night.do(night.croupier, "casts", {"player": "bob", "die": 1})
+    night.do("bob", "stakes", {"amount": 40})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})
+    night.do("bob", "stakes", {"amount": 30})
+
+
+def test_the_latest_evenings_are_the_club_s_days_in_its_zone(api: Api) -> None:
+    _evenings(api)
+    with api.book.store.engine.connect() as conn:
+        found = takings.latest(conn, LONDON.zone, 10)
+        assert [e.key for e in found] == ["2026-07-01", "2026-07-02"]
+        nets = [takings.nets(conn, e) for e in found]
+        assert [e.key for e in takings.latest(conn, LONDON.zone, 1)] == ["2026-07-02"]
+    assert nets[0] == {("t1", "ann"): -100}
+    assert nets[1] == {("t1", "ann"): 50, ("t2", "bob"): 10}
+    # By UTC days the 23:30 round falls on 1 Jul: the club's zone is what decides.
+    with api.book.store.engine.connect() as conn:
+        utc = takings.latest(conn, "UTC", 10)
+        assert takings.nets(conn, utc[0]) == {("t1", "ann"): -50}
+
+
+def test_exposure_per_table_and_player_is_the_setter_s_stake_out(api: Api) -> None:
+    """Read from the escrows that hold money: what each table's state says the setter
+    has at stake (engine TableState.exposure), by the player against it."""
+    _evenings(api)
+    club = api.app.extensions["hazard.club"]
+    with api.book.store.engine.connect() as conn:
+        exposed, open_bets = takings.exposure(conn)
+    assert exposed == {("t2", "bob"): 30}
+    assert open_bets == {"t2": 1}
+    for table in ("t1", "t2"):
+        held = sum(n for (t, _), n in exposed.items() if t == table)
+        assert held == club.state(table).exposure()
+
+
+def test_the_office_shows_takings_per_evening_table_and_player(api: Api) -> None:
+    _evenings(api)
+    page = console(api, "setter", "bank").get("/console/office").get_data(as_text=True)
+    evenings = _rows(page, "per-evening")
+    assert evenings == [["Wed 1 Jul 2026", "-£1.00"], ["Thu 2 Jul 2026", "+£0.60"]]
+    tables = _rows(page, "per-table")
+    assert tables == [["t1", "0", "£0.00", "-£0.50"], ["t2", "1", "£0.30", "+£0.10"]]
+    players = _rows(page, "per-player")
+    assert players == [["ann", "£0.00", "-£0.50"], ["bob", "£0.30", "+£0.10"]]
+    # The per-evening chart: a bar each, and a scale in pounds.
+    chart = page[page.index('id="evenings-chart-title"') :]
+    chart = chart[: chart.index("</svg>")]
+    assert chart.count('class="bar') == 2
+    assert re.findall(r'class="tick[^"]*"[^>]*>([^<]+)<', chart)[:1] == ["-£1.00"]
+    assert "+£0.60" in page and "GBP" in page
+    # One evening only: the latest.
+    one = console(api, "setter", "bank").get("/console/office?evenings=1").get_data(as_text=True)
+    assert _rows(one, "per-evening") == [["Thu 2 Jul 2026", "+£0.60"]]
+
+
+def test_the_office_refuses_a_count_of_evenings_it_cannot_show(api: Api) -> None:
+    setter = console(api, "setter", "bank")
+    for bad in ("0", "-1", "x", "9" * 50, "367"):
+        answer = setter.get(f"/console/office?evenings={bad}")
+        assert answer.status_code == 400, (bad, answer.status_code)
+        assert "evenings" in answer.get_data(as_text=True)
+
+
+def _rows(page: str, table_id: str) -> list[list[str]]:
+    """The cells of each body row of the table with id `table_id`, as text."""
+    start = page.index(f'id="{table_id}"')
+    body = page[page.index("<tbody", start) : page.index("</tbody>", start)]
+    cells = r"<t[hd][^>]*>(.*?)</t[hd]>"
+    return [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(cells, row, re.S)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
+    """The setter offers ann 20 against her 50 that the next throw is 8, and she takes it
+    later (her stake goes in at another event than the setter's); 4+4 is thrown: the
+    setter wins her 50. Its takings, +50, are against ann."""
+    api.app.extensions["hazard.house"] = LONDON
+    night = Evening(api, "t1", deposits={"ann": 1000, "setter": 10_000})
+    night.bank.ok("post", "/tables", {"id": "t1"})
+    night.do(night.croupier, "seats", {"player": "ann"})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    night.do(night.croupier, "main", {"main": 7})
+    offer = {
+        "player": "setter",
+        "proposition": {"kind": "next-total", "totals": [8]},
+        "backs": True,
+        "stake": 20,
+        "asks": 50,
+        "to": "ann",
+    }
+    side = bet_id(night.do(night.bank, "side-bets", offer), "SideBetOffered")
+    with api.book.store.engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 5)
+        assert takings.nets(conn, evening) == {("t1", None): -20}  # no taker yet
+        assert takings.exposure(conn)[0] == {("t1", None): 20}
+    night.do("ann", "side-bets/accept", {"player": "ann", "bet": side})
+    night.do(night.croupier, "throws", {"die1": 4, "die2": 4})
+    with api.book.store.engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 5)
+        assert takings.nets(conn, evening) == {("t1", "ann"): 50}
+        assert takings.exposure(conn)[0] == {}
