@@ -20,7 +20,7 @@ setter 10,000.
 |         | 7, 5+6 nicks (ann 1100). Round 2: ann stakes 50, main 7, 1+1 out (ann     |
 |         | 1050). ann disputes round 1. Round 3: ann stakes 100, bob lays 50 (not    |
 |         | yet covered), main 7, cat offers a side bet (caster wins, 20 asks 20).    |
-|         | t2 (server dice) opened, ann seated and the caster: her throw to send.    |
+|         | t2 (server dice) opened, ann seated, the caster, main 7: her throw to send.|
 | chance  | ann covers bob's lay; 2+2 sets the chance 4: odds may be laid.            |
 """
 
@@ -80,7 +80,7 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
                                 "setter": 10_000})  # fmt: skip
     played = Played(night)
     night.bank.ok("post", "/tables", {"id": "t1", "ruleset": "english"})
-    played.ids.update(table="t1", name="ann", what="deposit")
+    played.ids.update(table="t1", name="ann", what="deposit", position=_first_line(api))
     yield "opened", played
 
     for name in ("ann", "bob", "cat", "dan"):
@@ -95,7 +95,7 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     opened = night.players["ann"].ok(
         "post", "/tables/t1/rounds/1/disputes", {"claim": "the 5 was a 4", "dice": [4, 6]}
     )
-    played.ids.update(round=1, dispute_id=opened["dispute_id"], position=_first_line(api))
+    played.ids.update(round=1, dispute_id=opened["dispute_id"])
     night.do("ann", "stakes", {"amount": 100})
     night.do("bob", "lays", {"player": "bob", "amount": 50})
     night.do(night.croupier, "main", {"main": 7})
@@ -105,6 +105,7 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     night.bank.ok("post", "/tables", {"id": "t2", "ruleset": "english", "dice": "server"})
     night.croupier.ok("post", "/tables/t2/seats", {"player": "ann"})
     night.croupier.ok("post", "/tables/t2/casts", {"player": "ann", "die": 4})
+    night.croupier.ok("post", "/tables/t2/main", {"main": 7})
     yield "betting", played
 
     [laid] = [b["id"] for b in night.open_bets() if b["kind"] == "laid"]
@@ -112,6 +113,9 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     night.do(night.croupier, "throws", {"die1": 2, "die2": 2})
     assert night.state()["chance"] == 4
     yield "chance", played
+
+
+STAGES = ("opened", "betting", "chance")
 
 
 def played_to(api: Api, stage: str) -> Played:
@@ -191,14 +195,16 @@ def is_document(answer: Any) -> bool:
     )
 
 
-def pages(app: Flask, ids: dict[str, Any], client: FlaskClient) -> list[Page]:
+def pages(app: Flask, ids: dict[str, Any], client: FlaskClient, early: bool = False) -> list[Page]:
     """The pages `client` reaches: every console GET route (and its EXTRA_QUERIES), and
     ERROR_URLS, whose answer is an HTML document. Fragments (a table's panel), JSON (the
     verify page's steps), downloads and redirects are not pages. One error page of each
-    status is kept: they are one template."""
+    status is kept: they are one template. `early` in the evening, a page whose ids are
+    not made yet (a dispute's before the first) is left for later."""
     found: list[Page] = []
     errors: set[int] = set()
-    urls = [(rule.endpoint, url_of(rule, ids)) for rule in routes(app, "GET")]
+    ready = [r for r in routes(app, "GET") if not early or set(r.arguments) <= set(ids)]
+    urls = [(rule.endpoint, url_of(rule, ids)) for rule in ready]
     urls += [(e, f"{url}?{q}") for e, url in urls for q in EXTRA_QUERIES.get(e, [])]
     urls += [("error", url) for url in ERROR_URLS]
     for endpoint, url in urls:
@@ -264,6 +270,8 @@ class Form:
     submit: tuple[str, str] | None = None
     visible: list[str] = field(default_factory=list)
     choices: dict[str, list[str]] = field(default_factory=dict)
+    numbers: set[str] = field(default_factory=set)
+    """The fields that hold a number: typed as one (inputmode, type), or drawn as one."""
 
     def data(self) -> dict[str, str]:
         sent = dict(self.fields)
@@ -290,6 +298,11 @@ class _Forms(HTMLParser):
             return
         name = a.get("name")
         kind = a.get("type", "text" if tag == "input" else "submit").lower()
+        if name and (
+            a.get("inputmode") in ("numeric", "decimal") or kind == "number"
+            or a.get("value", "").isdigit()
+        ):  # fmt: skip
+            form.numbers.add(name)
         if tag == "input" and name:
             if kind in ("radio", "checkbox"):
                 form.choices.setdefault(name, []).append(a.get("value", "on"))
@@ -319,6 +332,8 @@ class _Forms(HTMLParser):
         options = form.choices.get(select, [])
         if options and options[-1] == "\0text":
             options[-1] = data.strip()
+            if options[-1].isdigit():
+                form.numbers.add(select)
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "select" and self._form is not None and self._select is not None:
@@ -345,6 +360,7 @@ SAMPLES: dict[str, Callable[[Form], str]] = {
     "stake": lambda f: "10",
     "asks": lambda f: "10",
     "token": lambda f: "hz_not_a_token",
+    "client_seed": lambda f: "5eed" * 8,
 }
 """What a person would type into an empty field of that name, so that a form sent
 whole is one that could be written."""
