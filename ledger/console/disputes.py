@@ -25,7 +25,7 @@ from marshmallow import ValidationError
 
 from engine.errors import RuleBroken
 from ledger.audit import disputes
-from ledger.commands import Role
+from ledger.commands import Role, Sent
 from ledger.commands.disputes import preview_resolution, resolve_dispute
 from ledger.console.office import keep, kept, where
 from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, blp
@@ -112,18 +112,27 @@ def resolve(table: str, dispute_id: str) -> Any:
         "resolution": form.get("resolution", ""),
         "reason": form.get("reason", "").strip(),
     }
-    if form.get("resolution") == "corrected":  # only a correction names a throw and dice
-        sent_body["throw"] = _int(form.get("throw"))
-        sent_body["dice"] = [_int(form.get("die1")), _int(form.get("die2"))]
+    # Only a correction names a throw and dice, but the form draws them for every
+    # resolution (filled from the claim): what it sends is read by the schema all the
+    # same, so that a value no throw or die could be is refused, not passed over.
+    corrected = form.get("resolution") == "corrected"
+    throw, die1, die2 = (form.get(name, "") for name in ("throw", "die1", "die2"))
+    if corrected or throw.strip():
+        sent_body["throw"] = _int(throw)
+    if corrected or die1.strip() or die2.strip():
+        sent_body["dice"] = [_int(die1), _int(die2)]
     try:
         body = ResolveDisputeSchema().load(sent_body)
         sent = _sent(who, TableWriteHeadersSchema)
     except ValidationError as exc:
         return _refused(who, table, dispute_id, form, _fields(exc), 422)
+    if not corrected:
+        body = {**body, "throw": None, "dice": None}
     dice = (body["dice"][0], body["dice"][1]) if body["dice"] else None
     values = (body["resolution"], body["reason"], body["throw"], dice)
     try:
         if form.get("confirmed") != "yes":
+            _current(table, sent)
             posts = preview_resolution(club(), table, dispute_id, *values)
             step = _confirmation(body, posts, form)
             return _page(who, table, dispute_id, step=step, form=form, said=step["said"])
@@ -164,6 +173,15 @@ def resolve(table: str, dispute_id: str) -> Any:
         return _page(who, table, dispute_id, step=step, said=said)
     keep(f"dispute:{table}/{dispute_id}", step, said)
     return redirect(url_for("console.dispute", table=table, dispute_id=dispute_id) + "#resolution")
+
+
+def _current(table: str, sent: Sent) -> None:
+    """StaleVersion if the form was drawn before the table moved on: what the setter
+    reviews is what the page they decided on showed, and its confirmation would be
+    refused as stale anyway."""
+    current = club().state(table).version
+    if sent.get("if_match") is not None and sent["if_match"] != current:
+        raise StaleVersion(sent["if_match"], current)
 
 
 def _positions(answer: dict[str, Any]) -> list[int]:

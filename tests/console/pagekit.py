@@ -95,7 +95,8 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     opened = night.players["ann"].ok(
         "post", "/tables/t1/rounds/1/disputes", {"claim": "the 5 was a 4", "dice": [4, 6]}
     )
-    played.ids.update(round=1, dispute_id=opened["dispute_id"])
+    # Round 2 for the player's own dispute form (ann had 50 on it); round 1's is open.
+    played.ids.update(round=1, number=2, dispute_id=opened["dispute_id"])
     night.do("ann", "stakes", {"amount": 100})
     night.do("bob", "lays", {"player": "bob", "amount": 50})
     night.do(night.croupier, "main", {"main": 7})
@@ -361,6 +362,8 @@ SAMPLES: dict[str, Callable[[Form], str]] = {
     "asks": lambda f: "10",
     "token": lambda f: "hz_not_a_token",
     "client_seed": lambda f: "5eed" * 8,
+    "claim": lambda f: "the 5 was a 4",
+    "reason": lambda f: "the croupier entered the throw wrongly",
 }
 """What a person would type into an empty field of that name, so that a form sent
 whole is one that could be written."""
