@@ -85,6 +85,10 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 """What each control's form gives, as the body of its API command."""
 
+ANSWERED_ON = ("table", "me")
+"""The pages a table's form is answered on, as its `from` says: the table's own, or the
+player's (templates/me.html; a form without `from` is the player's page's)."""
+
 AMOUNTS = {"stakes": "amount", "lays": "amount", "odds": "amount", "side-bets": "stake"}
 """The writes that stake money, and the field that says how much."""
 
@@ -100,6 +104,11 @@ def do(table: str, rule: str) -> Any:
     if rule not in FORMS or rule not in WRITES:
         abort(404)
     form = request.form
+    if form.get("from", "me") not in ANSWERED_ON:
+        # The page a form is answered on is read (_from_my_page): a value that names
+        # none is refused as any other field the view reads, not taken for one of them.
+        message = f"the form names no page to answer on (from: {' or '.join(ANSWERED_ON)})"
+        return _refused(table, who, rule, message, 422)
     try:
         body = FORMS[rule](form)
     except KeyError as exc:
@@ -136,8 +145,9 @@ def do(table: str, rule: str) -> Any:
 
 
 def _from_my_page(who: Holder) -> bool:
-    """A player's throw sent from their own page (templates/me.html), answered there."""
-    return who.role is Role.PLAYER and request.form.get("from") != "table"
+    """A player's throw sent from their own page (templates/me.html, `from` "me", or
+    none), answered there; any other form is answered on the table's page."""
+    return who.role is Role.PLAYER and request.form.get("from", "me") == "me"
 
 
 def _done(table: str, who: Holder, rule: str, answer: dict[str, Any]) -> Any:
