@@ -9,8 +9,9 @@ first, the console turns the problem the API's handlers made into its page
 (refused.html): the same status, the same words, and the headers HTTP requires of it
 (Retry-After on 429 and 503, Allow on 405). The API's own paths keep their problems.
 
-A write sent by htmx gets only the aria-live announcement of its refusal, swapped in
-out of band, and the page stays as it was (HX-Reswap: none).
+A write sent by htmx gets only the announcement of its refusal, swapped in out of band
+as an alert (role="alert": what the person did was not done), and the page stays as it
+was (HX-Reswap: none).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def page(status: int, reason: str, headers: dict[str, str] | None = None) -> Res
     announcement alone, swapped in out of band (HX-Reswap: none), so that the page stays
     as it was and says why."""
     if request.headers.get("HX-Request") == "true":
-        html = render_template("_announce.html", said=f"Refused: {reason}", oob=True)
+        html = render_template("_announce.html", said=f"Refused: {reason}", oob=True, alert=True)
         answer = Response(html, status=status, mimetype="text/html")
         answer.headers["HX-Reswap"] = "none"
     else:

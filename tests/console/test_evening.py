@@ -341,6 +341,8 @@ def test_a_form_without_its_csrf_token_is_refused(served: Served, page: Any) -> 
     control(page, "Call the main").get_by_role("button", name="Main 7").click()
     assert "CSRF" in page.get_by_role("alert").inner_text()
     assert event_count(served) == before
+    # The refusal is said beside the table, which stays as it was.
+    assert control(page, "Call the main").get_by_role("button", name="Main 7").is_visible()
 
 
 def test_a_throw_is_recorded_from_the_keyboard(served: Served, page: Any) -> None:

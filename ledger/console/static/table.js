@@ -36,12 +36,11 @@
         if (announce) announce.textContent = `The server answered ${xhr.status}: nothing was done here; try again.`;
         return;
       }
-      // A refusal page (a stale CSRF token, a role refused): it takes the page's place.
+      // A refusal before the table's own code (a stale CSRF token, a role refused): its
+      // announcement alone, as an alert swapped in out of band (ledger.console.errors,
+      // HX-Reswap: none); the table stays as it is.
       event.detail.shouldSwap = true;
       event.detail.isError = false;
-      event.detail.target = document.querySelector("main");
-      event.detail.selectOverride = "main";
-      event.detail.swapOverride = "outerHTML";
       return;
     }
     // A poll that crossed a write on the way answers an older table: it is dropped.
