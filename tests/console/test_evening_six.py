@@ -25,22 +25,22 @@ ann to fay 1000 each, the setter 10,000 (16,000 in all, and so always).
 | 3     | 7    | 2+2 chance 4,   | ann stakes 100; eve, fay lay 50 each, | ann 1300, eve 950,    |
 |       |      | 1+3 the chance  | covered; ann lays 50 odds at 2 to 1   | fay 950, setter 9800  |
 
-The pages are driven by role and accessible name. Where today's console has no control
-for a step, the step is taken the way today allows, and said (FALLBACKS, printed at
-the end):
+The pages are driven by role and accessible name. Each step is taken on the page that
+has its control; where a page lacks one, the step is taken the way the console allows,
+and said (FALLBACKS, printed at the end):
 
-- a player's lay and odds: a form named "Lay against the caster" or "Lay odds" on the
-  player's own view of the table (or her own page); today, the croupier's;
-- "Cover all" on the table; today, each "Cover …" in turn;
-- a throw: with the dice pad's keyboard shortcuts (`aria-keyshortcuts` on the form
-  "Record a throw": two number keys and Enter); today, a click on each die and on
-  "Record throw";
-- a player's dispute: a form named "Dispute round N"; today, POST
+- a player's lay and odds: the forms "Lay against the caster" and "Lay odds" on the
+  player's own view of the table; else the croupier's;
+- "Cover all" on the table; else each "Cover …" in turn;
+- a throw: with the keys the dice pad names ("Keys: two dice, then Enter"); else a
+  click on each die and on "Record throw";
+- a player's dispute: "Dispute round N" on her round's row, then its form; else POST
   /tables/t1/rounds/2/disputes with her token;
-- the setter's decision: a form named "Resolve the dispute" on the dispute's page;
-  today, POST …/resolution with the setter's token.
+- the setter's decision: the form "Resolve the dispute" on the dispute's page, then
+  its confirmation; else POST …/resolution with the setter's token.
 
-Amounts are typed in minor units (`typed`), as today's forms take them.
+The table's forms take amounts in the club's minor units (`typed`); the office's money
+is typed in its major units and confirmed before it is written (`in_major`).
 """
 
 from __future__ import annotations
@@ -67,8 +67,14 @@ def fallback(step: str) -> None:
 
 
 def typed(amount: int) -> str:
-    """An amount as the console's forms take it: minor units, today."""
+    """An amount as the table's forms take it: in minor units (pence)."""
     return str(amount)
+
+
+def in_major(served: Served, amount: int) -> str:
+    """An amount as the office takes it: in major units (10.00 for 1000 pence)."""
+    figure: str = served.app.extensions["hazard.house"].figure(amount)
+    return figure
 
 
 def read_amount(served: Served, text: str) -> int:
@@ -139,21 +145,27 @@ def choose(scope: Any, label: str | re.Pattern[str], value: str) -> None:
 
 
 def fund(served: Served, office: Any) -> None:
-    """The setter creates the six players and deposits for them and the bank."""
+    """The setter creates the six players and deposits for the bank and them, each
+    amount typed in major units and confirmed in figures before it is written."""
     office.goto(served.url + "/console/office")
     for name in PLAYERS:
         with wrote(office, served):
             create = form(office, "Create a player")
             create.get_by_label("New player").fill(name)
             create.get_by_role("button", name="Create the player").click()
-    for name, amount in {**dict.fromkeys(PLAYERS, DEPOSIT), "setter": BANK}.items():
+        office.locator(f"#player-{name}").wait_for()  # swapped in, without a reload
+    # The bank's float first: after each write the players are shown from its row on.
+    office.goto(served.url + "/console/office")
+    currency = served.app.extensions["hazard.house"].currency
+    for name, amount in {"setter": BANK, **dict.fromkeys(PLAYERS, DEPOSIT)}.items():
+        money = form(office, f"Money for {name}")
+        money.get_by_label(f"Amount for {name}, in {currency}").fill(in_major(served, amount))
+        money.get_by_role("button", name="Deposit…").click()
+        confirm = office.get_by_role("button", name=re.compile("^Confirm: deposit"))
+        assert in_major(served, amount) in confirm.inner_text()  # the figure, to confirm
         with wrote(office, served):
-            deposit = form(office, f"Deposit for {name}")
-            deposit.get_by_label(f"Deposit for {name}").fill(typed(amount))
-            deposit.get_by_role("button", name="Deposit").click()
-            confirm = office.get_by_role("button", name=re.compile("^Confirm"))
-            if confirm.count():
-                confirm.first.click()
+            confirm.click()
+        office.locator("[data-field=receipt-sentence]").wait_for()
 
 
 def office_balance(served: Served, office: Any, name: str) -> int:
@@ -187,17 +199,13 @@ def open_and_seat(served: Served, table: Any) -> None:
         table.get_by_label("Rule set").select_option("english")
         table.get_by_role("button", name="Open the table").click()
     table.get_by_role("heading", name=re.compile("Table t1")).wait_for()
+    # Players are picked from those the club has, each seated and cast with one press.
     for name in PLAYERS:
         with wrote(table, served):
-            seat = form(table, "Seat a player")
-            choose(seat, re.compile("^Player"), name)
-            seat.get_by_role("button", name="Seat").click()
+            form(table, "Seat a player").get_by_role("button", name=f"Seat {name}").click()
     for die, name in enumerate(PLAYERS, start=1):  # ann casts 1, the lowest: she casts first
         with wrote(table, served):
-            cast = form(table, "First caster cast")
-            choose(cast, re.compile("^Player"), name)
-            cast.get_by_label("Die").select_option(str(die))
-            cast.get_by_role("button", name="Enter the cast").click()
+            table.get_by_role("button", name=f"{name} cast a {die}").click()
 
 
 def caught_up(served: Served, table: Any) -> None:
@@ -216,8 +224,8 @@ def caught_up(served: Served, table: Any) -> None:
 def stake(served: Served, table: Any, amount: int) -> None:
     with wrote(table, served):
         staked = form(table, "Caster stake")
-        choose(staked, re.compile("stake", re.I), typed(amount))
-        staked.get_by_role("button", name="Stake").click()
+        staked.get_by_label(re.compile("stake against the setter")).fill(typed(amount))
+        staked.get_by_role("button", name=re.compile(" stakes$")).click()
 
 
 def own_view(served: Served, tab: Any) -> Any:
@@ -237,10 +245,10 @@ def lay(served: Served, table: Any, player: Any, name: str, amount: int) -> None
         fallback(f"{name}'s lay of {amount}: entered by the croupier")
     tab = player if own.count() else table
     with wrote(tab, served):
-        if where.get_by_label(re.compile("^Player")).count():
-            choose(where, re.compile("^Player"), name)
-        choose(where, "Amount", typed(amount))
-        where.get_by_role("button", name="Lay").click()
+        where.get_by_label(re.compile("^A stake laid against")).fill(typed(amount))
+        where.get_by_role("button", name=f"{name} lays").click()
+    if tab is player:
+        caught_up(served, table)
 
 
 def cover_all(served: Served, table: Any) -> None:
@@ -263,8 +271,10 @@ def call_main(served: Served, table: Any, main: int) -> None:
 
 def throw(served: Served, table: Any, die1: int, die2: int) -> None:
     pad = form(table, "Record a throw")
+    keys = pad.get_by_text("Keys: two dice, then Enter").count()
     with wrote(table, served):
-        if pad.get_attribute("aria-keyshortcuts"):
+        if keys:
+            table.evaluate("() => document.activeElement && document.activeElement.blur()")
             table.keyboard.press(str(die1))
             table.keyboard.press(str(die2))
             table.keyboard.press("Enter")
@@ -272,7 +282,7 @@ def throw(served: Served, table: Any, die1: int, die2: int) -> None:
         for die, value in (("Die 1", die1), ("Die 2", die2)):  # the face a person taps
             pad.get_by_role("group", name=die).get_by_text(str(value), exact=True).click()
         pad.get_by_role("button", name="Record throw").click()
-    if not pad.get_attribute("aria-keyshortcuts"):
+    if not keys:
         fallback(f"the throw {die1}+{die2}: clicked")
 
 
@@ -283,11 +293,11 @@ def lay_odds(served: Served, table: Any, player: Any, name: str, amount: int) ->
     tab = player if own.count() else table
     where = own if own.count() else form(table, "Lay odds")
     with wrote(tab, served):
-        if where.get_by_label(re.compile("^Player")).count():
-            choose(where, re.compile("^Player"), name)
-        choose(where, "On", "chance")
-        choose(where, "Amount", typed(amount))
-        where.get_by_role("button", name="Lay odds").click()
+        where.get_by_label(re.compile("^the chance")).check()
+        where.get_by_label(re.compile("^Odds, up to")).fill(typed(amount))
+        where.get_by_role("button", name=f"{name} lays odds").click()
+    if tab is player:
+        caught_up(served, table)  # the croupier throws on the table as it is now
 
 
 # -- disputes -----------------------------------------------------------------------------
@@ -297,13 +307,15 @@ def dispute(served: Served, player: Any, token: str, round_: int) -> str:
     """ann disputes a round: she says its throw was 5+1."""
     claim = "the dice were 5+1, a nick, not 1+1"
     own_view(served, player)
-    asked = form(player, f"Dispute round {round_}")
-    if asked.count():
+    row = player.get_by_role("link", name=f"Dispute round {round_}")
+    if row.count():
+        row.click()  # the round's form, drawn beside the rounds
+        asked = form(player, f"Dispute round {round_}")
         with wrote(player, served):
-            asked.get_by_label(re.compile("claim", re.I)).fill(claim)
+            asked.get_by_label("What went wrong").fill(claim)
             choose(asked, re.compile("^Die 1"), "5")
             choose(asked, re.compile("^Die 2"), "1")
-            asked.get_by_role("button", name=re.compile("^Dispute")).click()
+            asked.get_by_role("button", name="Open the dispute").click()
     else:
         fallback(f"ann's dispute over round {round_}: by the API")
         answer = served.app.test_client().post(
@@ -325,10 +337,11 @@ def uphold(served: Served, office: Any, token: str, dispute_id: str) -> None:
     reason = "the croupier and two players saw 1+1"
     decide = form(office, "Resolve the dispute")
     if decide.count():
+        decide.get_by_label(re.compile("^Uphold")).check()
+        decide.get_by_label(re.compile("reason", re.I)).fill(reason)
+        decide.get_by_role("button", name="Review the resolution…").click()  # what it posts
         with wrote(office, served):
-            choose(decide, re.compile("resolution|decision", re.I), "upheld")
-            decide.get_by_label(re.compile("reason", re.I)).fill(reason)
-            decide.get_by_role("button", name=re.compile("^(Resolve|Uphold)")).click()
+            office.get_by_role("button", name=re.compile("^Confirm: uphold")).click()
     else:
         fallback("the setter's decision: by the API")
         answer = served.app.test_client().post(
