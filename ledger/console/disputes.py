@@ -179,9 +179,9 @@ def _current(table: str, sent: Sent) -> None:
     """StaleVersion if the form was drawn before the table moved on: what the setter
     reviews is what the page they decided on showed, and its confirmation would be
     refused as stale anyway."""
-    current = club().state(table).version
-    if sent.get("if_match") is not None and sent["if_match"] != current:
-        raise StaleVersion(sent["if_match"], current)
+    current, drawn = club().state(table).version, sent.get("if_match")
+    if drawn is not None and drawn != current:
+        raise StaleVersion(drawn, current)
 
 
 def _positions(answer: dict[str, Any]) -> list[int]:
