@@ -349,27 +349,30 @@ def _percentile(samples: Sequence[float], q: int) -> float:
     return statistics.quantiles(samples, n=100, method="inclusive")[q - 1]
 
 
-def append_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _cost_ratios(
+    results: dict[str, dict[str, Any]], faster: str, slower: str, goals: dict[str, float]
+) -> list[dict[str, Any]]:
+    """The cost of `slower`'s appends over `faster`'s, each mode, each database: the
+    ratio of their median rates, and the median of the ratios repetition by repetition
+    (the two ran next to each other: steadier when the machine's load changes)."""
     out = []
     for label in ("sqlite", "postgres"):
-        for mode, goal in APPEND_GOALS.items():
-            tree = results.get(f"{label} appends/tree_{mode}")
-            plain = results.get(f"{label} appends/plain_{mode}")
-            if tree is None or plain is None:
+        for mode, goal in goals.items():
+            slow = results.get(f"{label} appends/{slower}_{mode}")
+            fast = results.get(f"{label} appends/{faster}_{mode}")
+            if slow is None or fast is None:
                 continue
-            # Rates: cost with the tree over cost without = plain rate / tree rate.
-            ratio = plain["median"] / tree["median"]
-            # The same, repetition by repetition (the two ran next to each other):
-            # steadier than the medians' ratio when the machine's load changes.
+            # Rates: cost with over cost without = the rate without / the rate with.
+            ratio = fast["median"] / slow["median"]
             paired = statistics.median(
-                p / t for p, t in zip(plain["samples"], tree["samples"], strict=True)
+                f / s for f, s in zip(fast["samples"], slow["samples"], strict=True)
             )
             out.append(
                 {
                     "group": f"{label} appends",
                     "mode": mode,
-                    "tree": tree["median"],
-                    "plain": plain["median"],
+                    "with": slow["median"],
+                    "without": fast["median"],
                     "cost_ratio": round(ratio, 3),
                     "paired_ratio": round(paired, 3),
                     "goal": goal,
@@ -379,36 +382,28 @@ def append_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def append_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Appends with the Merkle tree over the same appends without it."""
+    return _cost_ratios(results, "plain", "tree", APPEND_GOALS)
+
+
 SEAL_GOAL = 1.10
 """Issue 25: appends with the seal (stream heads, account chains, the seal event) within
 10% of the same appends without it, in the same run."""
 
 
 def seal_ratios(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for label in ("sqlite", "postgres"):
-        for mode in APPEND_GOALS:
-            sealed = results.get(f"{label} appends/tree_{mode}")
-            unsealed = results.get(f"{label} appends/unsealed_{mode}")
-            if sealed is None or unsealed is None:
-                continue
-            ratio = unsealed["median"] / sealed["median"]
-            paired = statistics.median(
-                u / t for u, t in zip(unsealed["samples"], sealed["samples"], strict=True)
-            )
-            out.append(
-                {
-                    "group": f"{label} appends",
-                    "mode": mode,
-                    "sealed": sealed["median"],
-                    "unsealed": unsealed["median"],
-                    "cost_ratio": round(ratio, 3),
-                    "paired_ratio": round(paired, 3),
-                    "goal": SEAL_GOAL,
-                    "met": ratio <= SEAL_GOAL,
-                }
-            )
-    return out
+    """Appends with the seal over the same appends without it."""
+    return _cost_ratios(results, "unsealed", "tree", dict.fromkeys(APPEND_GOALS, SEAL_GOAL))
+
+
+def _ratio_lines(ratios: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"  {a['group']:<18} {a['mode']:<8} {a['without']:>7,}/s / {a['with']:>7,}/s ="
+        f" {a['cost_ratio']:.3f}  goal <= {a['goal']}  {'MET' if a['met'] else 'MISSED'}"
+        f"  (per repetition, median: {a['paired_ratio']:.3f})"
+        for a in ratios
+    ]
 
 
 def proof_ratios(
@@ -467,19 +462,9 @@ def render(report: dict[str, Any]) -> str:
             lines.append(group)
         lines.append(f"  {r['name']:<22} {_fmt(r)}")
     lines += ["", "Appends, cost with the tree over cost without (median rates, same run):"]
-    for a in report["append_ratios"]:
-        lines.append(
-            f"  {a['group']:<18} {a['mode']:<8} {a['plain']:>7,}/s / {a['tree']:>7,}/s ="
-            f" {a['cost_ratio']:.3f}  goal <= {a['goal']}  {'MET' if a['met'] else 'MISSED'}"
-            f"  (per repetition, median: {a['paired_ratio']:.3f})"
-        )
+    lines += _ratio_lines(report["append_ratios"])
     lines += ["", "Appends, cost with the seal over cost without it (median rates, same run):"]
-    for a in report["seal_ratios"]:
-        lines.append(
-            f"  {a['group']:<18} {a['mode']:<8} {a['unsealed']:>7,}/s / {a['sealed']:>7,}/s ="
-            f" {a['cost_ratio']:.3f}  goal <= {a['goal']}  {'MET' if a['met'] else 'MISSED'}"
-            f"  (per repetition, median: {a['paired_ratio']:.3f})"
-        )
+    lines += _ratio_lines(report["seal_ratios"])
     lines += ["", "Proofs, p50 at the largest size over p50 at the smallest:"]
     for p in report["proof_ratios"]:
         lines.append(

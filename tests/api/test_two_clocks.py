@@ -55,6 +55,9 @@ def servers(database_url: str) -> Iterator[Servers]:
         EventStore(engine, clock=wall.clock(), signer=SIGNER),
     ]
     fast, slow = (Api(create_app(book=Book(s), TESTING=True)) for s in stores)
+    # One club, one setter: both servers take the token the first made (a role and name
+    # has one live token, and a second would revoke the first's).
+    slow.tokens = fast.tokens
     yield Servers(database_url, fast, slow, engine)
     for store in stores:
         store.close()
