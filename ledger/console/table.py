@@ -36,8 +36,8 @@ from marshmallow import ValidationError
 import engine as hz
 from ledger.books import queries
 from ledger.commands import NotPermitted, Role, require_role
-from ledger.console import phase, tablewords
-from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, _tables, blp
+from ledger.console import amounts, phase, tablewords
+from ledger.console.views import _check_csrf, _int, _sent, _signed_in, _tables, blp
 from ledger.house import House
 from ledger.service import NotFound, table_stream
 from ledger.store.eventstore import Refused
@@ -56,12 +56,6 @@ its minimum."""
 PARTS_HEADER = "X-Table-Parts"
 """Says an answer is the table's parts, to be swapped in whatever its status (a refusal
 is drawn beside its control): static/table.js."""
-
-
-@blp.app_template_global("minor_unit")
-def _minor_unit() -> str:
-    """What the club calls its minor unit, for the amounts a form takes."""
-    return tablewords.minor_unit(_house())
 
 
 @blp.app_context_processor
@@ -126,7 +120,6 @@ def _context(
         "disputable": _disputable(who, rounds, mine),
         "seatable": seatable,
         "chips": _chips(recent.stakes, state.limits),
-        "unit": tablewords.minor_unit(_house()),
         "errors": errors or {},
         "stray": _stray(errors or {}, allowed),
         "confirm": confirm,
@@ -258,16 +251,18 @@ def open_table() -> Any:
     the person signed in (ledger.web.tablewrites.open_table, as POST /tables runs it),
     the form read by the API's own schemas (its key as an Idempotency-Key). An odds
     multiple other than the rule set's opens it with that rule set's rules and that
-    multiple, as POST /tables takes a custom rule set (`rules`), named for both."""
+    multiple, as POST /tables takes a custom rule set (`rules`), named for both. Its
+    limits are typed in the club's money ("5.00"), and sent in minor units."""
     who = _signed_in(Role.SETTER, Role.CROUPIER)
     _check_csrf()
     form = request.form
-    limits = {
-        name: _int(form[name])
-        for name in ("min_stake", "max_stake", "max_exposure")
-        if form.get(name, "").strip()
-    }
     try:
+        # The limits are typed in the club's major units, as every amount on the pages.
+        limits = {
+            name: amounts.read(_house(), form, name)
+            for name in ("min_stake", "max_stake", "max_exposure")
+            if form.get(name, "").strip()
+        }
         asked = {
             "id": form.get("id", "").strip(),
             "dice": form.get("dice") or "croupier",
@@ -277,7 +272,7 @@ def open_table() -> Any:
         body = OpenTableSchema().load(asked)
         tablewrites.open_table(who, body, _sent(who))
     except ValidationError as exc:
-        return _home_refused(who, _fields(exc))
+        return _home_refused(who, amounts.refusal(_house(), exc, OpenTableSchema()))
     except (hz.HazardError, Refused) as exc:  # a rule set or limits refused; the table exists
         return _home_refused(who, str(exc))
     return redirect(url_for("console.table", table=body["id"]))

@@ -9,7 +9,7 @@ from typing import Any
 
 import engine as hz
 from ledger.books.throws import RESULTS
-from ledger.house import CURRENCIES, House
+from ledger.house import House
 
 PHASES = {
     "seating": "Seating",
@@ -53,16 +53,6 @@ VOIDED = {
     "forfeit": "the caster forfeited",
     "table-closed": "the table closed",
 }
-
-
-def minor_unit(house: House) -> str:
-    """What the club calls its minor unit ("pence"), as an amount's label says it."""
-    known = CURRENCIES.get(house.currency)
-    if house.minor_units == 0:
-        return known[2] if known else house.currency
-    if known and known[4] and known[5] == house.minor_units:
-        return known[4]
-    return "minor units"
 
 
 def bet_words(bet: Mapping[str, Any]) -> str:

@@ -115,10 +115,10 @@ def test_each_phase_shows_its_controls_and_only_those(served: Served, page: Any)
     # The main is due, and the round's stakes may be made: no dice yet (english rules
     # call the main), no seating, no odds.
     assert shown() == {"Call the main", "Caster stake", "Lay against the caster"}
-    page.locator("#stake-amount").fill("500")
+    page.locator("#stake-amount").fill("5.00")
     page.get_by_role("button", name="ann stakes").click()
     said(page, "ann stakes £5.00 against the setter")
-    page.locator("#lay-amount").fill("200")
+    page.locator("#lay-amount").fill("2")
     page.get_by_role("button", name="bob lays").click()
     said(page, "bob lays £2.00 against the caster")
     assert shown() == {"Call the main", "Lay against the caster", "Cover all waiting lays"}
@@ -158,13 +158,13 @@ def test_players_are_picked_and_one_press_covers_every_waiting_lay(
     ]
     # The table's usual stakes are offered: the last one played, and the minimum's multiples.
     lays.get_by_role("button", name="£5.00").click()
-    assert page.locator("#lay-amount").input_value() == "500"
+    assert page.locator("#lay-amount").input_value() == "5.00"  # in the club's money
     assert "£5.00" in page.locator("#lay-amount-echo").inner_text()
     for name in SIX[1:]:
         lays = control(page, "Lay against the caster")
         lays.get_by_role("button", name=f"{name} lays").click()
         said(page, f"{name} lays £5.00 against the caster")
-    assert page.locator("#lay-amount").input_value() == "500"  # kept as the table redrew
+    assert page.locator("#lay-amount").input_value() == "5.00"  # kept as the table redrew
     page.get_by_role("button", name="Cover all 5 (£25.00)").click()
     said(page, "ann covers")
     assert count(served, "StakeCovered") == 5
@@ -256,7 +256,7 @@ def test_a_stake_far_from_the_usual_is_asked_about_and_written_only_when_confirm
     tables.lay(club, "t1", CECIL, "bob", 500)
     at_the_table(served, page)
     before = count(served)
-    page.locator("#lay-amount").fill("5")  # meant as 500?
+    page.locator("#lay-amount").fill("0.05")  # meant as 5.00?
     page.get_by_role("button", name="cat lays").click()
     question = page.get_by_role("alertdialog")
     question.wait_for()
@@ -268,7 +268,7 @@ def test_a_stake_far_from_the_usual_is_asked_about_and_written_only_when_confirm
     assert count(served, "StakeLaid") == 2
     assert payloads(served, "StakeLaid")[-1]["amount"] == 5
     # A usual amount goes straight through.
-    page.locator("#lay-amount").fill("400")
+    page.locator("#lay-amount").fill("4")
     page.get_by_role("button", name="cat lays").click()
     said(page, "cat lays £4.00 against the caster")
     assert page.get_by_role("alertdialog").count() == 0
@@ -328,7 +328,7 @@ def test_a_player_watches_live_and_bets_for_themselves_alone(
     assert control(bob, "Seat a player").count() == 0
     lays = control(bob, "Lay against the caster")
     assert [b.inner_text() for b in lays.get_by_role("button", name="lays").all()] == ["bob lays"]
-    bob.locator("#lay-amount").fill("300")
+    bob.locator("#lay-amount").fill("3.00")
     lays.get_by_role("button", name="bob lays").click()
     said(bob, "bob lays £3.00 against the caster")
     [laid] = payloads(served, "StakeLaid")
@@ -392,9 +392,10 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     page.get_by_label("New table").fill("t9")
     page.get_by_label("Rule set").select_option("french")
     page.get_by_label("Odds multiple", exact=False).fill("3")
-    page.get_by_label("Minimum stake").fill("100")
-    page.get_by_label("Maximum stake", exact=False).fill("10000")
-    page.get_by_label("The setter's exposure cap", exact=False).fill("50000")
+    # Typed in the club's money, as the office takes it.
+    page.get_by_label("Minimum stake").fill("1.00")
+    page.get_by_label("Maximum stake", exact=False).fill("100")
+    page.get_by_label("The setter's exposure cap", exact=False).fill("£500.00")
     page.get_by_label("Dice").select_option("server")
     page.get_by_role("button", name="Open the table").click()
     page.get_by_role("heading", name="Table t9").wait_for()
@@ -415,7 +416,7 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     for name, die in (("ann", 1), ("bob", 2)):
         tables.cast(club, "t9", CECIL, name, die)
     page.reload()
-    page.locator("#stake-amount").fill("50")
+    page.locator("#stake-amount").fill("0.50")
     page.get_by_role("button", name="ann stakes").click()
     error = control(page, "Caster stake").get_by_role("alert")
     error.wait_for()

@@ -98,21 +98,28 @@
   });
 
   // -- amounts: the table's usual stakes, and the amount as money --------------------------
+  // An amount is typed in the club's major units, as the office takes it ("12.50"), and
+  // read by the server exactly (House.parse); the echo reads it the same way, or says
+  // nothing, and the server's refusal names the rule.
+  const AMOUNT = /^([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.([0-9]+))?$/;
+
   function money(input) {
     const echo = document.getElementById(input.dataset.moneyEcho);
     const controls = input.closest("[data-minor]");
     if (!echo || !controls) return;
-    const digits = input.value.trim();
-    if (!/^[0-9]+$/.test(digits)) {
+    const { symbol } = controls.dataset;
+    let typed = input.value.trim();
+    if (typed.startsWith(symbol.trim())) typed = typed.slice(symbol.trim().length).trim();
+    const found = AMOUNT.exec(typed);
+    const minor = Number(controls.dataset.minor);
+    if (!found || (found[2] || "").length > minor) {
       echo.textContent = "";
       return;
     }
-    // Integer arithmetic on the digits: no float near money.
-    const minor = Number(controls.dataset.minor);
-    const padded = digits.padStart(minor + 1, "0");
-    const whole = padded.slice(0, padded.length - minor).replace(/^0+(?=\d)/, "");
-    const part = minor ? `.${padded.slice(padded.length - minor)}` : "";
-    echo.textContent = `= ${controls.dataset.symbol}${whole}${part}`;
+    // The digits as typed, padded: no float near money.
+    const whole = found[1].replaceAll(",", "").replace(/^0+(?=\d)/, "");
+    const part = minor ? `.${(found[2] || "").padEnd(minor, "0")}` : "";
+    echo.textContent = `= ${symbol}${whole.replace(/\B(?=(\d{3})+$)/g, ",")}${part}`;
   }
 
   document.addEventListener("click", (event) => {
