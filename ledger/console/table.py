@@ -8,7 +8,8 @@ every part again, out of band, and says what it did in the page's aria-live regi
 the page never reloads and keeps its place; without script the form posts and the page
 comes back by a redirect. The page asks for its parts every second with the table's
 version as ETag (`panel`): 304 while the table stands still, the parts when anything at
-the table changed, wherever it was sent from. What each part shows is read as the API
+the table changed, wherever it was sent from, and what changed said in the page's
+aria-live region (`_meanwhile`). What each part shows is read as the API
 reads it: the table's state (GET /tables/{t}), its rounds and last throws from the read
 models (ledger.books.queries); the controls are the engine's and the commands' own
 answer to "may this person do this now" (ledger.console.phase).
@@ -53,6 +54,8 @@ ROUNDS = 12
 CHIPS = 4
 """Amounts offered beside each amount: the table's latest stakes, else multiples of
 its minimum."""
+CHANGES = 6
+"""The most changes said at once when the page's poll brings a new version: the newest."""
 PARTS_HEADER = "X-Table-Parts"
 """Says an answer is the table's parts, to be swapped in whatever its status (a refusal
 is drawn beside its control): static/table.js."""
@@ -237,9 +240,24 @@ def panel(table: str) -> Any:
     who = _signed_in()
     state, _ = _state(table)
     etag = f'"{state.version}"'
-    if request.headers.get("If-None-Match") == etag:
+    shown = request.headers.get("If-None-Match", "")
+    if shown == etag:
         return Response(status=304, headers={"ETag": etag, "Cache-Control": "no-store"})
-    return _parts(table, who)
+    return _parts(table, who, said=_meanwhile(table, shown))
+
+
+def _meanwhile(table: str, shown: str) -> str | None:
+    """What changed since the version the page shows (its If-None-Match), said in its
+    live region as the parts are swapped in: a change made elsewhere is heard, not
+    only seen, and focus stays where it was. The newest CHANGES events are said."""
+    version = shown.strip('"')
+    if not (version.isascii() and version.isdigit() and len(version) < 19):
+        return None  # no version, or none the page could have drawn: nothing to say
+    stream = table_stream(table)
+    with queries.reading(club().store) as read:
+        changes = read.changes_since(stream, int(version), CHANGES)
+        last = read.last_throws(stream, 1).throws
+    return tablewords.meanwhile(changes, _house(), last[0] if last else None)
 
 
 # -- opening a table --------------------------------------------------------------------

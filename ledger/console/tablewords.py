@@ -112,6 +112,19 @@ def said(rule: str, answer: Mapping[str, Any], house: House, last: Mapping[str, 
     return told or "Done: nothing changed (the same form was sent before)."
 
 
+def meanwhile(
+    changes: Sequence[Mapping[str, Any]], house: House, last: Mapping[str, Any] | None
+) -> str | None:
+    """What changed at the table since a page last drew it (a write from another
+    screen, the API, a player's phone), from its newest events, in the words a write's
+    own answer uses: "bob lays £5.00 against the caster (b3)." None when nothing said."""
+    parts = [_event(c["type"], c["payload"], house) for c in changes]
+    if last is not None and any(c["type"] == "DiceThrown" for c in changes):
+        parts.append(f"Thrown: {throw_words(last)}." + _passed(last))
+    told = " ".join(p for p in parts if p)
+    return told or None
+
+
 def _passed(throw: Mapping[str, Any]) -> str:
     if throw["dice_pass"]:
         return f" The dice pass to {throw['passed_to'] or 'nobody'}."

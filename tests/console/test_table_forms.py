@@ -97,7 +97,14 @@ def test_the_poll_is_a_304_while_the_table_stands_still(api: Api) -> None:
     moved = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": f'"{version}"'})
     assert moved.status_code == 200 and moved.headers["ETag"] == f'"{version + 1}"'
     assert 'aria-label="Record a throw"' in moved.get_data(as_text=True)  # with its controls
-
+    # What changed is said in the page's live region, out of band, as a write's answer is.
+    assert re.search(
+        r'<p id="announce"[^>]*role="status"[^>]*hx-swap-oob="true">The main is 7\.</p>',
+        moved.get_data(as_text=True),
+    )
+    # A poll that names no version the page could have drawn hears nothing said.
+    blind = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": '"x"'})
+    assert 'id="announce"' not in blind.get_data(as_text=True)
 
 
 def test_a_stake_far_from_the_usual_writes_nothing_until_confirmed(api: Api) -> None:

@@ -85,6 +85,35 @@ def test_a_lay_sent_over_the_api_appears_with_its_cover_and_refuse_within_a_seco
     assert count(served, "StakeCovered") == 1
 
 
+def test_a_change_made_elsewhere_is_said_in_the_live_region_and_focus_stays(
+    served: Served, page: Any
+) -> None:
+    club = playing(served)
+    tables.stake(club, "t1", CECIL, 500)
+    at_the_table(served, page)
+    page.locator("#lay-amount").fill("3")  # the croupier is typing a lay meanwhile
+    assert page.locator("#announce").inner_text() == ""
+    answer = over_the_api(
+        served, served.token("player", "bob"), "/tables/t1/lays", {"player": "bob", "amount": 500}
+    )
+    bet = answer["events"][0]["payload"]["bet_id"]
+    # Heard at the next poll, in the words of a write's own answer, as a status (polite).
+    page.locator("#announce", has_text=f"bob lays £5.00 against the caster ({bet}).").wait_for(
+        timeout=2_500
+    )
+    assert page.locator("#announce").get_attribute("role") == "status"
+    assert page.evaluate("document.activeElement.id") == "lay-amount"  # focus stays
+    assert page.locator("#lay-amount").input_value() == "3"
+    # Several at once (a poll spans them): each said, a throw with what it did.
+    tables.cover(club, "t1", CECIL, [bet])
+    tables.call_main(club, "t1", CECIL, 7)
+    tables.throw(club, "t1", CECIL, 5, 6)
+    page.locator("#announce", has_text="Thrown: 5 and 6, 11").wait_for(timeout=2_500)
+    assert "The main is 7." in page.locator("#announce").inner_text()
+    assert page.evaluate("document.activeElement.id") == "lay-amount"
+    assert same_document(page)
+
+
 def test_each_phase_shows_its_controls_and_only_those(served: Served, page: Any) -> None:
     club = funded(served)
     tables.open_table(club, "t1", CECIL, ruleset="english")
