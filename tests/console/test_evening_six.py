@@ -466,9 +466,15 @@ def test_an_evening_of_three_rounds_with_six_players_as_every_role(
     verify(served, auditor)
 
     table.goto(served.url + "/console/tables/t1")
+    players["ann"].goto(served.url + "/console/me")  # her statement, newest first
+    dispute_page = browser.new_context().new_page()  # the setter's, beside the office
+    sign_in(dispute_page, served.url, tokens["setter"])
+    dispute_page.goto(served.url + f"/console/office/disputes/t1/{disputed}")
     for name, tab in (("croupier-table", table), ("player-ann", players["ann"]),
-                      ("setter-office", office), ("auditor-verify", auditor)):  # fmt: skip
+                      ("setter-office", office), ("setter-dispute", dispute_page),
+                      ("auditor-verify", auditor)):  # fmt: skip
         shoot(tab, name)
+    dispute_page.context.close()
     print("Taken the way today's console allows:", *FALLBACKS, sep="\n  ")
     for tab in (office, table, auditor, *players.values()):
         tab.context.close()
