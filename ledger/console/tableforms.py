@@ -135,7 +135,8 @@ def do(table: str, rule: str) -> Any:
         message = f"The table has changed (it is at version {exc.current}): look again."
         return _refused(table, who, rule, message, 409)
     except hz.RuleBroken as exc:
-        return _refused(table, who, rule, f"{exc.detail} (rule {exc.code})", 422)
+        said = amounts.rule_words(_house(), exc.code, exc.detail)
+        return _refused(table, who, rule, f"{said} (rule {exc.code})", 422)
     except ValidationError as exc:
         read_by = WRITES[rule].schema
         message = amounts.refusal(_house(), exc, read_by()) if read_by else _fields(exc)

@@ -181,6 +181,13 @@ def test_the_open_table_forms_limits_are_read_as_post_tables_reads_them(api: Api
         assert answer.status_code == 422, (sent, answer.status_code)
         assert b'role="alert"' in answer.data, sent
         assert count(api) == before, sent
+    # A limit typed wrongly is refused by the rule it broke, in the club's money.
+    for sent, rule in [
+        ({"min_stake": "1.505"}, "1.505 has 3 decimal places: GBP is counted to the penny"),
+        ({"min_stake": "0"}, "min_stake: an amount from £0.01 to"),
+    ]:
+        data = {"id": "t2", "ruleset": "english", "csrf_token": token, **sent}
+        assert rule in croupier.post("/console/tables", data=data).get_data(as_text=True), sent
     # In the club's money, as the office takes it: £1.00 to £50.00, the cap £1,000.
     data = {"id": "t2", "ruleset": "english", "csrf_token": token, "min_stake": "1.00",
             "max_stake": "50", "max_exposure": "£1,000.00", "odds_multiple": "2"}  # fmt: skip

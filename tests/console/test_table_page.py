@@ -450,6 +450,8 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     error = control(page, "Caster stake").get_by_role("alert")
     error.wait_for()
     assert "stake-below-minimum" in error.inner_text()
+    # In the club's money, as it was typed, not the engine's minor units.
+    assert "the stake of £0.50 is below the table minimum of £1.00" in error.inner_text()
     assert count(served, "CasterStaked") == 0
 
 
