@@ -6,6 +6,7 @@ one entered by the croupier); its goal: 15 actions or fewer, and no full reload.
 
     .venv/bin/python -m bench.consoleclicks            # prints the figure
     .venv/bin/python -m bench.consoleclicks --json     # the same as JSON
+    .venv/bin/python -m bench.consoleclicks --croupier-enters-all   # every bet too
 
 The round: ann is the caster; she stakes 100; bob, cat, dan, eve and fay lay 50 each
 against her, and she covers them all; the main is 7; the throws are 4+4 (the chance
@@ -28,23 +29,29 @@ A bet a player can place from their own page (the API lets a player lay their ow
 stake, and the caster stake and cover her own) is placed there, and counted as the
 players' own, not the croupier's: the croupier's figure is what the croupier does.
 
-The selectors it expects, by role and accessible name, from the table page as issue 26
-rebuilds it; where a page lacks one it falls back to today's way, which it also plays,
-and says so ("taken as today's page allows"):
+The selectors it plays, by role and accessible name, from the table page as issue 26
+rebuilt it; where a page lacks one it falls back to the old page's way, which it also
+plays, and says so ("taken as today's page allows"):
 
 - **a stake**: on the caster's own view of the table (/console/tables/t1, else
-  /console/me), the form "Caster stake", its amount offered as a choice (a radio or an
-  option named "100" or "£1.00") or typed, and "Stake". Today: the croupier's form,
-  the field labelled "...stake..." tapped and typed.
+  /console/me), the form "Caster stake", its amount one of the table's usual stakes
+  offered beside it (a button named "£1.00") or typed in the club's money ("1.00",
+  the field labelled "...stake..."), and "ann stakes".
 - **a lay**: on the layer's own view, the form "Lay against the caster", the amount as
-  above, and "Lay"; on the croupier's, the player picked from a list (a select or
-  radios labelled "Player..."). Today: the croupier's form, the player ("Player
-  laying") and the amount ("Amount") tapped and typed.
-- **covers**: the button "Cover all". Today: each button "Cover bN" in turn.
-- **the main**: the form "Call the main", its button "Main 7" (as today).
-- **a throw**: the form "Record a throw" declaring its keys (`aria-keyshortcuts`): the
-  two number keys and Enter. Today: a tap on each face, in the groups "Die 1" and
-  "Die 2", and on "Record throw".
+  above (the field "A stake laid against ann, in GBP"; one the page kept as typed is
+  not typed again), and "bob lays"; on the croupier's, the player's own button. The
+  old page: a field "Player" and "Amount", each tapped and typed, and "Lay".
+- **covers**: the button "Cover all". The old page: each button "Cover bN" in turn.
+- **the main**: the form "Call the main", its button "Main 7".
+- **a throw**: the form "Record a throw", which takes keys (its `aria-keyshortcuts`, or
+  its echo of the keys typed, `#keys-echo`): the two number keys and Enter. The old
+  page: a tap on each face, in the groups "Die 1" and "Die 2", and on "Record throw".
+
+Before the covers and the main the croupier's page is waited for (not an action: the
+croupier looks up) until it shows the players' writes, which its poll brings within a
+second; a form drawn before them would be refused as stale. With
+`--croupier-enters-all` the croupier enters the stake and every lay as well, as the
+baseline's croupier did: the like-for-like figure.
 """
 
 from __future__ import annotations
@@ -105,7 +112,13 @@ class Tally:
 
     def pick(self, scope: Any, label: Any, value: str, names: list[str]) -> None:
         """Give the field labelled `label` a value: chosen from what the page offers
-        (a list: two taps; a radio among others: one), else typed."""
+        (one of the table's usual stakes beside it: one tap; a list: two taps; a radio
+        among others: one), else typed."""
+        for name in names:
+            chip = scope.locator("[data-chips-for]").get_by_role("button", name=name, exact=True)
+            if chip.count():
+                self.click(chip.first)
+                return
         field = scope.get_by_label(label).first
         kind = field.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
         if kind.startswith("select"):
@@ -184,8 +197,11 @@ def signed_in(browser: Any, url: str, token: str) -> Any:
 
 
 class Round:
-    def __init__(self, url: str, app: Any, croupier: Tally, players: dict[str, Tally]) -> None:
+    def __init__(
+        self, url: str, app: Any, croupier: Tally, players: dict[str, Tally], *, enters_all: bool
+    ) -> None:
         self.url, self.croupier, self.players = url, croupier, players
+        self.enters_all = enters_all  # the croupier enters every bet, as the baseline's did
         self.club, self.house = app.extensions["hazard.club"], app.extensions["hazard.house"]
         self.today: list[str] = []
 
@@ -218,7 +234,10 @@ class Round:
             tally.tab.remove_listener("request", on_request)
 
     def own_form(self, name: str, form: str) -> Any | None:
-        """`form` on the player's own view of the table, if it has one."""
+        """`form` on the player's own view of the table, if it has one (and the round is
+        not one where the croupier enters every bet)."""
+        if self.enters_all:
+            return None
         tab = self.players[name].tab
         answer = tab.goto(f"{self.url}/console/tables/t1")
         if answer is None or answer.status != 200:
@@ -227,23 +246,30 @@ class Round:
         return found if found.count() else None
 
     def amounts(self, amount: int) -> list[str]:
-        """The names an amount may be offered by: in minor units, or as the club's money."""
-        return [str(amount), self.house.money(amount)]
+        """The names an amount may be offered by: the club's money, or its figure."""
+        return [self.house.money(amount), self.house.figure(amount)]
+
+    def typed(self, amount: int) -> str:
+        """An amount as a person types it: in the club's major units ("0.50")."""
+        figure: str = self.house.figure(amount)
+        return figure
 
     def stake(self) -> None:
         own = self.own_form(CASTER, "Caster stake")
         tally = self.players[CASTER] if own is not None else self.croupier
-        if own is None:
+        if own is None and not self.enters_all:
             self.today.append("the stake: entered by the croupier")
         where = own if own is not None else tally.tab.get_by_role("form", name="Caster stake")
         with self.write(tally):
-            tally.pick(where, re.compile("stake|amount", re.I), str(STAKE), self.amounts(STAKE))
-            tally.click(where.get_by_role("button", name="Stake"))
+            field = re.compile("stake|amount", re.I)
+            tally.pick(where, field, self.typed(STAKE), self.amounts(STAKE))
+            staked = re.compile(f"^(Stake|{CASTER} stakes)$")
+            tally.click(where.get_by_role("button", name=staked))
 
     def lay(self, name: str) -> None:
         own = self.own_form(name, "Lay against the caster")
         tally = self.players[name] if own is not None else self.croupier
-        if own is None:
+        if own is None and not self.enters_all:
             self.today.append(f"{name}'s lay: entered by the croupier")
         where = (
             own if own is not None else tally.tab.get_by_role("form", name="Lay against the caster")
@@ -251,10 +277,23 @@ class Round:
         with self.write(tally):
             if where.get_by_label(re.compile("^Player")).count():
                 tally.pick(where, re.compile("^Player"), name, [name])
-            tally.pick(where, "Amount", str(LAY), self.amounts(LAY))
-            tally.click(where.get_by_role("button", name="Lay"))
+            amount = re.compile("^(Amount|A stake laid against)")
+            kept = where.get_by_label(amount).first.input_value() == self.typed(LAY)
+            if not kept:  # the page keeps an amount typed as it redraws: no need twice
+                tally.pick(where, amount, self.typed(LAY), self.amounts(LAY))
+            tally.click(where.get_by_role("button", name=re.compile(f"^(Lay|{name} lays)$")))
+
+    def caught_up(self) -> None:
+        """Wait (no action: the croupier looks up) until the croupier's page shows the
+        table as it is, the players' own writes included: its poll brings them within
+        a second, and a form drawn before them is refused as stale, rightly."""
+        version = self.version()
+        tab = self.croupier.tab
+        if tab.locator("#board[data-version]").count():
+            tab.locator(f"#board[data-version='{version}']").wait_for()
 
     def cover(self) -> None:
+        self.caught_up()
         tab = self.croupier.tab
         every = tab.get_by_role("button", name=re.compile("^Cover all"))
         if every.count():
@@ -267,13 +306,17 @@ class Round:
                 self.croupier.click(one.first)
 
     def main(self) -> None:
+        self.caught_up()
         called = self.croupier.tab.get_by_role("form", name="Call the main")
         with self.write(self.croupier):
             self.croupier.click(called.get_by_role("button", name=f"Main {MAIN}"))
 
     def throw(self, die1: int, die2: int) -> None:
         pad = self.croupier.tab.get_by_role("form", name="Record a throw")
-        keyboard = bool(pad.get_attribute("aria-keyshortcuts"))
+        # The pad says it takes keys: its shortcuts declared, or its echo of the keys typed.
+        keyboard = bool(pad.get_attribute("aria-keyshortcuts")) or bool(
+            pad.locator("#keys-echo").count()
+        )
         if not keyboard:
             self.today.append(f"the throw {die1}+{die2}: tapped")
         with self.write(self.croupier):
@@ -287,7 +330,7 @@ class Round:
             self.croupier.click(pad.get_by_role("button", name="Record throw"))
 
 
-def play(folder: Path) -> dict[str, Any]:
+def play(folder: Path, *, enters_all: bool = False) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium")
@@ -301,7 +344,7 @@ def play(folder: Path) -> dict[str, Any]:
         people = {name: Tally(signed_in(browser, url, tokens[name])) for name in tokens}
         del people["croupier"]
         counted = Tally(croupier)  # from here: the page is open, counting starts
-        game = Round(url, app, counted, people)
+        game = Round(url, app, counted, people, enters_all=enters_all)
         started = time.perf_counter()
         game.stake()
         for name in LAYERS:
@@ -326,6 +369,7 @@ def play(folder: Path) -> dict[str, Any]:
         "goal": {"actions": GOAL_ACTIONS, "loads": 0},
         "met": counted.actions <= GOAL_ACTIONS and counted.loads == 0,
         "seconds": round(seconds, 1),
+        "croupier_enters_all": enters_all,
         "taken_as_today_allows": game.today,
     }  # fmt: skip
 
@@ -333,13 +377,21 @@ def play(folder: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figure as JSON")
+    parser.add_argument(
+        "--croupier-enters-all",
+        action="store_true",
+        help="the croupier enters the stake and every lay too, as the baseline's croupier did",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        figure = play(Path(folder))
+        figure = play(Path(folder), enters_all=args.croupier_enters_all)
     if args.json:
         print(json.dumps(figure, indent=2))
         return 0
-    print("One round, six players: a stake, 5 lays, their covers, a main and 4 throws\n")
+    print("One round, six players: a stake, 5 lays, their covers, a main and 4 throws")
+    if figure["croupier_enters_all"]:
+        print("(the croupier enters the stake and every lay, as the baseline's croupier did)")
+    print()
     print(f"{'':<24}{'clicks':>8}{'keys':>8}{'actions':>9}{'page loads':>12}")
     for who in ("croupier", "players", "baseline"):
         row = figure[who]

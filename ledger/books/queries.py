@@ -191,6 +191,22 @@ class Reader:
         )
         return set(found.scalars())
 
+    def changes_since(self, stream: str, version: int, limit: int) -> list[dict[str, Any]]:
+        """The stream's newest `limit` events after `version`, oldest first, each its
+        version, type and payload: what a page drawn at `version` has not seen. Along
+        the (stream, version) key, a few rows however far behind the page is."""
+        e = events.c
+        newest = self.conn.execute(
+            sa.select(e.version, e.type, e.payload)
+            .where(e.stream == stream, e.version > version)
+            .order_by(e.version.desc())
+            .limit(limit)
+        )
+        return [
+            {"version": row.version, "type": row.type, "payload": chains.parsed(row.payload) or {}}
+            for row in reversed(list(newest))
+        ]
+
     def tables(self) -> list[str]:
         """Every table, by name, in the order they were opened."""
         return [s.removeprefix(TABLE_PREFIX) for s in self._opened(TABLE_PREFIX)]

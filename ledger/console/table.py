@@ -8,7 +8,8 @@ every part again, out of band, and says what it did in the page's aria-live regi
 the page never reloads and keeps its place; without script the form posts and the page
 comes back by a redirect. The page asks for its parts every second with the table's
 version as ETag (`panel`): 304 while the table stands still, the parts when anything at
-the table changed, wherever it was sent from. What each part shows is read as the API
+the table changed, wherever it was sent from, and what changed said in the page's
+aria-live region (`_meanwhile`). What each part shows is read as the API
 reads it: the table's state (GET /tables/{t}), its rounds and last throws from the read
 models (ledger.books.queries); the controls are the engine's and the commands' own
 answer to "may this person do this now" (ledger.console.phase).
@@ -36,8 +37,8 @@ from marshmallow import ValidationError
 import engine as hz
 from ledger.books import queries
 from ledger.commands import NotPermitted, Role, require_role
-from ledger.console import phase, tablewords
-from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, _tables, blp
+from ledger.console import amounts, phase, tablewords
+from ledger.console.views import _check_csrf, _int, _sent, _signed_in, _tables, blp
 from ledger.house import House
 from ledger.service import NotFound, table_stream
 from ledger.store.eventstore import Refused
@@ -53,15 +54,11 @@ ROUNDS = 12
 CHIPS = 4
 """Amounts offered beside each amount: the table's latest stakes, else multiples of
 its minimum."""
+CHANGES = 6
+"""The most changes said at once when the page's poll brings a new version: the newest."""
 PARTS_HEADER = "X-Table-Parts"
 """Says an answer is the table's parts, to be swapped in whatever its status (a refusal
 is drawn beside its control): static/table.js."""
-
-
-@blp.app_template_global("minor_unit")
-def _minor_unit() -> str:
-    """What the club calls its minor unit, for the amounts a form takes."""
-    return tablewords.minor_unit(_house())
 
 
 @blp.app_context_processor
@@ -126,7 +123,6 @@ def _context(
         "disputable": _disputable(who, rounds, mine),
         "seatable": seatable,
         "chips": _chips(recent.stakes, state.limits),
-        "unit": tablewords.minor_unit(_house()),
         "errors": errors or {},
         "stray": _stray(errors or {}, allowed),
         "confirm": confirm,
@@ -244,9 +240,24 @@ def panel(table: str) -> Any:
     who = _signed_in()
     state, _ = _state(table)
     etag = f'"{state.version}"'
-    if request.headers.get("If-None-Match") == etag:
+    shown = request.headers.get("If-None-Match", "")
+    if shown == etag:
         return Response(status=304, headers={"ETag": etag, "Cache-Control": "no-store"})
-    return _parts(table, who)
+    return _parts(table, who, said=_meanwhile(table, shown))
+
+
+def _meanwhile(table: str, shown: str) -> str | None:
+    """What changed since the version the page shows (its If-None-Match), said in its
+    live region as the parts are swapped in: a change made elsewhere is heard, not
+    only seen, and focus stays where it was. The newest CHANGES events are said."""
+    version = shown.strip('"')
+    if not (version.isascii() and version.isdigit() and len(version) < 19):
+        return None  # no version, or none the page could have drawn: nothing to say
+    stream = table_stream(table)
+    with queries.reading(club().store) as read:
+        changes = read.changes_since(stream, int(version), CHANGES)
+        last = read.last_throws(stream, 1).throws
+    return tablewords.meanwhile(changes, _house(), last[0] if last else None)
 
 
 # -- opening a table --------------------------------------------------------------------
@@ -258,16 +269,18 @@ def open_table() -> Any:
     the person signed in (ledger.web.tablewrites.open_table, as POST /tables runs it),
     the form read by the API's own schemas (its key as an Idempotency-Key). An odds
     multiple other than the rule set's opens it with that rule set's rules and that
-    multiple, as POST /tables takes a custom rule set (`rules`), named for both."""
+    multiple, as POST /tables takes a custom rule set (`rules`), named for both. Its
+    limits are typed in the club's money ("5.00"), and sent in minor units."""
     who = _signed_in(Role.SETTER, Role.CROUPIER)
     _check_csrf()
     form = request.form
-    limits = {
-        name: _int(form[name])
-        for name in ("min_stake", "max_stake", "max_exposure")
-        if form.get(name, "").strip()
-    }
     try:
+        # The limits are typed in the club's major units, as every amount on the pages.
+        limits = {
+            name: amounts.read(_house(), form, name)
+            for name in ("min_stake", "max_stake", "max_exposure")
+            if form.get(name, "").strip()
+        }
         asked = {
             "id": form.get("id", "").strip(),
             "dice": form.get("dice") or "croupier",
@@ -277,7 +290,7 @@ def open_table() -> Any:
         body = OpenTableSchema().load(asked)
         tablewrites.open_table(who, body, _sent(who))
     except ValidationError as exc:
-        return _home_refused(who, _fields(exc))
+        return _home_refused(who, amounts.refusal(_house(), exc, OpenTableSchema()))
     except (hz.HazardError, Refused) as exc:  # a rule set or limits refused; the table exists
         return _home_refused(who, str(exc))
     return redirect(url_for("console.table", table=body["id"]))

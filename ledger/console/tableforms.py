@@ -21,7 +21,7 @@ from marshmallow import ValidationError
 import engine as hz
 from ledger.books import queries
 from ledger.commands import NotPermitted, Role
-from ledger.console import tablewords
+from ledger.console import amounts, tablewords
 from ledger.console.table import STRIP, _answer, _house, _htmx, _parts, _state
 from ledger.console.views import _check_csrf, _fields, _int, _my_page, _sent, _signed_in, blp
 from ledger.service import Forbidden, NotFound, StaleVersion, table_stream
@@ -47,6 +47,12 @@ def _usual(table: str, state: hz.TableState) -> int | None:
     return usual
 
 
+def _money(form: Any, field: str) -> int:
+    """An amount typed in the club's major units ("12.50"), as the minor units the API's
+    schema takes (ledger.console.amounts)."""
+    return amounts.read(_house(), form, field)
+
+
 FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "seats": lambda f: {"player": f["player"]},
     "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
@@ -61,13 +67,13 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
         "off": _int(f["off"]),
         **({"standing": _int(f["standing"])} if f.get("standing") else {}),
     },
-    "stakes": lambda f: {"amount": _int(f["amount"])},
-    "lays": lambda f: {"player": f["player"], "amount": _int(f["amount"])},
+    "stakes": lambda f: {"amount": _money(f, "amount")},
+    "lays": lambda f: {"player": f["player"], "amount": _money(f, "amount")},
     # One bet, or every bet the form names (the caster's "cover all"): the covers write
     # takes a list.
     "covers": lambda f: {"bets": f.getlist("bet") or [f["bet"]]},
     "refusals": lambda f: {"bet": f["bet"]},
-    "odds": lambda f: {"player": f["player"], "on": f["on"], "amount": _int(f["amount"])},
+    "odds": lambda f: {"player": f["player"], "on": f["on"], "amount": _money(f, "amount")},
     "side-bets": lambda f: {
         "player": f["player"],
         "proposition": {
@@ -75,15 +81,16 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
             "totals": [_int(t) for t in f.get("totals", "").replace(",", " ").split()],
         },
         "backs": f.get("backs") == "yes",
-        "stake": _int(f["stake"]),
-        "asks": _int(f["asks"]),
+        "stake": _money(f, "stake"),
+        "asks": _money(f, "asks"),
         "to": f.get("to") or None,
     },
     "side-bets/accept": lambda f: {"player": f["player"], "bet": f["bet"]},
     "pass": lambda f: {},
     "close": lambda f: {},
 }
-"""What each control's form gives, as the body of its API command."""
+"""What each control's form gives, as the body of its API command: its amounts typed in
+the club's major units, as the office takes them, and sent in minor units."""
 
 ANSWERED_ON = ("table", "me")
 """The pages a table's form is answered on, as its `from` says: the table's own, or the
@@ -113,6 +120,8 @@ def do(table: str, rule: str) -> Any:
         body = FORMS[rule](form)
     except KeyError as exc:
         return _refused(table, who, rule, f"the form is missing {exc.args[0]}", 422)
+    except ValidationError as exc:  # an amount the club cannot read exactly
+        return _refused(table, who, rule, _fields(exc), 422)
     try:
         # A version in other digits or 5,000 of them was a 500, as such a key was.
         sent = _sent(who, TableWriteHeadersSchema)
@@ -126,9 +135,12 @@ def do(table: str, rule: str) -> Any:
         message = f"The table has changed (it is at version {exc.current}): look again."
         return _refused(table, who, rule, message, 409)
     except hz.RuleBroken as exc:
-        return _refused(table, who, rule, f"{exc.detail} (rule {exc.code})", 422)
+        said = amounts.rule_words(_house(), exc.code, exc.detail)
+        return _refused(table, who, rule, f"{said} (rule {exc.code})", 422)
     except ValidationError as exc:
-        return _refused(table, who, rule, _fields(exc), 422)
+        read_by = WRITES[rule].schema
+        message = amounts.refusal(_house(), exc, read_by()) if read_by else _fields(exc)
+        return _refused(table, who, rule, message, 422)
     except NotPermitted:
         abort(403, description=f"a {who.role.value} may not do this")
     except Forbidden as exc:

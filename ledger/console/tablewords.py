@@ -9,7 +9,7 @@ from typing import Any
 
 import engine as hz
 from ledger.books.throws import RESULTS
-from ledger.house import CURRENCIES, House
+from ledger.house import House
 
 PHASES = {
     "seating": "Seating",
@@ -53,16 +53,6 @@ VOIDED = {
     "forfeit": "the caster forfeited",
     "table-closed": "the table closed",
 }
-
-
-def minor_unit(house: House) -> str:
-    """What the club calls its minor unit ("pence"), as an amount's label says it."""
-    known = CURRENCIES.get(house.currency)
-    if house.minor_units == 0:
-        return known[2] if known else house.currency
-    if known and known[4] and known[5] == house.minor_units:
-        return known[4]
-    return "minor units"
 
 
 def bet_words(bet: Mapping[str, Any]) -> str:
@@ -120,6 +110,19 @@ def said(rule: str, answer: Mapping[str, Any], house: House, last: Mapping[str, 
     parts = [_event(e["type"], e["payload"], house) for e in events]
     told = " ".join(p for p in parts if p)
     return told or "Done: nothing changed (the same form was sent before)."
+
+
+def meanwhile(
+    changes: Sequence[Mapping[str, Any]], house: House, last: Mapping[str, Any] | None
+) -> str | None:
+    """What changed at the table since a page last drew it (a write from another
+    screen, the API, a player's phone), from its newest events, in the words a write's
+    own answer uses: "bob lays £5.00 against the caster (b3)." None when nothing said."""
+    parts = [_event(c["type"], c["payload"], house) for c in changes]
+    if last is not None and any(c["type"] == "DiceThrown" for c in changes):
+        parts.append(f"Thrown: {throw_words(last)}." + _passed(last))
+    told = " ".join(p for p in parts if p)
+    return told or None
 
 
 def _passed(throw: Mapping[str, Any]) -> str:

@@ -143,8 +143,8 @@ def test_an_evening_through_the_console(
     set_up_table(served, page)
 
     # Round 1: ann stakes 100; bob lays 50 and ann covers it; main 7; 5+6 nicks.
-    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
-    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "50"})
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "1.00"})
+    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "0.50"})
     laid = open_bet(page, "bob lays against")
     answered(page, control(page, f"Cover {laid}").get_by_role("button").click)
     answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
@@ -156,20 +156,20 @@ def test_an_evening_through_the_console(
     )
 
     # Round 2: ann stakes 100; main 6; 1+1 throws out.
-    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "1.00"})
     answered(page, control(page, "Call the main").get_by_role("button", name="Main 6").click)
     throw(page, 1, 1)
     assert (served.balance("ann"), served.balance("setter")) == (1050, 10_000)
 
     # Round 3: ann stakes 100; main 7; 2+2 sets the chance 4; ann lays 50 odds on the
     # chance at 2:1 (6 ways to 3); 1+3 is the chance: 100 and 100 more.
-    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "100"})
+    submit(page, "Caster stake", "ann stakes", **{"ann's stake against the setter": "1.00"})
     answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     throw(page, 2, 2)
     assert page.locator("[data-field=chance]").inner_text() == "4"
     form = control(page, "Lay odds")
     form.get_by_label("the chance (4)").check()
-    form.get_by_label("Odds, up to", exact=False).fill("50")
+    form.get_by_label("Odds, up to", exact=False).fill("0.50")  # in pounds
     answered(page, form.get_by_role("button", name="ann lays odds").click)
     throw(page, 1, 3)
     # The table says what the last throw did, and keeps the evening's rounds in view.
@@ -262,7 +262,7 @@ def test_an_evening_through_the_console(
 def test_a_refused_command_shows_its_rule_beside_the_control(served: Served, page: Any) -> None:
     fund(served)
     set_up_table(served, page)
-    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "50"})
+    submit(page, "Lay against the caster", "bob lays", **{"A stake laid against ann": "0.50"})
     answered(page, control(page, "Call the main").get_by_role("button", name="Main 7").click)
     before = event_count(served)
     throw(page, 3, 4)  # bob's lay is neither covered nor refused

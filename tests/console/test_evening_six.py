@@ -66,13 +66,9 @@ def fallback(step: str) -> None:
     FALLBACKS.append(step)
 
 
-def typed(amount: int) -> str:
-    """An amount as the table's forms take it: in minor units (pence)."""
-    return str(amount)
-
-
 def in_major(served: Served, amount: int) -> str:
-    """An amount as the office takes it: in major units (10.00 for 1000 pence)."""
+    """An amount as the office and the table's forms take it: in major units (10.00 for
+    1000 pence)."""
     figure: str = served.app.extensions["hazard.house"].figure(amount)
     return figure
 
@@ -224,7 +220,7 @@ def caught_up(served: Served, table: Any) -> None:
 def stake(served: Served, table: Any, amount: int) -> None:
     with wrote(table, served):
         staked = form(table, "Caster stake")
-        staked.get_by_label(re.compile("stake against the setter")).fill(typed(amount))
+        staked.get_by_label(re.compile("stake against the setter")).fill(in_major(served, amount))
         staked.get_by_role("button", name=re.compile(" stakes$")).click()
 
 
@@ -245,7 +241,7 @@ def lay(served: Served, table: Any, player: Any, name: str, amount: int) -> None
         fallback(f"{name}'s lay of {amount}: entered by the croupier")
     tab = player if own.count() else table
     with wrote(tab, served):
-        where.get_by_label(re.compile("^A stake laid against")).fill(typed(amount))
+        where.get_by_label(re.compile("^A stake laid against")).fill(in_major(served, amount))
         where.get_by_role("button", name=f"{name} lays").click()
     if tab is player:
         caught_up(served, table)
@@ -294,7 +290,7 @@ def lay_odds(served: Served, table: Any, player: Any, name: str, amount: int) ->
     where = own if own.count() else form(table, "Lay odds")
     with wrote(tab, served):
         where.get_by_label(re.compile("^the chance")).check()
-        where.get_by_label(re.compile("^Odds, up to")).fill(typed(amount))
+        where.get_by_label(re.compile("^Odds, up to")).fill(in_major(served, amount))
         where.get_by_role("button", name=f"{name} lays odds").click()
     if tab is player:
         caught_up(served, table)  # the croupier throws on the table as it is now
@@ -470,9 +466,15 @@ def test_an_evening_of_three_rounds_with_six_players_as_every_role(
     verify(served, auditor)
 
     table.goto(served.url + "/console/tables/t1")
+    players["ann"].goto(served.url + "/console/me")  # her statement, newest first
+    dispute_page = browser.new_context().new_page()  # the setter's, beside the office
+    sign_in(dispute_page, served.url, tokens["setter"])
+    dispute_page.goto(served.url + f"/console/office/disputes/t1/{disputed}")
     for name, tab in (("croupier-table", table), ("player-ann", players["ann"]),
-                      ("setter-office", office), ("auditor-verify", auditor)):  # fmt: skip
+                      ("setter-office", office), ("setter-dispute", dispute_page),
+                      ("auditor-verify", auditor)):  # fmt: skip
         shoot(tab, name)
+    dispute_page.context.close()
     print("Taken the way today's console allows:", *FALLBACKS, sep="\n  ")
     for tab in (office, table, auditor, *players.values()):
         tab.context.close()

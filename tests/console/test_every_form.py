@@ -47,6 +47,10 @@ NUMBERS = {
     "a huge negative number": "-" + "9" * 5_000,
 }
 """What no field that holds a number takes (a name may be "-1", a claim in Welsh)."""
+MONEY = {**NUMBERS, "a decimal place too many": "0.105", "a plus sign": "+1", "a float": "1e3"}
+"""What no field that holds money takes: it is typed in the club's major units, as
+House.parse reads it exactly."""
+MONEY_FIELDS = {"amount", "stake", "asks", "min_stake", "max_stake", "max_exposure"}
 KEYS = {**HOSTILE, "digits that are not ASCII": "١٢", "a huge number": "9" * 5_000}
 """What an idempotency key may not be (visible ASCII, 1 to 100 characters)."""
 MODES = {"plain": {}, "htmx": {"HX-Request": "true"}}
@@ -218,7 +222,13 @@ def test_a_hostile_value_in_any_field_of_any_form_is_refused(api: Api, mode: str
             data = pagekit.filled(found.form)
             for field in [f for f in data if f != "csrf_token"]:
                 values = (
-                    KEYS if field == "key" else NUMBERS if field in found.form.numbers else HOSTILE
+                    KEYS
+                    if field == "key"
+                    else MONEY
+                    if field in MONEY_FIELDS
+                    else NUMBERS
+                    if field in found.form.numbers
+                    else HOSTILE
                 )
                 for what, value in values.items():
                     sent = {**data, field: value}

@@ -218,6 +218,31 @@ def test_a_dispute_opened_from_a_line_is_said_and_swapped_in(served: Served, ann
     )
 
 
+def test_a_stale_csrf_token_on_the_dispute_page_is_said_as_an_alert(
+    served: Served, ann: Any
+) -> None:
+    """A refusal before the page's own code, sent by htmx, is its announcement alone
+    (ledger.console.errors, HX-Reswap: none): the page's one htmx-config (base.html)
+    swaps it in, where this page's own once dropped every 4xx and said nothing."""
+    page = ann
+    page.get_by_role("link", name="Older").click()
+    _lost_round_two(page)
+    page.evaluate("window.still = 'the same page'")
+    before = count(served, "DisputeOpened")
+    form = page.get_by_role("form", name="Dispute round 2 at t1")
+    form.get_by_label("Your reason").fill("the croupier read 1+1; it was 1+2")
+    # The token of a session since ended: the page was left open across a sign-in.
+    form.locator("input[name=csrf_token]").evaluate("(e) => { e.value = 'stale' + e.value; }")
+    form.get_by_role("button", name="Open the dispute").click()
+    alert = page.locator("#announce[role=alert]")
+    alert.wait_for()
+    assert "CSRF" in alert.inner_text() and alert.inner_text().startswith("Refused")
+    assert page.evaluate("window.still") == "the same page"  # the page stays as it was
+    assert form.get_by_label("Your reason").input_value() == "the croupier read 1+1; it was 1+2"
+    assert form.get_by_role("button", name="Open the dispute").is_enabled()  # may be sent again
+    assert count(served, "DisputeOpened") == before
+
+
 def test_without_script_a_dispute_posts_and_lands_on_its_page(served: Served, browser: Any) -> None:
     evening(served.app.extensions["hazard.club"])
     context = browser.new_context(java_script_enabled=False)

@@ -7,6 +7,7 @@ nothing; a player and an auditor read the table and may not run it."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -96,6 +97,14 @@ def test_the_poll_is_a_304_while_the_table_stands_still(api: Api) -> None:
     moved = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": f'"{version}"'})
     assert moved.status_code == 200 and moved.headers["ETag"] == f'"{version + 1}"'
     assert 'aria-label="Record a throw"' in moved.get_data(as_text=True)  # with its controls
+    # What changed is said in the page's live region, out of band, as a write's answer is.
+    assert re.search(
+        r'<p id="announce"[^>]*role="status"[^>]*hx-swap-oob="true">The main is 7\.</p>',
+        moved.get_data(as_text=True),
+    )
+    # A poll that names no version the page could have drawn hears nothing said.
+    blind = croupier.get("/console/tables/t1/panel", headers={"If-None-Match": '"x"'})
+    assert 'id="announce"' not in blind.get_data(as_text=True)
 
 
 def test_a_stake_far_from_the_usual_writes_nothing_until_confirmed(api: Api) -> None:
@@ -103,19 +112,19 @@ def test_a_stake_far_from_the_usual_writes_nothing_until_confirmed(api: Api) -> 
     tables.stake(club, "t1", CECIL, 500)
     before = count(api)
     asked = croupier.post(
-        "/console/tables/t1/do/lays", data=form(croupier, player="bob", amount="5", key="k1")
+        "/console/tables/t1/do/lays", data=form(croupier, player="bob", amount="0.05", key="k1")
     )
     assert asked.status_code == 200
     page = asked.get_data(as_text=True)
     assert "Yes, £0.05" in page and "usually plays £5.00" in page
     assert count(api) == before  # the first step writes nothing
     # Confirmed for another amount, it is asked again.
-    other = form(croupier, player="bob", amount="5", key="k1", confirmed="50")
+    other = form(croupier, player="bob", amount="0.05", key="k1", confirmed="50")
     assert "Yes, £0.05" in croupier.post("/console/tables/t1/do/lays", data=other).get_data(
         as_text=True
     )
     assert count(api) == before
-    sure = form(croupier, player="bob", amount="5", key="k1", confirmed="5")
+    sure = form(croupier, player="bob", amount="0.05", key="k1", confirmed="5")
     assert croupier.post("/console/tables/t1/do/lays", data=sure).status_code == 302
     assert kinds(api, "StakeLaid") == 1
     assert croupier.post("/console/tables/t1/do/lays", data=sure).status_code == 302  # a repeat
@@ -123,6 +132,31 @@ def test_a_stake_far_from_the_usual_writes_nothing_until_confirmed(api: Api) -> 
 
 
 HUGE = "9" * 5_000
+
+
+def test_an_amount_is_typed_in_the_clubs_money_and_a_bad_one_names_its_rule(api: Api) -> None:
+    croupier, club = playing(api)
+    tables.stake(club, "t1", CECIL, 500)
+    before = count(api)
+    for typed, rule in [
+        ("5.005", "has 3 decimal places: GBP is counted to the penny"),
+        ("-5", "without a sign"),
+        ("5 pounds", "is not an amount"),
+        ("", "type an amount"),
+        (HUGE, "too large an amount"),
+        ("0", "an amount from £0.01 to £10,000,000,000,000.00"),
+    ]:
+        sent = form(croupier, player="bob", amount=typed, key=f"k{len(typed)}")
+        answer = croupier.post("/console/tables/t1/do/lays", data=sent, headers=HTMX)
+        assert answer.status_code == 422, typed
+        assert "amount: " in answer.get_data(as_text=True), typed
+        assert rule in answer.get_data(as_text=True), typed
+        assert count(api) == before, typed
+    sent = form(croupier, player="bob", amount="£4.50", key="k-right")
+    assert croupier.post("/console/tables/t1/do/lays", data=sent).status_code == 302
+    with api.book.store.engine.connect() as conn:
+        laid = conn.execute(sa.select(events.c.payload).where(events.c.type == "StakeLaid"))
+        assert [json.loads(p)["amount"] for (p,) in laid] == [450]  # exactly, in minor units
 
 
 def test_the_open_table_forms_limits_are_read_as_post_tables_reads_them(api: Api) -> None:
@@ -133,10 +167,11 @@ def test_the_open_table_forms_limits_are_read_as_post_tables_reads_them(api: Api
         {"min_stake": "--5"},
         {"min_stake": HUGE},
         {"min_stake": "0"},
-        {"min_stake": "1.5"},
+        {"min_stake": "1.505"},
+        {"min_stake": "5p"},
         {"max_stake": "-1"},
         {"max_exposure": "²"},
-        {"min_stake": "100", "max_stake": "50"},
+        {"min_stake": "1.00", "max_stake": "0.50"},
         {"odds_multiple": "x"},
         {"odds_multiple": "-1"},
         {"ruleset": "craps"},
@@ -146,8 +181,16 @@ def test_the_open_table_forms_limits_are_read_as_post_tables_reads_them(api: Api
         assert answer.status_code == 422, (sent, answer.status_code)
         assert b'role="alert"' in answer.data, sent
         assert count(api) == before, sent
-    data = {"id": "t2", "ruleset": "english", "csrf_token": token, "min_stake": "100",
-            "max_stake": "5000", "max_exposure": "100000", "odds_multiple": "2"}  # fmt: skip
+    # A limit typed wrongly is refused by the rule it broke, in the club's money.
+    for sent, rule in [
+        ({"min_stake": "1.505"}, "1.505 has 3 decimal places: GBP is counted to the penny"),
+        ({"min_stake": "0"}, "min_stake: an amount from £0.01 to"),
+    ]:
+        data = {"id": "t2", "ruleset": "english", "csrf_token": token, **sent}
+        assert rule in croupier.post("/console/tables", data=data).get_data(as_text=True), sent
+    # In the club's money, as the office takes it: £1.00 to £50.00, the cap £1,000.
+    data = {"id": "t2", "ruleset": "english", "csrf_token": token, "min_stake": "1.00",
+            "max_stake": "50", "max_exposure": "£1,000.00", "odds_multiple": "2"}  # fmt: skip
     assert croupier.post("/console/tables", data=data).status_code == 302
     state = api.app.extensions["hazard.club"].state("t2")
     assert (state.limits.min_stake, state.limits.max_stake, state.limits.max_exposure) == (

@@ -85,6 +85,35 @@ def test_a_lay_sent_over_the_api_appears_with_its_cover_and_refuse_within_a_seco
     assert count(served, "StakeCovered") == 1
 
 
+def test_a_change_made_elsewhere_is_said_in_the_live_region_and_focus_stays(
+    served: Served, page: Any
+) -> None:
+    club = playing(served)
+    tables.stake(club, "t1", CECIL, 500)
+    at_the_table(served, page)
+    page.locator("#lay-amount").fill("3")  # the croupier is typing a lay meanwhile
+    assert page.locator("#announce").inner_text() == ""
+    answer = over_the_api(
+        served, served.token("player", "bob"), "/tables/t1/lays", {"player": "bob", "amount": 500}
+    )
+    bet = answer["events"][0]["payload"]["bet_id"]
+    # Heard at the next poll, in the words of a write's own answer, as a status (polite).
+    page.locator("#announce", has_text=f"bob lays £5.00 against the caster ({bet}).").wait_for(
+        timeout=2_500
+    )
+    assert page.locator("#announce").get_attribute("role") == "status"
+    assert page.evaluate("document.activeElement.id") == "lay-amount"  # focus stays
+    assert page.locator("#lay-amount").input_value() == "3"
+    # Several at once (a poll spans them): each said, a throw with what it did.
+    tables.cover(club, "t1", CECIL, [bet])
+    tables.call_main(club, "t1", CECIL, 7)
+    tables.throw(club, "t1", CECIL, 5, 6)
+    page.locator("#announce", has_text="Thrown: 5 and 6, 11").wait_for(timeout=2_500)
+    assert "The main is 7." in page.locator("#announce").inner_text()
+    assert page.evaluate("document.activeElement.id") == "lay-amount"
+    assert same_document(page)
+
+
 def test_each_phase_shows_its_controls_and_only_those(served: Served, page: Any) -> None:
     club = funded(served)
     tables.open_table(club, "t1", CECIL, ruleset="english")
@@ -115,10 +144,10 @@ def test_each_phase_shows_its_controls_and_only_those(served: Served, page: Any)
     # The main is due, and the round's stakes may be made: no dice yet (english rules
     # call the main), no seating, no odds.
     assert shown() == {"Call the main", "Caster stake", "Lay against the caster"}
-    page.locator("#stake-amount").fill("500")
+    page.locator("#stake-amount").fill("5.00")
     page.get_by_role("button", name="ann stakes").click()
     said(page, "ann stakes £5.00 against the setter")
-    page.locator("#lay-amount").fill("200")
+    page.locator("#lay-amount").fill("2")
     page.get_by_role("button", name="bob lays").click()
     said(page, "bob lays £2.00 against the caster")
     assert shown() == {"Call the main", "Lay against the caster", "Cover all waiting lays"}
@@ -158,13 +187,13 @@ def test_players_are_picked_and_one_press_covers_every_waiting_lay(
     ]
     # The table's usual stakes are offered: the last one played, and the minimum's multiples.
     lays.get_by_role("button", name="£5.00").click()
-    assert page.locator("#lay-amount").input_value() == "500"
+    assert page.locator("#lay-amount").input_value() == "5.00"  # in the club's money
     assert "£5.00" in page.locator("#lay-amount-echo").inner_text()
     for name in SIX[1:]:
         lays = control(page, "Lay against the caster")
         lays.get_by_role("button", name=f"{name} lays").click()
         said(page, f"{name} lays £5.00 against the caster")
-    assert page.locator("#lay-amount").input_value() == "500"  # kept as the table redrew
+    assert page.locator("#lay-amount").input_value() == "5.00"  # kept as the table redrew
     page.get_by_role("button", name="Cover all 5 (£25.00)").click()
     said(page, "ann covers")
     assert count(served, "StakeCovered") == 5
@@ -256,7 +285,7 @@ def test_a_stake_far_from_the_usual_is_asked_about_and_written_only_when_confirm
     tables.lay(club, "t1", CECIL, "bob", 500)
     at_the_table(served, page)
     before = count(served)
-    page.locator("#lay-amount").fill("5")  # meant as 500?
+    page.locator("#lay-amount").fill("0.05")  # meant as 5.00?
     page.get_by_role("button", name="cat lays").click()
     question = page.get_by_role("alertdialog")
     question.wait_for()
@@ -268,7 +297,7 @@ def test_a_stake_far_from_the_usual_is_asked_about_and_written_only_when_confirm
     assert count(served, "StakeLaid") == 2
     assert payloads(served, "StakeLaid")[-1]["amount"] == 5
     # A usual amount goes straight through.
-    page.locator("#lay-amount").fill("400")
+    page.locator("#lay-amount").fill("4")
     page.get_by_role("button", name="cat lays").click()
     said(page, "cat lays £4.00 against the caster")
     assert page.get_by_role("alertdialog").count() == 0
@@ -328,7 +357,7 @@ def test_a_player_watches_live_and_bets_for_themselves_alone(
     assert control(bob, "Seat a player").count() == 0
     lays = control(bob, "Lay against the caster")
     assert [b.inner_text() for b in lays.get_by_role("button", name="lays").all()] == ["bob lays"]
-    bob.locator("#lay-amount").fill("300")
+    bob.locator("#lay-amount").fill("3.00")
     lays.get_by_role("button", name="bob lays").click()
     said(bob, "bob lays £3.00 against the caster")
     [laid] = payloads(served, "StakeLaid")
@@ -392,9 +421,10 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     page.get_by_label("New table").fill("t9")
     page.get_by_label("Rule set").select_option("french")
     page.get_by_label("Odds multiple", exact=False).fill("3")
-    page.get_by_label("Minimum stake").fill("100")
-    page.get_by_label("Maximum stake", exact=False).fill("10000")
-    page.get_by_label("The setter's exposure cap", exact=False).fill("50000")
+    # Typed in the club's money, as the office takes it.
+    page.get_by_label("Minimum stake").fill("1.00")
+    page.get_by_label("Maximum stake", exact=False).fill("100")
+    page.get_by_label("The setter's exposure cap", exact=False).fill("£500.00")
     page.get_by_label("Dice").select_option("server")
     page.get_by_role("button", name="Open the table").click()
     page.get_by_role("heading", name="Table t9").wait_for()
@@ -415,11 +445,13 @@ def test_opening_a_table_sets_its_rules_limits_and_dice(served: Served, page: An
     for name, die in (("ann", 1), ("bob", 2)):
         tables.cast(club, "t9", CECIL, name, die)
     page.reload()
-    page.locator("#stake-amount").fill("50")
+    page.locator("#stake-amount").fill("0.50")
     page.get_by_role("button", name="ann stakes").click()
     error = control(page, "Caster stake").get_by_role("alert")
     error.wait_for()
     assert "stake-below-minimum" in error.inner_text()
+    # In the club's money, as it was typed, not the engine's minor units.
+    assert "the stake of £0.50 is below the table minimum of £1.00" in error.inner_text()
     assert count(served, "CasterStaked") == 0
 
 

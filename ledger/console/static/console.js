@@ -13,6 +13,27 @@ document.addEventListener("submit", (event) => {
   setTimeout(() => form.querySelectorAll("button").forEach((b) => { b.disabled = true; }), 0);
 });
 
+// htmx's answers, on every page (base.html's htmx-config swaps a refusal as it swaps a
+// success: the console draws each for its place). An answer that is not a page for people
+// (a proxy's or a server's fault) is not swapped in: the page says so, and stays as it was.
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const { xhr } = event.detail;
+  if (xhr.status < 400 || (xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) return;
+  event.detail.shouldSwap = false;
+  const announce = document.getElementById("announce");
+  if (announce) announce.textContent = `The server answered ${xhr.status}: nothing was done here; try again.`;
+});
+
+// A form whose answer never came (the network, a server gone), or whose refusal left it
+// where it was (an alert alone: a stale page, a role refused), may be sent again.
+document.addEventListener("htmx:afterRequest", (event) => {
+  const form = event.detail.elt;
+  if (!(form instanceof HTMLFormElement) || !form.isConnected) return;
+  if (event.detail.successful && (event.detail.xhr?.status || 0) < 400) return;
+  delete form.dataset.sent;
+  form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+});
+
 // The verify page checks the log a page at a time, each a request of its own, and
 // moves the progress bar between them. Without script each page is a link to follow.
 function verifier(root) {

@@ -1,6 +1,6 @@
 // The table page's script, on top of htmx: the page's parts are swapped in out of band
 // by every form's answer and by a poll every second (templates/table.html); this keeps
-// that poll free while nothing changes, lets a refusal be drawn beside its control,
+// that poll free while nothing changes, drops a poll older than the table shown,
 // enters a throw from the keyboard, and fills an amount from the table's usual stakes.
 // Without it every form still posts and the page comes back.
 "use strict";
@@ -17,45 +17,21 @@
     }
   });
 
+  // Every answer is swapped as base.html's htmx-config says (a refusal drawn beside its
+  // control, a refusal before the table's code as an alert): here only the poll's own
+  // cases. A 304 draws nothing; a poll that crossed a write on the way answers an older
+  // table, and is dropped.
   document.body.addEventListener("htmx:beforeSwap", (event) => {
     const { xhr } = event.detail;
     if (xhr.status === 304) {
       event.detail.shouldSwap = false;
       return;
     }
-    const parts = xhr.getResponseHeader("X-Table-Parts");
-    if (parts && xhr.status >= 400) {
-      // A refusal: the table's parts with the reason beside the control (nothing written).
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    } else if (!parts && xhr.status >= 400) {
-      if (!(xhr.getResponseHeader("Content-Type") || "").startsWith("text/html")) {
-        // Not a page for people (a server error): say so, and leave the table as it is.
-        event.detail.shouldSwap = false;
-        const announce = document.getElementById("announce");
-        if (announce) announce.textContent = `The server answered ${xhr.status}: nothing was done here; try again.`;
-        return;
-      }
-      // A refusal before the table's own code (a stale CSRF token, a role refused): its
-      // announcement alone, as an alert swapped in out of band (ledger.console.errors,
-      // HX-Reswap: none); the table stays as it is.
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-      return;
-    }
-    // A poll that crossed a write on the way answers an older table: it is dropped.
     const etag = xhr.getResponseHeader("ETag");
-    if (parts === "1" && etag && Number(etag.replaceAll('"', "")) < shownVersion()) {
+    if (xhr.getResponseHeader("X-Table-Parts") === "1" && etag
+        && Number(etag.replaceAll('"', "")) < shownVersion()) {
       event.detail.shouldSwap = false;
     }
-  });
-
-  // A form whose answer never came (the network, a server gone) may be sent again.
-  document.body.addEventListener("htmx:afterRequest", (event) => {
-    const form = event.detail.elt;
-    if (event.detail.successful || !(form instanceof HTMLFormElement) || !form.isConnected) return;
-    delete form.dataset.sent;
-    form.querySelectorAll("button").forEach((b) => { b.disabled = false; });
   });
 
   // -- a throw from the keyboard: two number keys and Enter ------------------------------
@@ -98,21 +74,28 @@
   });
 
   // -- amounts: the table's usual stakes, and the amount as money --------------------------
+  // An amount is typed in the club's major units, as the office takes it ("12.50"), and
+  // read by the server exactly (House.parse); the echo reads it the same way, or says
+  // nothing, and the server's refusal names the rule.
+  const AMOUNT = /^([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.([0-9]+))?$/;
+
   function money(input) {
     const echo = document.getElementById(input.dataset.moneyEcho);
     const controls = input.closest("[data-minor]");
     if (!echo || !controls) return;
-    const digits = input.value.trim();
-    if (!/^[0-9]+$/.test(digits)) {
+    const { symbol } = controls.dataset;
+    let typed = input.value.trim();
+    if (typed.startsWith(symbol.trim())) typed = typed.slice(symbol.trim().length).trim();
+    const found = AMOUNT.exec(typed);
+    const minor = Number(controls.dataset.minor);
+    if (!found || (found[2] || "").length > minor) {
       echo.textContent = "";
       return;
     }
-    // Integer arithmetic on the digits: no float near money.
-    const minor = Number(controls.dataset.minor);
-    const padded = digits.padStart(minor + 1, "0");
-    const whole = padded.slice(0, padded.length - minor).replace(/^0+(?=\d)/, "");
-    const part = minor ? `.${padded.slice(padded.length - minor)}` : "";
-    echo.textContent = `= ${controls.dataset.symbol}${whole}${part}`;
+    // The digits as typed, padded: no float near money.
+    const whole = found[1].replaceAll(",", "").replace(/^0+(?=\d)/, "");
+    const part = minor ? `.${(found[2] || "").padEnd(minor, "0")}` : "";
+    echo.textContent = `= ${symbol}${whole.replace(/\B(?=(\d{3})+$)/g, ",")}${part}`;
   }
 
   document.addEventListener("click", (event) => {
