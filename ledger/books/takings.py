@@ -84,7 +84,7 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
     against (the tables and players with none are left out)."""
     p, e = postings.c, events.c
     rows = conn.execute(
-        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount), sa.func.min(p.position))
+        sa.select(e.stream, _against(conn), sa.func.sum(p.amount))
         .select_from(postings.join(events, e.position == p.position))
         .where(
             p.account == SETTER,
@@ -94,49 +94,31 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
         )
         .group_by(e.stream, p.counterparty)
     ).all()
-    against = _parties(conn, {c: first for _, c, _, first in rows if c.startswith(ESCROW)})
     found: Nets = {}
-    for stream, counterparty, net, _ in rows:
-        player = against.get(counterparty) if counterparty.startswith(ESCROW) else counterparty
+    for stream, player, net in rows:
         key = (stream.removeprefix(TABLE_PREFIX), _player(player))
         found[key] = found.get(key, 0) + int(net)
     return {key: net for key, net in found.items() if net}
 
 
-def _parties(conn: sa.Connection, escrows: dict[str, int]) -> dict[str, str]:
-    """The party other than the setter of each bet whose escrow is named, with the
-    position of the setter's first posting to it: its stake went into the escrow as the
-    setter's did (none: an offer no one took). Most often in the same event (a caster's
-    stake, odds), one probe of the (account, position) key each; else (a side bet taken
-    later) from all the escrow's postings."""
+def _against(conn: sa.Connection) -> sa.ColumnElement[str | None]:
+    """Whom a posting of the setter's was made against: the player an adjustment paid,
+    or, for a bet's escrow, the bet's other party, the first to put money into it other
+    than the setter (None: an offer no one took). One probe of the escrow's (account,
+    position) key for each escrow the query's groups name: an escrow's postings are a
+    bet's few, and the probe stops at the first. (Asking for each escrow's postings in
+    Python, a clause an escrow, cost seconds for a busy fortnight.)"""
     p = postings.c
-    found: dict[str, str] = {}
-    pairs = sorted(escrows.items())
-    for start in range(0, len(pairs), AT_ONCE):
-        query = (
-            sa.select(p.account, sa.func.min(p.counterparty))
-            .where(
-                # Each an index probe (SQLite scans the whole index for a row-value IN).
-                sa.or_(
-                    *(
-                        sa.and_(p.account == escrow, p.position == position)
-                        for escrow, position in pairs[start : start + AT_ONCE]
-                    )
-                )
-            )
-            .where(p.counterparty != SETTER)
-            .group_by(p.account)
-        )
-        found.update({escrow: party for escrow, party in conn.execute(query)})
-    rest = sorted(set(escrows) - set(found))
-    for start in range(0, len(rest), AT_ONCE):
-        query = (
-            sa.select(p.account, sa.func.min(p.counterparty))
-            .where(p.account.in_(rest[start : start + AT_ONCE]), p.counterparty != SETTER)
-            .group_by(p.account)
-        )
-        found.update({escrow: party for escrow, party in conn.execute(query)})
-    return found
+    taker = postings.alias("taker")
+    first_other = (
+        sa.select(taker.c.counterparty)
+        .where(taker.c.account == p.counterparty, taker.c.counterparty != SETTER)
+        .order_by(taker.c.position, taker.c.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    escrow = sa.and_(*starts_with(conn, p.counterparty, ESCROW))
+    return sa.case((escrow, first_other), else_=p.counterparty)
 
 
 def _player(account: str | None) -> str | None:

@@ -158,3 +158,24 @@ def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
         [evening] = takings.latest(conn, LONDON.zone, 5)
         assert takings.nets(conn, evening) == {("t1", "ann"): 50}
         assert takings.exposure(conn)[0] == {}
+
+
+def test_an_evening_s_takings_are_one_read_along_the_setter_s_postings(api: Api) -> None:
+    """The evening's postings of the setter's by its (account, position) key, each
+    escrow's taker by one probe of the escrow's: no scan of the postings or the events,
+    one statement however many bets the evening had."""
+    from tests.ledger.plankit import capture, full_scan_or_sort, plan
+
+    _evenings(api)
+    engine = api.book.store.engine
+    with engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 1)
+    ran = capture(engine)
+    with engine.connect() as conn:
+        nets = takings.nets(conn, evening)
+        asked = list(ran)
+        found = [plan(conn, statement, params) for statement, params in asked]
+    assert nets == {("t1", "ann"): 50, ("t2", "bob"): 10}
+    assert len(found) == 1, found
+    scans = [line for line in full_scan_or_sort(found[0]) if "B-TREE FOR GROUP BY" not in line]
+    assert not scans and "SCAN postings" not in found[0], found
