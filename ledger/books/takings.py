@@ -16,12 +16,16 @@ that hold money rather than by folding every table's state.
 An evening is a span of positions, so its takings are a range scan of the setter's
 postings (the (account, position) index), however long the log before it; the latest
 evenings are found walking back from the setter's last posting at a table, an evening
-at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not the log.
+at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not the log;
+and an evening that has closed is worked out once in a process and kept (below), so the
+office, asked for all evening, reads the evening still open.
 """
 
 from __future__ import annotations
 
+import weakref
 from datetime import UTC, date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -50,10 +54,63 @@ def latest(conn: sa.Connection, zone: str, count: int) -> list[Evening]:
         last = _last_at_table(conn, before)
         if last is None:
             break
-        evening = evenings.of_day(conn, zone, _day(zone, last))
+        day = _day(zone, last)
+        evening = _closed(conn, ("day", zone, day), None)
+        if evening is None:
+            evening = evenings.of_day(conn, zone, day)
+            _keep(conn, ("day", zone, day), evening.through, evening)
         found.append(evening)
         before = evening.after
     return found[::-1]
+
+
+# -- Closed evenings, kept ----------------------------------------------------------------
+#
+# An evening whose last moment has passed is closed for good: recorded times never go
+# back (migration 0013), so once the log holds an event after it, no event joins its
+# span, and the events and postings in a span of positions are never rewritten. So its
+# bounds and its takings are worked out once in a process and kept, as Club keeps each
+# table's state: the office, asked for all evening, reads the evening still open and
+# probes each kept one's last event. Each is kept with the hash of the event at its
+# span's end, checked on every use (a database emptied and restored under the same
+# engine is a different log). Takings with a stake still waiting for its taker are not
+# kept: the taker, when one comes, is the player they were made against.
+
+KEPT = 1000
+"""The most results kept for one database: a fortnight's evenings many times over."""
+
+_kept: weakref.WeakKeyDictionary[sa.Engine, dict[Any, tuple[str | None, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _hash_at(conn: sa.Connection, position: int) -> str | None:
+    found = conn.execute(sa.select(events.c.hash).where(events.c.position == position))
+    return found.scalar()
+
+
+def _closed(conn: sa.Connection, key: Any, default: Any) -> Any:
+    """What was kept under `key`, if the event its span ends at is the one it was."""
+    held = _kept.get(conn.engine, {}).get(key)
+    if held is None or _hash_at(conn, _end(held[1])) != held[0]:
+        return default
+    return held[1]
+
+
+def _keep(conn: sa.Connection, key: Any, through: int, value: Any) -> None:
+    """Keep `value` under `key` if the span ending at `through` is closed: the log has
+    an event after it."""
+    newest = conn.execute(sa.select(sa.func.max(events.c.position))).scalar()
+    if (newest or 0) <= through:
+        return
+    kept = _kept.setdefault(conn.engine, {})
+    if len(kept) >= KEPT:
+        kept.clear()
+    kept[key] = (_hash_at(conn, through), value)
+
+
+def _end(value: Any) -> int:
+    return int(value.through if isinstance(value, Evening) else value[0])
 
 
 def _day(zone: str, recorded_at: str) -> date:
@@ -81,7 +138,19 @@ def _last_at_table(conn: sa.Connection, through: int | None) -> str | None:
 
 def nets(conn: sa.Connection, evening: Evening) -> Nets:
     """The setter's net in `evening`, by table and by the player each posting was made
-    against (the tables and players with none are left out)."""
+    against (the tables and players with none are left out). A closed evening's, once
+    worked out, is kept (above)."""
+    key = ("nets", evening.after, evening.through)
+    kept = _closed(conn, key, None)
+    if kept is not None:
+        return dict(kept[1])
+    found = _nets(conn, evening)
+    if all(player is not None for _, player in found):
+        _keep(conn, key, evening.through, (evening.through, dict(found)))
+    return found
+
+
+def _nets(conn: sa.Connection, evening: Evening) -> Nets:
     p, e = postings.c, events.c
     rows = conn.execute(
         sa.select(e.stream, _against(conn), sa.func.sum(p.amount))
