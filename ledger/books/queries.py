@@ -36,6 +36,11 @@ ROUND_THROWS = 100
 PLAYER = "player:"
 """How a player's ledger account begins (ledger.books.accounts.player_account)."""
 
+TABLE_OPENED = sa.text("type = 'TableOpened'")
+"""A table's first event, as the partial index of the tables' openings names them
+(ledger.store.schema, migration 0016): written as the index's own clause, so that SQLite
+sees the query is within it (a bound parameter it would not)."""
+
 Read = Callable[[int, int], list[dict[str, Any]]]
 """A listing's query: `read(after, n)` is at least `n` items after key `after`, if
 there are that many, in the order of their key."""
@@ -207,9 +212,24 @@ class Reader:
             for row in reversed(list(newest))
         ]
 
-    def tables(self) -> list[str]:
-        """Every table, by name, in the order they were opened."""
-        return [s.removeprefix(TABLE_PREFIX) for s in self._opened(TABLE_PREFIX)]
+    def tables(self, before: int | None, limit: int) -> tuple[list[str], int | None]:
+        """A page of the tables, newest first: at most `limit` opened before position
+        `before` (None: the newest), by name; and the `before` of the next (older) page
+        (None: this is the last). Along the index of the tables' openings (migration
+        0016), however many tables and events the club has."""
+        e = events.c
+        query = (
+            sa.select(e.stream, e.position)
+            .where(TABLE_OPENED)
+            .order_by(e.position.desc())
+            .limit(limit + 1)
+        )
+        if before is not None:
+            query = query.where(e.position < before)
+        rows = self.conn.execute(query).all()
+        shown = rows[:limit]
+        more = shown[-1].position if len(rows) > limit else None
+        return [r.stream.removeprefix(TABLE_PREFIX) for r in shown], more
 
     def players(self) -> list[dict[str, Any]]:
         """The setter and every player, by name, with their balance, credit limit and

@@ -16,12 +16,16 @@ that hold money rather than by folding every table's state.
 An evening is a span of positions, so its takings are a range scan of the setter's
 postings (the (account, position) index), however long the log before it; the latest
 evenings are found walking back from the setter's last posting at a table, an evening
-at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not the log.
+at a time, by bisection (ledger.books.asof). The cost is the evenings shown, not the log;
+and an evening that has closed is worked out once in a process and kept (below), so the
+office, asked for all evening, reads the evening still open.
 """
 
 from __future__ import annotations
 
+import weakref
 from datetime import UTC, date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
@@ -50,10 +54,63 @@ def latest(conn: sa.Connection, zone: str, count: int) -> list[Evening]:
         last = _last_at_table(conn, before)
         if last is None:
             break
-        evening = evenings.of_day(conn, zone, _day(zone, last))
+        day = _day(zone, last)
+        evening = _closed(conn, ("day", zone, day), None)
+        if evening is None:
+            evening = evenings.of_day(conn, zone, day)
+            _keep(conn, ("day", zone, day), evening.through, evening)
         found.append(evening)
         before = evening.after
     return found[::-1]
+
+
+# -- Closed evenings, kept ----------------------------------------------------------------
+#
+# An evening whose last moment has passed is closed for good: recorded times never go
+# back (migration 0013), so once the log holds an event after it, no event joins its
+# span, and the events and postings in a span of positions are never rewritten. So its
+# bounds and its takings are worked out once in a process and kept, as Club keeps each
+# table's state: the office, asked for all evening, reads the evening still open and
+# probes each kept one's last event. Each is kept with the hash of the event at its
+# span's end, checked on every use (a database emptied and restored under the same
+# engine is a different log). Takings with a stake still waiting for its taker are not
+# kept: the taker, when one comes, is the player they were made against.
+
+KEPT = 1000
+"""The most results kept for one database: a fortnight's evenings many times over."""
+
+_kept: weakref.WeakKeyDictionary[sa.Engine, dict[Any, tuple[str | None, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _hash_at(conn: sa.Connection, position: int) -> str | None:
+    found = conn.execute(sa.select(events.c.hash).where(events.c.position == position))
+    return found.scalar()
+
+
+def _closed(conn: sa.Connection, key: Any, default: Any) -> Any:
+    """What was kept under `key`, if the event its span ends at is the one it was."""
+    held = _kept.get(conn.engine, {}).get(key)
+    if held is None or _hash_at(conn, _end(held[1])) != held[0]:
+        return default
+    return held[1]
+
+
+def _keep(conn: sa.Connection, key: Any, through: int, value: Any) -> None:
+    """Keep `value` under `key` if the span ending at `through` is closed: the log has
+    an event after it."""
+    newest = conn.execute(sa.select(sa.func.max(events.c.position))).scalar()
+    if (newest or 0) <= through:
+        return
+    kept = _kept.setdefault(conn.engine, {})
+    if len(kept) >= KEPT:
+        kept.clear()
+    kept[key] = (_hash_at(conn, through), value)
+
+
+def _end(value: Any) -> int:
+    return int(value.through if isinstance(value, Evening) else value[0])
 
 
 def _day(zone: str, recorded_at: str) -> date:
@@ -81,10 +138,22 @@ def _last_at_table(conn: sa.Connection, through: int | None) -> str | None:
 
 def nets(conn: sa.Connection, evening: Evening) -> Nets:
     """The setter's net in `evening`, by table and by the player each posting was made
-    against (the tables and players with none are left out)."""
+    against (the tables and players with none are left out). A closed evening's, once
+    worked out, is kept (above)."""
+    key = ("nets", evening.after, evening.through)
+    kept = _closed(conn, key, None)
+    if kept is not None:
+        return dict(kept[1])
+    found = _nets(conn, evening)
+    if all(player is not None for _, player in found):
+        _keep(conn, key, evening.through, (evening.through, dict(found)))
+    return found
+
+
+def _nets(conn: sa.Connection, evening: Evening) -> Nets:
     p, e = postings.c, events.c
     rows = conn.execute(
-        sa.select(e.stream, p.counterparty, sa.func.sum(p.amount), sa.func.min(p.position))
+        sa.select(e.stream, _against(conn), sa.func.sum(p.amount))
         .select_from(postings.join(events, e.position == p.position))
         .where(
             p.account == SETTER,
@@ -94,49 +163,31 @@ def nets(conn: sa.Connection, evening: Evening) -> Nets:
         )
         .group_by(e.stream, p.counterparty)
     ).all()
-    against = _parties(conn, {c: first for _, c, _, first in rows if c.startswith(ESCROW)})
     found: Nets = {}
-    for stream, counterparty, net, _ in rows:
-        player = against.get(counterparty) if counterparty.startswith(ESCROW) else counterparty
+    for stream, player, net in rows:
         key = (stream.removeprefix(TABLE_PREFIX), _player(player))
         found[key] = found.get(key, 0) + int(net)
     return {key: net for key, net in found.items() if net}
 
 
-def _parties(conn: sa.Connection, escrows: dict[str, int]) -> dict[str, str]:
-    """The party other than the setter of each bet whose escrow is named, with the
-    position of the setter's first posting to it: its stake went into the escrow as the
-    setter's did (none: an offer no one took). Most often in the same event (a caster's
-    stake, odds), one probe of the (account, position) key each; else (a side bet taken
-    later) from all the escrow's postings."""
+def _against(conn: sa.Connection) -> sa.ColumnElement[str | None]:
+    """Whom a posting of the setter's was made against: the player an adjustment paid,
+    or, for a bet's escrow, the bet's other party, the first to put money into it other
+    than the setter (None: an offer no one took). One probe of the escrow's (account,
+    position) key for each escrow the query's groups name: an escrow's postings are a
+    bet's few, and the probe stops at the first. (Asking for each escrow's postings in
+    Python, a clause an escrow, cost seconds for a busy fortnight.)"""
     p = postings.c
-    found: dict[str, str] = {}
-    pairs = sorted(escrows.items())
-    for start in range(0, len(pairs), AT_ONCE):
-        query = (
-            sa.select(p.account, sa.func.min(p.counterparty))
-            .where(
-                # Each an index probe (SQLite scans the whole index for a row-value IN).
-                sa.or_(
-                    *(
-                        sa.and_(p.account == escrow, p.position == position)
-                        for escrow, position in pairs[start : start + AT_ONCE]
-                    )
-                )
-            )
-            .where(p.counterparty != SETTER)
-            .group_by(p.account)
-        )
-        found.update({escrow: party for escrow, party in conn.execute(query)})
-    rest = sorted(set(escrows) - set(found))
-    for start in range(0, len(rest), AT_ONCE):
-        query = (
-            sa.select(p.account, sa.func.min(p.counterparty))
-            .where(p.account.in_(rest[start : start + AT_ONCE]), p.counterparty != SETTER)
-            .group_by(p.account)
-        )
-        found.update({escrow: party for escrow, party in conn.execute(query)})
-    return found
+    taker = postings.alias("taker")
+    first_other = (
+        sa.select(taker.c.counterparty)
+        .where(taker.c.account == p.counterparty, taker.c.counterparty != SETTER)
+        .order_by(taker.c.position, taker.c.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    escrow = sa.and_(*starts_with(conn, p.counterparty, ESCROW))
+    return sa.case((escrow, first_other), else_=p.counterparty)
 
 
 def _player(account: str | None) -> str | None:

@@ -310,4 +310,5 @@ def _rules(name: str, multiple: str) -> dict[str, Any]:
 
 
 def _home_refused(who: Holder, message: str) -> Any:
-    return render_template("home.html", who=who, tables=_tables(), error=message), 422
+    tables, older = _tables()
+    return render_template("home.html", who=who, tables=tables, older=older, error=message), 422

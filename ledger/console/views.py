@@ -24,7 +24,7 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError, generate_csrf, validate_csrf
-from marshmallow import EXCLUDE, Schema, ValidationError
+from marshmallow import EXCLUDE, Schema, ValidationError, validate
 from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
@@ -134,7 +134,10 @@ def home() -> Any:
     who: Holder | None = g.get("holder")
     if who is None:
         return render_template("sign_in.html", error=None)
-    return render_template("home.html", who=who, tables=_tables())
+    # A page of the tables, newest first; `before`, an opening's position, the older.
+    before = _url_values(OlderTablesSchema(), request.args).get("before")
+    tables, older = _tables(before)
+    return render_template("home.html", who=who, tables=tables, older=older)
 
 
 @blp.route("/console/sign-in", methods=["POST"])
@@ -159,9 +162,21 @@ def sign_out() -> Any:
 # -- the tables (their pages are ledger.console.table's) -----------------------------------
 
 
-def _tables() -> list[str]:
+TABLES = 50
+"""The tables a page lists (the home page's, and the audit pages' choice of one)."""
+
+
+class OlderTablesSchema(Schema):
+    """The home page's parameter: the tables opened before this position."""
+
+    before = QueryInteger(validate=validate.Range(min=1))
+
+
+def _tables(before: int | None = None) -> tuple[list[str], int | None]:
+    """The newest `TABLES` tables opened before position `before` (None: the newest),
+    and the `before` of the older ones (None: there are none)."""
     with queries.reading(club().store) as read:
-        return read.tables()
+        return read.tables(before, TABLES)
 
 
 def _int(text: str | None) -> Any:

@@ -34,6 +34,14 @@ events = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),
     sa.UniqueConstraint("stream", "version"),
     sa.CheckConstraint("version >= 1", name="version_positive"),
+    # The events that open a table, by position: the tables newest first, a page at a
+    # time, without reading every table's events (0016).
+    sa.Index(
+        "ix_events_table_opened",
+        "position",
+        sqlite_where=sa.text("type = 'TableOpened'"),
+        postgresql_where=sa.text("type = 'TableOpened'"),
+    ),
 )
 
 # Each append that held its clock back (ledger.store.eventstore): the first position it

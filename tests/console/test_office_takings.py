@@ -20,6 +20,9 @@ Over both: t1 -50, t2 +10; ann -50, bob +10. By UTC days the 23:30 round would f
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import sqlalchemy as sa
 
 from ledger.books import takings
 from ledger.house import House
@@ -158,3 +161,89 @@ def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
         [evening] = takings.latest(conn, LONDON.zone, 5)
         assert takings.nets(conn, evening) == {("t1", "ann"): 50}
         assert takings.exposure(conn)[0] == {}
+
+
+def test_an_evening_s_takings_are_one_read_along_the_setter_s_postings(api: Api) -> None:
+    """The evening's postings of the setter's by its (account, position) key, each
+    escrow's taker by one probe of the escrow's: no scan of the postings or the events,
+    one statement however many bets the evening had."""
+    from tests.ledger.plankit import capture, full_scan_or_sort, plan
+
+    _evenings(api)
+    engine = api.book.store.engine
+    with engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 1)
+    ran = capture(engine)
+    with engine.connect() as conn:
+        nets = takings.nets(conn, evening)
+        asked = list(ran)
+        found = [plan(conn, statement, params) for statement, params in asked]
+    assert nets == {("t1", "ann"): 50, ("t2", "bob"): 10}
+    read = [p for (statement, _), p in zip(asked, found, strict=True) if "postings" in statement]
+    assert len(read) == 1, found  # and a seek of the newest position: is it closed?
+    scans = [line for p in found for line in full_scan_or_sort(p)]
+    assert all("B-TREE FOR GROUP BY" in line for line in scans), found
+    assert "SCAN postings" not in read[0], found
+
+
+def test_a_closed_evening_is_kept_and_read_by_a_probe(api: Api) -> None:
+    """1 Jul is closed once 2 Jul has events: asked again, its bounds and takings are
+    the ones worked out before, each checked by one probe of the event its span ends at,
+    and the same as a fresh engine on the same database works out."""
+    from tests.ledger.plankit import capture
+
+    _evenings(api)
+    engine = api.book.store.engine
+
+    def fortnight(conn: Any) -> list[tuple[str, dict[Any, int]]]:
+        return [(e.key, takings.nets(conn, e)) for e in takings.latest(conn, LONDON.zone, 14)]
+
+    with engine.connect() as conn:
+        first = fortnight(conn)
+    assert first == [
+        ("2026-07-01", {("t1", "ann"): -100}),
+        ("2026-07-02", {("t1", "ann"): 50, ("t2", "bob"): 10}),
+    ]
+    ran = capture(engine)
+    with engine.connect() as conn:
+        assert fortnight(conn) == first
+    kept = [s for s, _ in ran if "sum(postings.amount)" in s]
+    assert len(kept) == 1, ran  # 2 Jul's, still open, alone worked out again
+    fresh = sa.create_engine(engine.url)
+    try:
+        with fresh.connect() as conn:
+            assert fortnight(conn) == first
+    finally:
+        fresh.dispose()
+
+
+def test_an_offer_taken_the_next_evening_is_the_taker_s_on_both(api: Api) -> None:
+    """The setter's offer of 20 on 1 Jul, waiting for a taker when 1 Jul is first
+    shown (so not kept), taken by ann on 2 Jul: 1 Jul's -20 is then against ann."""
+    api.app.extensions["hazard.house"] = LONDON
+    _at(api, "2026-07-01T19:00:00.000000Z")
+    night = Evening(api, "t1", deposits={"ann": 1000, "setter": 10_000})
+    night.bank.ok("post", "/tables", {"id": "t1"})
+    night.do(night.croupier, "seats", {"player": "ann"})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    night.do(night.croupier, "main", {"main": 7})
+    offer = {
+        "player": "setter",
+        "proposition": {"kind": "next-total", "totals": [8]},
+        "backs": True,
+        "stake": 20,
+        "asks": 50,
+        "to": "ann",
+    }
+    side = bet_id(night.do(night.bank, "side-bets", offer), "SideBetOffered")
+    _at(api, "2026-07-02T19:00:00.000000Z")
+    night.bank.ok("post", "/tables", {"id": "t9"})  # 1 Jul is closed
+    engine = api.book.store.engine
+    with engine.connect() as conn:
+        [evening] = takings.latest(conn, LONDON.zone, 14)
+        assert takings.nets(conn, evening) == {("t1", None): -20}
+    night.do("ann", "side-bets/accept", {"player": "ann", "bet": side})
+    with engine.connect() as conn:
+        # The setter's money moved on 1 Jul alone: ann's stake went in on 2 Jul.
+        [day1] = takings.latest(conn, LONDON.zone, 14)
+        assert day1 == evening and takings.nets(conn, day1) == {("t1", "ann"): -20}

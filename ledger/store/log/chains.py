@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ledger.store.log.heads import SEALS
 from ledger.store.schema import events as events_table
 
 
@@ -118,6 +119,39 @@ def head(engine: sa.Engine) -> dict[str, Any]:
         "events": newest.events,
         "streams": len(heads),
         "digest": log_digest((row.stream, row.version, row.hash) for row in heads),
+    }
+
+
+def newest(conn: sa.Connection) -> dict[str, Any]:
+    """The log's head as a page can show it at any length: the newest event, the count
+    (positions are gap-free from 1, so it is the newest position), and the newest seal's
+    root of every stream's and account's head and how many heads that is (None before
+    the first seal). Two seeks, of the position key and of the seals' stream: `head`'s
+    digest reads every stream's head, and grows with the log."""
+    e = events_table
+    newest_position = sa.select(sa.func.max(e.c.position)).scalar_subquery()
+    last = conn.execute(
+        sa.select(e.c.stream, e.c.version, e.c.hash, e.c.position, e.c.recorded_at).where(
+            e.c.position == newest_position
+        )
+    ).first()
+    seal = conn.execute(
+        sa.select(e.c.position, e.c.payload)
+        .where(e.c.stream == SEALS)
+        .order_by(e.c.version.desc())
+        .limit(1)
+    ).first()
+    sealed = json.loads(seal.payload) if seal is not None else None
+    return {
+        "position": last.position if last is not None else 0,
+        "events": last.position if last is not None else 0,
+        "stream": last.stream if last is not None else None,
+        "version": last.version if last is not None else None,
+        "hash": last.hash if last is not None else None,
+        "recorded_at": last.recorded_at if last is not None else None,
+        "sealed_at": seal.position if seal is not None else None,
+        "heads": sealed["heads"] if sealed is not None else None,
+        "root": sealed["root"] if sealed is not None else None,
     }
 
 
