@@ -215,6 +215,32 @@ def lay(
     return _run(club, table, caller, lambda st, _: hz.lay(st, player, amount), sent)
 
 
+def everyone_lays(
+    club: Club, table: str, caller: Caller, amount: int, **sent: Unpack[Sent]
+) -> dict[str, Any]:
+    """Each seated player but the caster lays `amount` against the caster, in one write:
+    the lay each would make alone (engine.lay, in seat order), all or none. A rule one
+    of them breaks, or a stake one of them cannot fund (the ledger refuses its posting),
+    refuses every lay, and says whose. The croupier's, who enters the table's bets."""
+    require_role(caller, *RUN)
+
+    def laid(st: hz.TableState, _: Reads) -> list[hz.Event]:
+        layers = [p for p in st.seats if p != st.caster]
+        if st.caster is None or not layers:
+            raise hz.RuleBroken(hz.Rule.NOT_SEATED, "no one is seated to lay against a caster")
+        events: list[hz.Event] = []
+        for player in layers:
+            try:
+                one = hz.lay(st, player, amount)
+            except hz.RuleBroken as exc:
+                raise hz.RuleBroken(exc.rule, f"{player}: {exc.detail}") from exc
+            events += one
+            st = hz.fold(one, st)
+        return events
+
+    return _run(club, table, caller, laid, sent)
+
+
 def cover(
     club: Club,
     table: str,

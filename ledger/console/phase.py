@@ -82,6 +82,8 @@ class Controls:
     """The caster's stake against the setter."""
     lays: tuple[str, ...] = ()
     """Who may lay a stake against the caster (from this person's hand)."""
+    everyone_lays: bool = False
+    """Every seated player but the caster may lay at once, the croupier entering it."""
     covers: tuple[hz.Bet, ...] = ()
     """Lays waiting for the caster, which this person may cover."""
     refuse: bool = False
@@ -125,6 +127,7 @@ def controls(state: hz.TableState, who: Caller) -> Controls:
     offered = [b for b in state.open_bets if b.kind is hz.BetKind.SIDE and b.pending]
     takers = [(b, mine([p for p in everyone if may(hz.accept_side_bet, b.id, p)])) for b in offered]
     throw = _may_throw(state, who, runs)
+    lays = mine([p for p in seated if may(hz.lay, p, least)])
     return Controls(
         seat=runs and may(hz.seat, _stranger(seated)),
         casts=tuple(p for p in seated if runs and may(hz.cast_for_caster, p, 1)),
@@ -134,7 +137,8 @@ def controls(state: hz.TableState, who: Caller) -> Controls:
         pending=tuple(b.id for b in pending),
         void=runs and state.dice == serverdice.CROUPIER and may(_void),
         stake=caster and may(hz.stake, least),
-        lays=mine([p for p in seated if may(hz.lay, p, least)]),
+        lays=lays,
+        everyone_lays=runs and len(lays) > 1 and len(lays) == len(seated) - 1,
         covers=tuple(b for b in pending if caster and may(hz.cover, ANY_FUNDS, [b.id])),
         refuse=bool(pending) and caster and may(hz.refuse, pending[0].id),
         odds=mine([p for p in seated if may(hz.lay_odds, p, "chance", least)]),

@@ -138,6 +138,7 @@ DRAWN_BY = {
     "void-throws": "void",
     "stakes": "stake",
     "lays": "lays",
+    "lays/everyone": "everyone_lays",
     "covers": "covers",
     "refusals": "covers",
     "odds": "odds",

@@ -20,6 +20,7 @@ from marshmallow import ValidationError
 
 import engine as hz
 from ledger.books import queries
+from ledger.books.projections import Overdraft
 from ledger.commands import NotPermitted, Role
 from ledger.console import amounts, tablewords
 from ledger.console.table import STRIP, _answer, _house, _htmx, _parts, _state
@@ -28,7 +29,6 @@ from ledger.service import Forbidden, NotFound, StaleVersion, table_stream
 from ledger.store.eventstore import Busy, Refused
 from ledger.web import club, tablewrites
 from ledger.web.schemas import TableWriteHeadersSchema
-from ledger.web.tablewrites import WRITES
 from ledger.web.tokens import Holder
 
 FAR = 10
@@ -53,6 +53,15 @@ def _money(form: Any, field: str) -> int:
     return amounts.read(_house(), form, field)
 
 
+def _tapped(dice: str) -> dict[str, Any]:
+    """A throw tapped on the grid of the 36 throws: its button's value, die 1 then die 2
+    ("4-3"), as the API's body gives them."""
+    die1, dash, die2 = dice.partition("-")
+    if not dash:
+        raise ValidationError({"dice": ["Two dice, die 1 then die 2, as 4-3."]})
+    return {"die1": _int(die1), "die2": _int(die2)}
+
+
 FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "seats": lambda f: {"player": f["player"]},
     "casts": lambda f: {"player": f["player"], "die": _int(f["die"])},
@@ -60,6 +69,8 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "throws": lambda f: (
         {"client_seed": f["client_seed"]}
         if "client_seed" in f
+        else _tapped(f["dice"])
+        if "dice" in f
         else {"die1": _int(f["die1"]), "die2": _int(f["die2"])}
     ),
     "void-throws": lambda f: {
@@ -69,6 +80,7 @@ FORMS: dict[str, Callable[[Any], dict[str, Any]]] = {
     },
     "stakes": lambda f: {"amount": _money(f, "amount")},
     "lays": lambda f: {"player": f["player"], "amount": _money(f, "amount")},
+    "lays/everyone": lambda f: {"amount": _money(f, "amount")},
     # One bet, or every bet the form names (the caster's "cover all"): the covers write
     # takes a list.
     "covers": lambda f: {"bets": f.getlist("bet") or [f["bet"]]},
@@ -96,7 +108,13 @@ ANSWERED_ON = ("table", "me")
 """The pages a table's form is answered on, as its `from` says: the table's own, or the
 player's (templates/me.html; a form without `from` is the player's page's)."""
 
-AMOUNTS = {"stakes": "amount", "lays": "amount", "odds": "amount", "side-bets": "stake"}
+AMOUNTS = {
+    "stakes": "amount",
+    "lays": "amount",
+    "lays/everyone": "amount",
+    "odds": "amount",
+    "side-bets": "stake",
+}
 """The writes that stake money, and the field that says how much."""
 
 
@@ -108,7 +126,8 @@ def do(table: str, rule: str) -> Any:
     table's usual size is asked about first, and written once confirmed."""
     who = _signed_in(Role.SETTER, Role.CROUPIER, Role.PLAYER)
     _check_csrf()
-    if rule not in FORMS or rule not in WRITES:
+    write = tablewrites.table_write(rule)
+    if rule not in FORMS or write is None:
         abort(404)
     form = request.form
     if form.get("from", "me") not in ANSWERED_ON:
@@ -125,7 +144,7 @@ def do(table: str, rule: str) -> Any:
     try:
         # A version in other digits or 5,000 of them was a 500, as such a key was.
         sent = _sent(who, TableWriteHeadersSchema)
-        schema = WRITES[rule].schema  # the body read as the API reads the same write's
+        schema = write.schema  # the body read as the API reads the same write's
         loaded = schema().load(body) if schema else {}
         asked = _confirmation(table, rule, loaded)
         if asked is not None:
@@ -138,7 +157,7 @@ def do(table: str, rule: str) -> Any:
         said = amounts.rule_words(_house(), exc.code, exc.detail)
         return _refused(table, who, rule, f"{said} (rule {exc.code})", 422)
     except ValidationError as exc:
-        read_by = WRITES[rule].schema
+        read_by = write.schema
         message = amounts.refusal(_house(), exc, read_by()) if read_by else _fields(exc)
         return _refused(table, who, rule, message, 422)
     except NotPermitted:
@@ -147,6 +166,8 @@ def do(table: str, rule: str) -> Any:
         return _refused(table, who, rule, str(exc), 403)
     except NotFound as exc:  # the table is there (the page drew it): a player is not
         return _refused(table, who, rule, str(exc), 404)
+    except Overdraft as exc:  # a stake one player cannot fund (of everyone's lays: whose)
+        return _refused(table, who, rule, _short_of_funds(exc), 422)
     except Refused as exc:
         return _refused(table, who, rule, str(exc), 422)
     except Busy:  # the lock another writer held: the same form may be sent again
@@ -154,6 +175,18 @@ def do(table: str, rule: str) -> Any:
         busy.headers["Retry-After"] = "1"
         return busy
     return _done(table, who, rule, answer)
+
+
+def _short_of_funds(exc: Overdraft) -> str:
+    """The ledger's refusal of a stake one cannot fund, in the club's money and the
+    player's name (its words give minor units and the account)."""
+    money, player = _house().money, exc.account.split(":", 1)[-1]
+    credit = (
+        f"below their credit limit of {money(exc.credit_limit)}"
+        if exc.credit_limit
+        else "and they have no credit"
+    )
+    return f"not enough funds (overdraft): {player} would stand at {money(exc.balance)}, {credit}"
 
 
 def _from_my_page(who: Holder) -> bool:
@@ -167,7 +200,8 @@ def _done(table: str, who: Holder, rule: str, answer: dict[str, Any]) -> Any:
         return redirect(url_for("console.me"))
     with queries.reading(club().store) as read:
         shown = read.last_throws(table_stream(table), 1).throws
-    said = tablewords.said(rule, answer, _house(), shown[0] if shown else None)
+    caster = _state(table)[0].caster
+    said = tablewords.said(rule, answer, _house(), shown[0] if shown else None, caster)
     if _htmx():
         return _parts(table, who, said=said)
     flash(said)

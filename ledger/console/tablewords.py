@@ -95,12 +95,24 @@ def throw_words(throw: Mapping[str, Any]) -> str:
     return said
 
 
-def said(rule: str, answer: Mapping[str, Any], house: House, last: Mapping[str, Any] | None) -> str:
+def said(
+    rule: str,
+    answer: Mapping[str, Any],
+    house: House,
+    last: Mapping[str, Any] | None,
+    caster: str | None = None,
+) -> str:
     """What the write `rule` did, from its answer's events; a throw's from the table's
-    last throw as the page now shows it."""
+    last throw as the page now shows it; lays against `caster`, the table's."""
     events: Sequence[Mapping[str, Any]] = answer.get("events", ())
     if rule == "throws" and last is not None and any(e["type"] == "DiceThrown" for e in events):
         return f"Thrown: {throw_words(last)}." + _passed(last)
+    laid = [e["payload"] for e in events if e["type"] == "StakeLaid"]
+    if rule == "lays/everyone" and laid:  # one amount each, as the form gave it
+        names = [p["bettor"] for p in laid]
+        who = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
+        each = "each lay" if len(names) > 1 else "lays"
+        return f"{who} {each} {house.money(laid[0]['amount'])} against {caster or 'the caster'}."
     covered = [e["payload"] for e in events if e["type"] == "StakeCovered"]
     if len(covered) > 1:  # a "cover all"
         bets = [c["bet_id"] for c in covered]

@@ -91,12 +91,30 @@ WRITES: dict[str, TableWrite] = {
 }
 """Every table write by its rule ("throws", "lays", ...), in the order the API lists them."""
 
+CROUPIERS: dict[str, TableWrite] = {
+    "lays/everyone": TableWrite(
+        s.StakeSchema,
+        tables.everyone_lays,
+        "Each seated player but the caster lays the same stake against the caster, all or "
+        "none.",
+    ),
+}
+"""The croupier's shortcuts on the table's page, each one write of the commands the API's
+own writes run (a client of the API sends the single lay once a player)."""
+
+
+def table_write(rule: str) -> TableWrite | None:
+    """The write `rule` names, the API's or the croupier's page's; None if none."""
+    return WRITES.get(rule) or CROUPIERS.get(rule)
+
 
 def run(rule: str, table: str, who: Holder, body: Mapping[str, Any], sent: Sent) -> dict[str, Any]:
     """The table write `rule` as `who` sent it: `body` as its schema loaded it, `sent`
     as `ledger.web.sent_by` reads it."""
     asked = _asked(sent, f"/tables/{table}/{rule}", body)
-    return WRITES[rule].command(club(), table, who, **body, **asked)
+    write = table_write(rule)
+    assert write is not None, rule
+    return write.command(club(), table, who, **body, **asked)
 
 
 def open_table(who: Holder, body: Mapping[str, Any], sent: Sent) -> dict[str, Any]:

@@ -263,7 +263,8 @@ def every_page(app: Flask, api: Api, ids: dict[str, Any]) -> Reached:
 class Form:
     """A POST form as a page drew it: where it posts, its fields' values, the submit
     button's (name, value) if it names one, and the names of the fields a person fills
-    in or picks (not the hidden ones)."""
+    in or picks (not the hidden ones). A submit button with a `formaction` is a form of
+    its own: its form's fields, sent where the button says."""
 
     action: str
     label: str
@@ -286,6 +287,7 @@ class _Forms(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.forms: list[Form] = []
         self._form: Form | None = None
+        self._elsewhere: list[Form] = []
         self._select: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -322,6 +324,11 @@ class _Forms(HTMLParser):
         elif tag == "textarea" and name:
             form.fields[name] = ""
             form.visible.append(name)
+        elif tag == "button" and kind == "submit" and a.get("formaction"):
+            # A button that sends its form elsewhere (the table's "Everyone lays"): a form
+            # of its own, with the fields its form has when it ends.
+            label = f"{form.label}: {a.get('id') or a['formaction']}"
+            self._elsewhere.append(Form(html.unescape(a["formaction"]), label, {}))
         elif tag == "button" and kind == "submit" and name and form.submit is None:
             form.submit = (name, a.get("value", ""))
 
@@ -343,7 +350,11 @@ class _Forms(HTMLParser):
             self._select = None
         elif tag == "form" and self._form is not None:
             self.forms.append(self._form)
-            self._form = None
+            for other in self._elsewhere:
+                other.fields, other.visible = dict(self._form.fields), list(self._form.visible)
+                other.choices, other.numbers = dict(self._form.choices), set(self._form.numbers)
+                self.forms.append(other)
+            self._form, self._elsewhere = None, []
 
 
 def forms(page: str) -> list[Form]:

@@ -11,7 +11,10 @@ import json
 import re
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
+
+import engine as hz
 
 from ledger.commands import Caller, Role, tables
 from ledger.store.schema import events
@@ -257,3 +260,100 @@ def test_a_player_and_an_auditor_read_the_table_and_may_not_run_it(api: Api) -> 
     lay = {"csrf_token": csrf(auditor.get("/")), "player": "bob", "amount": "100"}
     assert auditor.post("/console/tables/t1/do/lays", data=lay).status_code == 403
     assert count(api) == before
+
+
+def everyone(api: Api, funded: tuple[str, ...] = ("cat", "dan")) -> tuple[Any, Any]:
+    """t1 with ann the caster, and bob, cat and dan seated to lay against her; ann and bob
+    have 500 each (a_table), and `funded` as much."""
+    croupier, club = playing(api)
+    for name in ("cat", "dan"):
+        club.create_player(name, "setter:bank")
+        if name in funded:
+            club.account_command(name, Deposited, 500, "setter:bank")
+        tables.seat(club, "t1", CECIL, name)
+    tables.stake(club, "t1", CECIL, 100)
+    return croupier, club
+
+
+def test_everyone_lays_against_the_caster_in_one_form_once(api: Api) -> None:
+    croupier, club = everyone(api)
+    page = croupier.get("/console/tables/t1").get_data(as_text=True)
+    assert 'formaction="/console/tables/t1/do/lays/everyone"' in page
+    assert ">Everyone lays</button>" in page
+    sent = form(croupier, amount="0.50", key="k-all")
+    answer = croupier.post("/console/tables/t1/do/lays/everyone", data=sent, headers=HTMX)
+    assert answer.status_code == 200, answer.get_data(as_text=True)
+    body = answer.get_data(as_text=True)
+    assert "bob, cat and dan each lay £0.50 against ann." in body
+    laid = [b for b in club.state("t1").open_bets if b.kind.value == "laid"]
+    assert sorted((b.no, b.no_stake) for b in laid) == [("bob", 50), ("cat", 50), ("dan", 50)]
+    # The same form again (its key): nothing written twice, the same answer.
+    before = count(api)
+    again = croupier.post("/console/tables/t1/do/lays/everyone", data=sent, headers=HTMX)
+    assert again.status_code == 200
+    assert "bob, cat and dan each lay £0.50 against ann." in again.get_data(as_text=True)
+    assert count(api) == before and kinds(api, "StakeLaid") == 3
+
+
+def test_everyone_lays_or_none_and_the_refusal_names_the_player_and_the_rule(api: Api) -> None:
+    croupier, club = everyone(api, funded=("dan",))  # cat has nothing to lay with
+    before = count(api)
+    sent = form(croupier, amount="0.50", key="k-all")
+    refused = croupier.post("/console/tables/t1/do/lays/everyone", data=sent, headers=HTMX)
+    assert refused.status_code == 422
+    body = refused.get_data(as_text=True)
+    assert 'data-error="lays/everyone"' in body
+    assert "not enough funds (overdraft): cat would stand at -£0.50" in body, body
+    assert count(api) == before and kinds(api, "StakeLaid") == 0
+    # A table's limit broken for all: the rule named, nothing written.
+    club.account_command("cat", Deposited, 500, "setter:bank")
+    sent = form(croupier, amount="0.00", key="k-all-2")
+    refused = croupier.post("/console/tables/t1/do/lays/everyone", data=sent, headers=HTMX)
+    assert refused.status_code == 422 and kinds(api, "StakeLaid") == 0
+    assert "amount: an amount from £0.01" in refused.get_data(as_text=True)
+    # A rule of the table one of them would break: whose, and which rule, nothing written.
+    tables.open_table(club, "t2", CECIL, ruleset="english", limits={"max_stake": 100})
+    for name in ("ann", "bob", "cat"):
+        tables.seat(club, "t2", CECIL, name)
+    for die, name in enumerate(("ann", "bob", "cat"), start=1):
+        tables.cast(club, "t2", CECIL, name, die)
+    before = count(api)
+    with pytest.raises(hz.RuleBroken) as broken:
+        tables.everyone_lays(club, "t2", CECIL, 200)
+    assert broken.value.code == "stake-above-maximum" and broken.value.detail.startswith("bob: ")
+    assert count(api) == before
+
+
+def test_a_player_may_not_lay_for_everyone(api: Api) -> None:
+    everyone(api)
+    bob = signed_in(api, "player", "bob")
+    assert "Everyone lays" not in bob.get("/console/tables/t1").get_data(as_text=True)
+    sent = {"csrf_token": csrf(bob.get("/")), "amount": "0.50", "key": "k", "from": "table"}
+    before = count(api)
+    assert bob.post("/console/tables/t1/do/lays/everyone", data=sent).status_code == 403
+    assert count(api) == before
+
+
+def test_the_throw_grid_shows_the_36_throws_and_one_tap_records_one(api: Api) -> None:
+    croupier, club = playing(api)
+    page = croupier.get("/console/tables/t1").get_data(as_text=True)
+    assert "Throw 4 and 3" not in page  # no main yet: no throw is due
+    tables.call_main(club, "t1", CECIL, 7)
+    page = croupier.get("/console/tables/t1").get_data(as_text=True)
+    names = re.findall(r'aria-label="(Throw \d and \d)"', page)
+    assert names == [f"Throw {a} and {b}" for a in range(1, 7) for b in range(1, 7)]
+    assert "dispute" in page.split('aria-label="Throw by tapping"')[1].split("</form>")[0]
+    before = count(api)
+    bad = croupier.post(
+        "/console/tables/t1/do/throws", data=form(croupier, dice="4", key="k-bad"), headers=HTMX
+    )
+    assert bad.status_code == 422 and count(api) == before
+    sent = form(croupier, dice="4-3", key="k-grid")
+    answer = croupier.post("/console/tables/t1/do/throws", data=sent, headers=HTMX)
+    assert answer.status_code == 200
+    assert "Thrown: 4 and 3, 7" in answer.get_data(as_text=True)
+    with api.book.store.engine.connect() as conn:
+        thrown = conn.execute(
+            sa.select(events.c.payload).where(events.c.type == "DiceThrown")
+        ).scalar_one()
+    assert json.loads(thrown) == {"die1": 4, "die2": 3}

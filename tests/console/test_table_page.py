@@ -472,3 +472,38 @@ def test_a_player_caster_throws_the_server_dice_from_the_table(served: Served, p
     said(page, "Thrown:")
     assert count(served, "DiceDrawn") == 1
     assert payloads(served, "ClientSeedGiven")[0]["client_seed"] == seed
+
+
+def test_one_tap_on_the_grid_of_36_throws_records_a_throw(served: Served, page: Any) -> None:
+    club = playing(served, SIX[:2])
+    at_the_table(served, page)
+    assert page.get_by_role("button", name="Throw 4 and 3").count() == 0  # no main yet
+    tables.call_main(club, "t1", CECIL, 7)
+    caught_up(page, club)
+    grid = control(page, "Throw by tapping")
+    throws = grid.get_by_role("group", name="The 36 throws").get_by_role("button")
+    assert throws.count() == 36
+    hint = grid.locator("#throw-grid-hint").inner_text()
+    assert "dispute" in hint and "round's row" in hint  # what a mis-tap is put right by
+    # Rows are die 1, columns die 2: the fourth row's third button throws 4 and 3.
+    boxes = [throws.nth(i).bounding_box() for i in (18, 20, 21)]
+    assert boxes[0]["y"] == boxes[1]["y"] and boxes[1]["x"] < boxes[2]["x"]
+    assert throws.nth(20).get_attribute("aria-label") == "Throw 4 and 3"
+    assert control(page, "Record a throw").count() == 1  # the dice pad and its keys stay
+    page.get_by_role("button", name="Throw 4 and 3").click()  # one tap
+    said(page, "Thrown: 4 and 3, 7")
+    assert payloads(served, "DiceThrown") == [{"die1": 4, "die2": 3}]
+    assert same_document(page)
+
+
+def test_everyone_lays_in_one_press_and_the_page_says_who(served: Served, page: Any) -> None:
+    club = playing(served)
+    tables.stake(club, "t1", CECIL, 500)
+    at_the_table(served, page)
+    page.locator("#lay-amount").fill("0.50")
+    control(page, "Lay against the caster").get_by_role("button", name="Everyone lays").click()
+    said(page, "bob, cat, dan, eve and fay each lay £0.50 against ann.")
+    assert [p["bettor"] for p in payloads(served, "StakeLaid")] == list(SIX[1:])
+    assert {p["amount"] for p in payloads(served, "StakeLaid")} == {50}
+    assert page.locator("#bets tr[data-state=waiting]").count() == 5
+    assert same_document(page)
