@@ -95,8 +95,7 @@ CROUPIERS: dict[str, TableWrite] = {
     "lays/everyone": TableWrite(
         s.StakeSchema,
         tables.everyone_lays,
-        "Each seated player but the caster lays the same stake against the caster, all or "
-        "none.",
+        "Each seated player but the caster lays the same stake against the caster, all or none.",
     ),
 }
 """The croupier's shortcuts on the table's page, each one write of the commands the API's

@@ -15,7 +15,6 @@ import pytest
 import sqlalchemy as sa
 
 import engine as hz
-
 from ledger.commands import Caller, Role, tables
 from ledger.store.schema import events
 from ledger.store.vocabulary import Deposited
