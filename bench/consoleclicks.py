@@ -41,11 +41,16 @@ plays, and says so ("taken as today's page allows"):
   above (the field "A stake laid against ann, in GBP"; one the page kept as typed is
   not typed again), and "bob lays"; on the croupier's, the player's own button. The
   old page: a field "Player" and "Amount", each tapped and typed, and "Lay".
+- **every lay at once** (the croupier entering them): beside the lay amount, the
+  button "Everyone lays", the amount picked or typed once; a page without it, a lay
+  each as above.
 - **covers**: the button "Cover all". The old page: each button "Cover bN" in turn.
 - **the main**: the form "Call the main", its button "Main 7".
-- **a throw**: the form "Record a throw", which takes keys (its `aria-keyshortcuts`, or
-  its echo of the keys typed, `#keys-echo`): the two number keys and Enter. The old
-  page: a tap on each face, in the groups "Die 1" and "Die 2", and on "Record throw".
+- **a throw**: one tap on the button "Throw 4 and 4" (the grid of the 36 throws);
+  a page without it, the form "Record a throw", which takes keys (its
+  `aria-keyshortcuts`, or its echo of the keys typed, `#keys-echo`): the two number
+  keys and Enter; the old page: a tap on each face, in the groups "Die 1" and "Die 2",
+  and on "Record throw".
 
 Before the covers and the main the croupier's page is waited for (not an action: the
 croupier looks up) until it shows the players' writes, which its poll brings within a
@@ -292,6 +297,20 @@ class Round:
         if tab.locator("#board[data-version]").count():
             tab.locator(f"#board[data-version='{version}']").wait_for()
 
+    def everyone_lays(self) -> bool:
+        """The croupier's "Everyone lays" beside the lay amount: every lay in one write
+        (the amount typed, or picked, once). False where the page has none."""
+        tally = self.croupier
+        where = tally.tab.get_by_role("form", name="Lay against the caster")
+        everyone = where.get_by_role("button", name=re.compile("^Everyone lays"))
+        if not everyone.count():
+            return False
+        with self.write(tally):
+            amount = re.compile("^(Amount|A stake laid against)")
+            tally.pick(where, amount, self.typed(LAY), self.amounts(LAY))
+            tally.click(everyone.first)
+        return True
+
     def cover(self) -> None:
         self.caught_up()
         tab = self.croupier.tab
@@ -312,6 +331,11 @@ class Round:
             self.croupier.click(called.get_by_role("button", name=f"Main {MAIN}"))
 
     def throw(self, die1: int, die2: int) -> None:
+        tapped = self.croupier.tab.get_by_role("button", name=f"Throw {die1} and {die2}")
+        if tapped.count():  # the grid of the 36 throws: one tap
+            with self.write(self.croupier):
+                self.croupier.click(tapped.first)
+            return
         pad = self.croupier.tab.get_by_role("form", name="Record a throw")
         # The pad says it takes keys: its shortcuts declared, or its echo of the keys typed.
         keyboard = bool(pad.get_attribute("aria-keyshortcuts")) or bool(
@@ -347,8 +371,9 @@ def play(folder: Path, *, enters_all: bool = False) -> dict[str, Any]:
         game = Round(url, app, counted, people, enters_all=enters_all)
         started = time.perf_counter()
         game.stake()
-        for name in LAYERS:
-            game.lay(name)
+        if not (enters_all and game.everyone_lays()):
+            for name in LAYERS:
+                game.lay(name)
         game.cover()
         game.main()
         for die1, die2 in THROWS:

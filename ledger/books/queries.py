@@ -240,6 +240,16 @@ class Reader:
             [SETTER, *sorted(s.removeprefix(prefix) for s in self._opened(prefix))]
         )
 
+    def players_opened(self) -> int:
+        """How many player accounts have been opened: it changes exactly when `players()`
+        gains a name (none is ever closed). A count along the (stream, version) key."""
+        e = events.c
+        prefix = ACCOUNT_PREFIX + PLAYER
+        opened = sa.select(sa.func.count()).where(
+            *starts_with(self.conn, e.stream, prefix), e.version == 1
+        )
+        return int(self.conn.execute(opened).scalar_one())
+
     def players_from(self, start: str, limit: int) -> tuple[list[dict[str, Any]], str | None]:
         """A page of `players()`: the setter (on the first page, `start` ""), then the
         players by name from `start`, at most `limit`; and the name the next page starts

@@ -7,7 +7,8 @@ _result.html, _bets.html, _rounds.html): a form is sent by htmx and its answer s
 every part again, out of band, and says what it did in the page's aria-live region, so
 the page never reloads and keeps its place; without script the form posts and the page
 comes back by a redirect. The page asks for its parts every second with the table's
-version as ETag (`panel`): 304 while the table stands still, the parts when anything at
+version as ETag (`panel`; while it seats, with how many players the club has): 304 while
+the table stands still, the parts when anything at
 the table changed, wherever it was sent from, and what changed said in the page's
 aria-live region (`_meanwhile`). What each part shows is read as the API
 reads it: the table's state (GET /tables/{t}), its rounds and last throws from the read
@@ -114,6 +115,7 @@ def _context(
     return {
         "who": who,
         "view": view,
+        "etag": _etag(state, who),
         "rules": state.rules,
         "limits": state.limits,
         "allowed": allowed,
@@ -215,7 +217,7 @@ def _parts(
     just opened, in place of the form that opened it."""
     context = _context(table, who, **shown)
     html = render_template("_parts.html", oob=True, said=said, opened=opened, **context)
-    etag = f'"{context["view"]["version"]}"'
+    etag = f'"{context["etag"]}"'
     headers = {PARTS_HEADER: "1", "ETag": etag, "Cache-Control": "no-store"}
     return Response(html, status=status, headers=headers)
 
@@ -234,13 +236,27 @@ def table(table: str) -> Any:
     return _page(table, _signed_in())
 
 
+def _etag(state: hz.TableState, who: Holder) -> str:
+    """What the page's parts show, as an ETag: the table's version; and, while the table
+    seats and `who` may seat players, how many players the club has, as the list of
+    those to seat grows without an event of the table's (a player the office creates)."""
+    if state.phase is not hz.Phase.SEATING:
+        return str(state.version)
+    try:
+        require_role(who, Role.CROUPIER)  # who seats players (the setter too)
+    except NotPermitted:
+        return str(state.version)
+    with queries.reading(club().store) as read:
+        return f"{state.version}-{read.players_opened()}"
+
+
 @blp.route("/console/tables/<table>/panel", methods=["GET"])
 def panel(table: str) -> Any:
-    """The table's parts, for the page to poll: 304 while its version (the ETag) is
-    the one the page shows."""
+    """The table's parts, for the page to poll: 304 while its ETag (its version, and
+    while it seats its players to pick from: `_etag`) is the one the page shows."""
     who = _signed_in()
     state, _ = _state(table)
-    etag = f'"{state.version}"'
+    etag = f'"{_etag(state, who)}"'
     shown = request.headers.get("If-None-Match", "")
     if shown == etag:
         return Response(status=304, headers={"ETag": etag, "Cache-Control": "no-store"})
@@ -251,7 +267,7 @@ def _meanwhile(table: str, shown: str) -> str | None:
     """What changed since the version the page shows (its If-None-Match), said in its
     live region as the parts are swapped in: a change made elsewhere is heard, not
     only seen, and focus stays where it was. The newest CHANGES events are said."""
-    version = shown.strip('"')
+    version = shown.strip('"').split("-")[0]  # the table's version, of `_etag`'s
     if not (version.isascii() and version.isdigit() and len(version) < 19):
         return None  # no version, or none the page could have drawn: nothing to say
     stream = table_stream(table)

@@ -129,3 +129,22 @@ def test_the_croupiers_page_keeps_the_seed_typed_for_the_caster(
     form.get_by_role("button", name="Throw").click()
     page.locator("#announce", has_text="Thrown:").wait_for()
     assert [t for t, _ in logged(served)] == ["ClientSeedGiven", "DiceDrawn"]
+
+
+def test_a_seed_being_typed_survives_the_table_redrawing_on_its_poll(
+    served: Served, page: Any
+) -> None:
+    server_table(served)
+    sign_in(page, served.url, served.token("croupier", "cecil"))
+    page.goto(served.url + "/console/tables/s1")
+    field = control(page, "Throw the server dice").get_by_label(
+        "The caster's client seed", exact=False
+    )
+    field.fill("ann's se")  # half typed, the field left for a moment
+    page.locator("h1").click()
+    club = served.app.extensions["hazard.club"]
+    version = club.state("s1").version
+    tables.lay(club, "s1", CECIL, "bob", 50)  # a write from another screen
+    page.locator(f"#board:not([data-version='{version}'])").wait_for()  # the poll redrew
+    form = control(page, "Throw the server dice")
+    assert form.get_by_label("The caster's client seed", exact=False).input_value() == "ann's se"

@@ -78,7 +78,8 @@ def test_a_form_sent_by_htmx_is_answered_with_the_tables_parts(api: Api) -> None
     for part in ("board", "controls", "result", "bets", "rounds", "announce"):
         assert re.search(rf'id="{part}"[^>]*hx-swap-oob="true"', body), part
     assert "ann is seated." in body
-    assert answer.headers["ETag"] == '"2"' and 'data-version="2"' in body
+    # The table's version 2, and while it seats, the club's two players (ann and bob).
+    assert answer.headers["ETag"] == '"2-2"' and 'data-version="2"' in body
     # A refusal: the parts with the reason beside the control, its status, nothing written.
     before = count(api)
     refused = croupier.post(
@@ -343,10 +344,11 @@ def test_the_throw_grid_shows_the_36_throws_and_one_tap_records_one(api: Api) ->
     assert names == [f"Throw {a} and {b}" for a in range(1, 7) for b in range(1, 7)]
     assert "dispute" in page.split('aria-label="Throw by tapping"')[1].split("</form>")[0]
     before = count(api)
-    bad = croupier.post(
-        "/console/tables/t1/do/throws", data=form(croupier, dice="4", key="k-bad"), headers=HTMX
-    )
-    assert bad.status_code == 422 and count(api) == before
+    for n, dice in enumerate(("4", "", "4-", "4-7", "0-3", "-1", "٤-٣", "1\x00-1", "7" * 30_000)):
+        sent = form(croupier, dice=dice, key=f"k-bad-{n}")
+        bad = croupier.post("/console/tables/t1/do/throws", data=sent, headers=HTMX)
+        assert bad.status_code == 422 and 'role="alert"' in bad.get_data(as_text=True), dice
+    assert count(api) == before
     sent = form(croupier, dice="4-3", key="k-grid")
     answer = croupier.post("/console/tables/t1/do/throws", data=sent, headers=HTMX)
     assert answer.status_code == 200
@@ -356,3 +358,25 @@ def test_the_throw_grid_shows_the_36_throws_and_one_tap_records_one(api: Api) ->
             sa.select(events.c.payload).where(events.c.type == "DiceThrown")
         ).scalar_one()
     assert json.loads(thrown) == {"die1": 4, "die2": 3}
+
+
+def test_the_poll_brings_a_player_created_while_the_table_seats(api: Api) -> None:
+    croupier, club = playing(api)
+    club.account_command("setter", Deposited, 1, "setter:bank")  # not a table's event
+    tables.open_table(club, "t2", CECIL, ruleset="english")
+    first = croupier.get("/console/tables/t2/panel")
+    etag = first.headers["ETag"]
+    assert "Seat ann" in first.get_data(as_text=True)
+    assert (
+        croupier.get("/console/tables/t2/panel", headers={"If-None-Match": etag}).status_code == 304
+    )
+    club.create_player("zed", "setter:bank")  # the office, meanwhile: no event of the table's
+    again = croupier.get("/console/tables/t2/panel", headers={"If-None-Match": etag})
+    assert again.status_code == 200 and "Seat zed" in again.get_data(as_text=True)
+    assert again.headers["ETag"] != etag
+    # The page sends the ETag its board was drawn with.
+    assert f'data-etag="{again.headers["ETag"][1:-1]}"' in again.get_data(as_text=True)
+    same = croupier.get(
+        "/console/tables/t2/panel", headers={"If-None-Match": again.headers["ETag"]}
+    )
+    assert same.status_code == 304

@@ -98,6 +98,12 @@ function keepSeed(input) {
   const keep = () => { if (input.value) localStorage.setItem(key, input.value); };
   keep();
   input.form.addEventListener("submit", keep);
+  // Kept as it is typed, too: the table redraws its form when anything at the table
+  // changes, and the field drawn again for the same throw takes it back (a new throw's
+  // field is another key's, and starts afresh).
+  input.addEventListener("input", () => {
+    if (input.value) localStorage.setItem(key, input.value); else localStorage.removeItem(key);
+  });
 }
 
 function freshSeed() {

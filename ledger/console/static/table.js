@@ -9,11 +9,12 @@
   const board = () => document.getElementById("board");
   const shownVersion = () => Number(board()?.dataset.version || 0);
 
-  // The poll asks with the version on the screen: the server answers 304, and nothing
-  // is drawn, while the table stands still.
+  // The poll asks with the ETag the board was drawn with (the table's version, and while
+  // it seats the club's count of players): the server answers 304, and nothing is drawn,
+  // while neither changes.
   document.body.addEventListener("htmx:configRequest", (event) => {
     if (event.detail.elt.id === "live") {
-      event.detail.headers["If-None-Match"] = `"${shownVersion()}"`;
+      event.detail.headers["If-None-Match"] = `"${board()?.dataset.etag || shownVersion()}"`;
     }
   });
 
@@ -29,7 +30,7 @@
     }
     const etag = xhr.getResponseHeader("ETag");
     if (xhr.getResponseHeader("X-Table-Parts") === "1" && etag
-        && Number(etag.replaceAll('"', "")) < shownVersion()) {
+        && parseInt(etag.replaceAll('"', ""), 10) < shownVersion()) {
       event.detail.shouldSwap = false;
     }
   });
