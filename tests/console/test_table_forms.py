@@ -340,7 +340,15 @@ def test_the_throw_grid_shows_the_36_throws_and_one_tap_records_one(api: Api) ->
     assert "Throw 4 and 3" not in page  # no main yet: no throw is due
     tables.call_main(club, "t1", CECIL, 7)
     page = croupier.get("/console/tables/t1").get_data(as_text=True)
-    names = re.findall(r'aria-label="(Throw \d and \d)"', page)
+    grid = page.split('aria-label="Throw by tapping"')[1].split("</form>")[0]
+    names = [
+        f"Throw {a} and {b}"  # the button's name: its hidden words and its dice
+        for a, b in re.findall(
+            r'hidden">Throw </span>(\d)<span aria-hidden="true">·</span>'
+            r'<span class="visually-hidden"> and </span>(\d)</button>',
+            grid,
+        )
+    ]
     assert names == [f"Throw {a} and {b}" for a in range(1, 7) for b in range(1, 7)]
     assert "dispute" in page.split('aria-label="Throw by tapping"')[1].split("</form>")[0]
     before = count(api)

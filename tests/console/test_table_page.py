@@ -181,10 +181,12 @@ def test_players_are_picked_and_one_press_covers_every_waiting_lay(
     tables.stake(club, "t1", CECIL, 500)
     at_the_table(served, page)
     lays = control(page, "Lay against the caster")
-    assert [b.inner_text() for b in lays.get_by_role("button", name="lays").all()] == [
+    who = lays.get_by_role("group", name="Who lays").get_by_role("button")
+    assert [b.inner_text() for b in who.all()] == [
         f"{name} lays"
         for name in SIX[1:]  # the seated, but not the caster
     ]
+    assert lays.get_by_role("button", name="Everyone lays").count() == 1  # beside them
     # The table's usual stakes are offered: the last one played, and the minimum's multiples.
     lays.get_by_role("button", name="£5.00").click()
     assert page.locator("#lay-amount").input_value() == "5.00"  # in the club's money
@@ -488,7 +490,8 @@ def test_one_tap_on_the_grid_of_36_throws_records_a_throw(served: Served, page: 
     # Rows are die 1, columns die 2: the fourth row's third button throws 4 and 3.
     boxes = [throws.nth(i).bounding_box() for i in (18, 20, 21)]
     assert boxes[0]["y"] == boxes[1]["y"] and boxes[1]["x"] < boxes[2]["x"]
-    assert throws.nth(20).get_attribute("aria-label") == "Throw 4 and 3"
+    named = grid.get_by_role("button", name="Throw 4 and 3", exact=True)
+    assert named.bounding_box() == throws.nth(20).bounding_box()
     assert control(page, "Record a throw").count() == 1  # the dice pad and its keys stay
     page.get_by_role("button", name="Throw 4 and 3").click()  # one tap
     said(page, "Thrown: 4 and 3, 7")
