@@ -88,3 +88,21 @@ def test_rolled_mains_hard_core_covers_and_a_closed_table() -> None:
     assert controls(hard, CROUPIER).covers and not controls(hard, CROUPIER).refuse
     closed = then(table(), hz.close)
     assert controls(closed, CROUPIER) == Controls()
+
+
+def test_everyone_lays_is_the_croupiers_while_every_seated_player_but_the_caster_may() -> None:
+    state = table()
+    assert controls(state, CROUPIER).everyone_lays and controls(state, SETTER).everyone_lays
+    assert not controls(state, BOB).everyone_lays  # a player lays for themselves only
+    # Two seated only: one layer, whose own lay is the one button already there.
+    two = then(hz.INITIAL, lambda _s: hz.open_table(hz.BUILTIN["english"], hz.Limits()))
+    for name in ("ann", "bob"):
+        two = then(two, hz.seat, name)
+    for name, die in (("ann", 1), ("bob", 2)):
+        two = then(two, hz.cast_for_caster, name, die)
+    assert controls(two, CROUPIER).lays == ("bob",) and not controls(two, CROUPIER).everyone_lays
+    # Once the chance is set, the round's stakes are made: no lays, nor everyone's.
+    state = then(then(then(state, hz.stake, 100), hz.call_main, 7), hz.throw, 2, 2)
+    assert not controls(state, CROUPIER).lays and not controls(state, CROUPIER).everyone_lays
+    # The grid of throws shows where the throw is due, as the dice pad does (`throw`).
+    assert controls(state, CROUPIER).throw
