@@ -135,7 +135,7 @@ def do(table: str, rule: str) -> Any:
         message = f"The table has changed (it is at version {exc.current}): look again."
         return _refused(table, who, rule, message, 409)
     except hz.RuleBroken as exc:
-        said = amounts.rule_words(_house(), exc.code, exc.detail)
+        said = amounts.rule_words(_house(), exc)
         return _refused(table, who, rule, f"{said} (rule {exc.code})", 422)
     except ValidationError as exc:
         read_by = WRITES[rule].schema
@@ -147,8 +147,8 @@ def do(table: str, rule: str) -> Any:
         return _refused(table, who, rule, str(exc), 403)
     except NotFound as exc:  # the table is there (the page drew it): a player is not
         return _refused(table, who, rule, str(exc), 404)
-    except Refused as exc:
-        return _refused(table, who, rule, str(exc), 422)
+    except Refused as exc:  # an overdraft among them, said in the club's money
+        return _refused(table, who, rule, amounts.refused_words(_house(), exc), 422)
     except Busy:  # the lock another writer held: the same form may be sent again
         busy = make_response(_refused(table, who, rule, BUSY, 503))
         busy.headers["Retry-After"] = "1"
