@@ -162,8 +162,9 @@ def cover(
     if owed > caster_funds:
         raise RuleBroken(
             Rule.STAKE_NOT_COVERED,
-            f"the caster has {caster_funds} free but the stakes to cover come to {owed}; "
+            "the caster has {free} free but the stakes to cover come to {owed}; "
             "cover fewer or refuse some",
+            {"free": caster_funds, "owed": owed},
         )
     for bet in chosen:
         draft.add(ev.StakeCovered, bet_id=bet.id, caster=caster, amount=bet.no_stake)
@@ -226,7 +227,8 @@ def lay_odds(state: TableState, bettor: str, on: str, amount: int) -> list[ev.Ev
         raise RuleBroken(
             Rule.ODDS_LIMIT,
             f"odds are limited to {rules.odds_multiple} times the original stake of "
-            f"{original}: {limit - laid} more may be laid",
+            "{original}: {more} more may be laid",
+            {"original": original, "more": limit - laid},
         )
     assert state.main is not None and state.chance is not None
     ratio = odds_ratio(state.main, state.chance, on == "chance")

@@ -86,12 +86,14 @@ def require_stake(state: TableState, amount: object, what: str = "stake") -> int
     if amount < limits.min_stake:
         raise RuleBroken(
             Rule.STAKE_BELOW_MINIMUM,
-            f"the {what} of {amount} is below the table minimum of {limits.min_stake}",
+            f"the {what} of " + "{stake} is below the table minimum of {minimum}",
+            {"stake": amount, "minimum": limits.min_stake},
         )
     if limits.max_stake is not None and amount > limits.max_stake:
         raise RuleBroken(
             Rule.STAKE_ABOVE_MAXIMUM,
-            f"the {what} of {amount} is above the table maximum of {limits.max_stake}",
+            f"the {what} of " + "{stake} is above the table maximum of {maximum}",
+            {"stake": amount, "maximum": limits.max_stake},
         )
     return amount
 
@@ -102,8 +104,8 @@ def require_exposure(state: TableState, extra: int) -> None:
     if cap is not None and state.exposure(SETTER) + extra > cap:
         raise RuleBroken(
             Rule.EXPOSURE_LIMIT,
-            f"the setter would stand to lose {state.exposure(SETTER) + extra}, "
-            f"over its cap of {cap} on this table",
+            "the setter would stand to lose {exposure}, over its cap of {cap} on this table",
+            {"exposure": state.exposure(SETTER) + extra, "cap": cap},
         )
 
 

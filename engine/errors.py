@@ -8,6 +8,9 @@ message says in words what was wrong.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 
 
 class HazardError(Exception):
@@ -162,17 +165,55 @@ class Rule(enum.Enum):
     at a table."""
 
 
-class RuleBroken(HazardError):
-    """A command broke a rule of the table; no event was produced."""
+@dataclass(frozen=True)
+class Between:
+    """An amount that falls between minor units (what odds would pay): `exact` minor
+    units, written for the API with its unit ("105/2 minor units", "1/2 of a minor
+    unit")."""
 
-    def __init__(self, rule: Rule, detail: str) -> None:
-        super().__init__(detail)
+    exact: Fraction
+    unit: str = "minor units"
+
+    def __str__(self) -> str:
+        return f"{self.exact.numerator}/{self.exact.denominator} {self.unit}"
+
+
+Amount = int | Between
+"""An amount a refusal names: whole minor units, or a payout between them."""
+
+
+def minor_units(amount: Amount) -> str:
+    """An amount as the engine, which knows no currency, writes it: 1250, "105/2 minor
+    units"."""
+    return str(amount)
+
+
+class RuleBroken(HazardError):
+    """A command broke a rule of the table; no event was produced.
+
+    A refusal that names amounts keeps them as data: `detail` is then a template whose
+    named fields ("the stake of {stake} is below ...") are `amounts`, and reads them in
+    minor units (the API's words); `said` writes them in any other money, as the console
+    writes them in the club's."""
+
+    def __init__(
+        self, rule: Rule, detail: str, amounts: Mapping[str, Amount] | None = None
+    ) -> None:
         self.rule = rule
-        self.detail = detail
+        self.template = detail
+        self.amounts: Mapping[str, Amount] = dict(amounts or {})
+        self.detail = self.said(minor_units)
+        super().__init__(self.detail)
 
     @property
     def code(self) -> str:
         return self.rule.value
+
+    def said(self, money: Callable[[Amount], str]) -> str:
+        """The refusal with each of its amounts written by `money`."""
+        if not self.amounts:
+            return self.template
+        return self.template.format_map({name: money(a) for name, a in self.amounts.items()})
 
 
 class Disagreement(HazardError):

@@ -13,7 +13,7 @@ from fractions import Fraction
 from math import ceil, floor
 
 from engine import events as ev
-from engine.errors import Rule, RuleBroken
+from engine.errors import Amount, Between, Rule, RuleBroken
 from engine.odds import odds_ratio
 from engine.rules import Rounding
 from engine.state import SETTER, Bet
@@ -102,7 +102,12 @@ def odds_payout(
     exact = ratio * stake
     if exact.denominator == 1:
         return int(exact), Fraction(0)
-    odds = f"odds of {ratio.numerator}/{ratio.denominator} on a stake of {stake} would pay "
+    # The amounts are named fields of the refusal (RuleBroken.amounts): the engine writes
+    # them in minor units, and a page in the club's money.
+    odds = f"odds of {ratio.numerator}/{ratio.denominator} on a stake of " + "{stake} would pay "
+    amounts: dict[str, Amount] = {"stake": stake}
+    if most is not None:
+        amounts["most"] = most
     if rounding is Rounding.ROUND_DOWN:
         paid = floor(exact)
         if paid > 0:
@@ -110,31 +115,35 @@ def odds_payout(
         smallest = ceil(1 / ratio)
         raise RuleBroken(
             Rule.PAYOUT_NOT_PAYABLE,
-            f"{odds}{exact.numerator}/{exact.denominator} of a minor unit, which rounds down "
-            "to nothing; "
+            odds
+            + "{payout}, which rounds down to nothing; "
             + (
-                f"the smallest stake that pays is {smallest}"
+                "the smallest stake that pays is {smallest}"
                 if most is None or smallest <= most
-                else f"no stake that may be laid (at most {most}) pays anything"
+                else "no stake that may be laid (at most {most}) pays anything"
             ),
+            amounts | {"payout": Between(exact, "of a minor unit"), "smallest": smallest},
         )
     step = ratio.denominator  # stakes that are multiples of it pay whole units
     lower = stake - stake % step
     nearest = [s for s in (lower, lower + step) if s > 0]
-    named = f"the nearest stakes that pay exactly are {' and '.join(map(str, nearest))}"
+    named = "the nearest stakes that pay exactly are "
     if most is not None and any(s > most for s in nearest):
         # Name only what the bettor may lay: the highest payable stake within `most`.
-        within = sorted(
+        nearest = sorted(
             {s for s in (min(lower, most - most % step), lower + step) if 0 < s <= most}
         )
+        many = len(nearest) > 1
         named = (
-            f"the nearest {'stakes' if len(within) > 1 else 'stake'} that pay"
-            f"{'' if len(within) > 1 else 's'} exactly and may be laid (at most {most}) "
-            f"{'are' if len(within) > 1 else 'is'} {' and '.join(map(str, within))}"
-            if within
-            else f"no stake that may be laid (at most {most}) pays exactly"
+            f"the nearest {'stakes' if many else 'stake'} that pay{'' if many else 's'} "
+            + "exactly and may be laid (at most {most}) "
+            + f"{'are' if many else 'is'} "
+            if nearest
+            else "no stake that may be laid (at most {most}) pays exactly"
         )
+    payable = {f"payable{i}": s for i, s in enumerate(nearest)}
     raise RuleBroken(
         Rule.PAYOUT_NOT_PAYABLE,
-        f"{odds}{exact.numerator}/{exact.denominator} minor units; {named}",
+        odds + "{payout}; " + named + " and ".join("{" + name + "}" for name in payable),
+        amounts | {"payout": Between(exact)} | payable,
     )

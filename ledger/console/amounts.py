@@ -5,19 +5,22 @@ only the page converts.
 
 A typed amount the club cannot read is refused as a field of the form, naming the rule
 it broke ("stake: 12.345 has 3 decimal places: GBP is counted to the penny, ..."), and
-an amount out of the schema's range is said in the club's money, never in minor units.
+an amount out of the schema's range is said in the club's money, never in minor units,
+as is every amount a refusal of the engine or the books names.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
+from engine.errors import Amount, RuleBroken
+from ledger.books.projections import CreditInUse, Overdraft
 from ledger.console.views import _fields
-from ledger.house import BadAmount, House
+from ledger.house import CURRENCIES, BadAmount, House
+from ledger.store.eventstore import Refused
 
 
 def read(house: House, form: Mapping[str, str], field: str) -> int:
@@ -74,28 +77,52 @@ def _range(field: fields.Field[Any] | None) -> validate.Range | None:
     return found[0] if found else None
 
 
-_LIMITS = {
-    "stake-below-minimum": re.compile(r"the (.+) of (\d+) is below the table minimum of (\d+)"),
-    "stake-above-maximum": re.compile(r"the (.+) of (\d+) is above the table maximum of (\d+)"),
-    "exposure-limit": re.compile(r"the setter would stand to lose (\d+), over its cap of (\d+)"),
-}
-"""The engine's refusals of a table's limits, which give their amounts in minor units
-(engine.command.require_stake, require_exposure)."""
+def rule_words(house: House, broken: RuleBroken) -> str:
+    """A rule's refusal as the page says it: its amounts in the club's money ("the stake
+    of £0.50 is below the table minimum of £1.00"), written from the amounts the engine
+    gives as data (RuleBroken.amounts), where the engine, which knows no currency, writes
+    minor units; a refusal that names no amount as the engine words it."""
+    return broken.said(lambda amount: said(house, amount))
 
 
-def rule_words(house: House, code: str, detail: str) -> str:
-    """A rule's refusal as the page says it: a limit's amounts in the club's money ("the
-    stake of £0.50 is below the table minimum of £1.00"), where the engine, which knows
-    no currency, gives minor units; any other refusal as the engine words it."""
-    found = _LIMITS.get(code)
-    matched = found.match(detail) if found else None
-    if matched is None:
-        return detail
-    said, at = [], 0
-    for group in range(1, (matched.lastindex or 0) + 1):
-        text = matched.group(group)
-        if text.isdigit():  # an amount, in minor units: said as money, in its place
-            start, end = matched.span(group)
-            said += [detail[at:start], house.money(int(text))]
-            at = end
-    return "".join(said) + detail[at:]
+def said(house: House, amount: Amount) -> str:
+    """An amount a refusal names, in the club's money: £12.50, or a payout between
+    pennies as "£0.52 and 1/2 of a penny"."""
+    if isinstance(amount, int):
+        return house.money(amount)
+    whole, part = divmod(amount.exact, 1)
+    of = f"{part.numerator}/{part.denominator} of {_smallest(house)}"
+    return f"{house.money(int(whole))} and {of}" if whole else of
+
+
+def _smallest(house: House) -> str:
+    """The club's smallest coin, by name where the currency has one ("a penny", "a
+    yen"), else as money ("SEK 0.01")."""
+    known = CURRENCIES.get(house.currency)
+    if known and house.minor_units == known[5]:
+        name = known[3] or known[1]  # a currency without a minor unit counts in its major
+        return f"a {name}"
+    return house.money(1)
+
+
+def refused_words(house: House, exc: Refused) -> str:
+    """The books' refusal of a write, its amounts in the club's money: the sentence the
+    API says (ledger.books.projections), from the refusal's own fields."""
+    money = house.money
+    if isinstance(exc, Overdraft):  # a stake one cannot fund: whose, by name
+        player = exc.account.split(":", 1)[-1]
+        credit = (
+            f"below their credit limit of {money(exc.credit_limit)}"
+            if exc.credit_limit
+            else "and they have no credit"
+        )
+        return (
+            f"not enough funds (overdraft): {player} would stand at {money(exc.balance)}, {credit}"
+        )
+    if isinstance(exc, CreditInUse):
+        return (
+            f"{exc.account} has drawn {money(exc.drawn)} on its credit: its limit cannot go "
+            f"below {money(exc.drawn)} (asked for {money(exc.credit_limit)}) until that is "
+            "repaid"
+        )
+    return str(exc)

@@ -27,7 +27,8 @@ from engine.errors import RuleBroken
 from ledger.audit import disputes
 from ledger.commands import Role, Sent
 from ledger.commands.disputes import preview_resolution, resolve_dispute
-from ledger.console.office import keep, kept, where
+from ledger.console import amounts
+from ledger.console.office import house, keep, kept, where
 from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, blp
 from ledger.service import NotFound, StaleVersion
 from ledger.store.eventstore import Refused
@@ -74,7 +75,7 @@ def _page(
         try:
             void["posts"] = preview_resolution(club(), table, dispute_id, "voided", "a preview")
         except RuleBroken as exc:
-            void["refused"] = f"{exc.detail} ({exc.code})"
+            void["refused"] = f"{amounts.rule_words(house(), exc)} ({exc.code})"
     shown = {
         "who": who,
         "d": found,
@@ -154,7 +155,8 @@ def resolve(table: str, dispute_id: str) -> Any:
         )
         return _refused(who, table, dispute_id, form, message, 409)
     except RuleBroken as exc:
-        return _refused(who, table, dispute_id, form, f"{exc.detail} (rule {exc.code})", 422)
+        said = amounts.rule_words(house(), exc)
+        return _refused(who, table, dispute_id, form, f"{said} (rule {exc.code})", 422)
     except NotFound as exc:
         abort(404, description=str(exc))
     except Refused as exc:  # the key used before for another resolution

@@ -44,6 +44,7 @@ from ledger.books import (
 from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_account
 from ledger.commands import NotPermitted, Role
 from ledger.commands import disputes as dispute_commands
+from ledger.console import amounts
 from ledger.console.views import (
     _check_csrf,
     _club_policy,
@@ -382,7 +383,8 @@ def open_my_dispute(table: str, number: int) -> Any:
         )
         return _dispute_form(who, table, number, typed, message, 409)
     except hz.RuleBroken as exc:
-        return _dispute_form(who, table, number, typed, f"{exc.detail} (rule {exc.code})", 422)
+        said = amounts.rule_words(_house(), exc)
+        return _dispute_form(who, table, number, typed, f"{said} (rule {exc.code})", 422)
     except NotPermitted:
         abort(403, description="a player disputes only as themselves")
     except (NotFound, Refused) as exc:

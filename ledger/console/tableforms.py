@@ -22,7 +22,6 @@ from marshmallow import ValidationError
 
 import engine as hz
 from ledger.books import queries
-from ledger.books.projections import Overdraft
 from ledger.commands import NotPermitted, Role
 from ledger.console import amounts, tablewords
 from ledger.console.table import STRIP, _answer, _house, _htmx, _parts, _state
@@ -156,7 +155,7 @@ def do(table: str, rule: str) -> Any:
         message = f"The table has changed (it is at version {exc.current}): look again."
         return _refused(table, who, rule, message, 409)
     except hz.RuleBroken as exc:
-        said = amounts.rule_words(_house(), exc.code, exc.detail)
+        said = amounts.rule_words(_house(), exc)
         return _refused(table, who, rule, f"{said} (rule {exc.code})", 422)
     except ValidationError as exc:
         read_by = write.schema
@@ -168,27 +167,13 @@ def do(table: str, rule: str) -> Any:
         return _refused(table, who, rule, str(exc), 403)
     except NotFound as exc:  # the table is there (the page drew it): a player is not
         return _refused(table, who, rule, str(exc), 404)
-    except Overdraft as exc:  # a stake one player cannot fund (of everyone's lays: whose)
-        return _refused(table, who, rule, _short_of_funds(exc), 422)
-    except Refused as exc:
-        return _refused(table, who, rule, str(exc), 422)
+    except Refused as exc:  # an overdraft (of everyone's lays: whose), said in the club's money
+        return _refused(table, who, rule, amounts.refused_words(_house(), exc), 422)
     except Busy:  # the lock another writer held: the same form may be sent again
         busy = make_response(_refused(table, who, rule, BUSY, 503))
         busy.headers["Retry-After"] = "1"
         return busy
     return _done(table, who, rule, answer)
-
-
-def _short_of_funds(exc: Overdraft) -> str:
-    """The ledger's refusal of a stake one cannot fund, in the club's money and the
-    player's name (its words give minor units and the account)."""
-    money, player = _house().money, exc.account.split(":", 1)[-1]
-    credit = (
-        f"below their credit limit of {money(exc.credit_limit)}"
-        if exc.credit_limit
-        else "and they have no credit"
-    )
-    return f"not enough funds (overdraft): {player} would stand at {money(exc.balance)}, {credit}"
 
 
 def _from_my_page(who: Holder) -> bool:

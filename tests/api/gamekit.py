@@ -131,6 +131,25 @@ class Evening:
                 return items
 
 
+def nick_then_out(api: Api) -> Evening:
+    """Two rounds at t1, as test_replay works them by hand: ann (1000) casts against the
+    setter (10,000); she stakes 100, calls 7 and throws 3+4, a nick; then stakes 50,
+    calls 7 and throws 1+1, out."""
+    night = Evening(api, "t1", deposits={"ann": 1000, "bob": 1000, "setter": 10_000})
+    night.bank.ok("post", "/tables", {"id": "t1"})
+    for name in ("ann", "bob"):
+        night.do(night.croupier, "seats", {"player": name})
+    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
+    night.do(night.croupier, "casts", {"player": "bob", "die": 3})  # ann casts first
+    night.do("ann", "stakes", {"amount": 100})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})  # nick
+    night.do("ann", "stakes", {"amount": 50})
+    night.do(night.croupier, "main", {"main": 7})
+    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})  # out
+    return night
+
+
 def bet_id(answer: dict[str, Any], event_type: str) -> str:
     """The id of the bet the one `event_type` event of a write's answer placed."""
     [found] = [e["payload"]["bet_id"] for e in answer["events"] if e["type"] == event_type]

@@ -21,24 +21,8 @@ from ledger.exports.scope import scope_of
 from ledger.store.log.heads import SEALS
 from ledger.web.views import state_view, step_view
 from tests.api.conftest import Api
-from tests.api.gamekit import Evening
+from tests.api.gamekit import nick_then_out
 from tests.signing import VERIFIER
-
-
-def _evening(api: Api) -> Evening:
-    night = Evening(api, "t1", deposits={"ann": 1000, "bob": 1000, "setter": 10_000})
-    night.bank.ok("post", "/tables", {"id": "t1"})
-    for name in ("ann", "bob"):
-        night.do(night.croupier, "seats", {"player": name})
-    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
-    night.do(night.croupier, "casts", {"player": "bob", "die": 3})  # ann casts first
-    night.do("ann", "stakes", {"amount": 100})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})  # nick
-    night.do("ann", "stakes", {"amount": 50})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})  # out
-    return night
 
 
 def _steps(client: Any, path: str, limit: int = 500) -> list[dict[str, Any]]:
@@ -64,7 +48,7 @@ def _balance(step: dict[str, Any], account: str) -> tuple[int, int]:
 
 
 def test_a_round_replays_event_by_event_with_state_money_and_balances(api: Api) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     replay = night.auditor.ok("get", "/tables/t1/rounds/1/replay")
     assert replay["round"]["round"] == 1 and replay["round"]["result"] == "nick"
     steps = replay["steps"]
@@ -103,7 +87,7 @@ def test_a_round_replays_event_by_event_with_state_money_and_balances(api: Api) 
 def test_pages_of_a_replay_join_up_to_the_whole_and_players_see_their_own_balance(
     api: Api,
 ) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     whole = night.auditor.ok("get", "/tables/t1/replay?limit=500")
     assert whole["next_after"] is None and whole["round"] is None
     assert _steps(night.auditor, "/tables/t1/replay", limit=2) == whole["steps"]
@@ -121,7 +105,7 @@ def test_pages_of_a_replay_join_up_to_the_whole_and_players_see_their_own_balanc
 
 
 def test_as_of_a_position_or_a_time_is_the_fold_of_the_events_up_to_it(api: Api) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     steps = night.auditor.ok("get", "/tables/t1/replay?limit=500")["steps"]
     events = api.book.store.load("table:t1")
     for step in steps:
@@ -157,7 +141,7 @@ def test_as_of_a_position_or_a_time_is_the_fold_of_the_events_up_to_it(api: Api)
 
 
 def test_recall_of_a_table_and_of_a_player(api: Api) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     table = night.croupier.ok("get", "/tables/t1/recall")
     assert [r["round"] for r in table["rounds"]] == [2, 1]  # newest first
     out, nick = table["rounds"]
@@ -195,7 +179,7 @@ def _deltas(step: dict[str, Any]) -> dict[str, int]:
 
 
 def test_offline_replay_of_an_export_is_the_database_replay(api: Api, tmp_path: Any) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     lines = _export(api)
     for round_ in (None, 1, 2):
         path = "/tables/t1/replay" if round_ is None else f"/tables/t1/rounds/{round_}/replay"
@@ -223,7 +207,7 @@ def test_offline_replay_of_an_export_is_the_database_replay(api: Api, tmp_path: 
 
 
 def test_the_cli_replays_and_recalls_from_the_database(api: Api) -> None:
-    night = _evening(api)
+    night = nick_then_out(api)
     url = api.book.store.engine.url.render_as_string(hide_password=False)
     runner = CliRunner()
     printed = runner.invoke(

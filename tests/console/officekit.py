@@ -15,7 +15,7 @@ from ledger.commands import Role
 from ledger.store.log.heads import SEALS
 from ledger.store.schema import events
 from tests.api.conftest import Api, token_for
-from tests.api.gamekit import Evening
+from tests.api.gamekit import Evening, nick_then_out
 
 
 def csrf_of(page: str) -> str:
@@ -60,19 +60,7 @@ def writes(api: Api) -> tuple[int, int]:
 
 def evening(api: Api) -> Evening:
     """The evening of test_office_pages' docstring: ann's nick, then her out, at t1."""
-    night = Evening(api, "t1", deposits={"ann": 1000, "bob": 1000, "setter": 10_000})
-    night.bank.ok("post", "/tables", {"id": "t1"})
-    for name in ("ann", "bob"):
-        night.do(night.croupier, "seats", {"player": name})
-    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
-    night.do(night.croupier, "casts", {"player": "bob", "die": 3})  # ann casts first
-    night.do("ann", "stakes", {"amount": 100})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 3, "die2": 4})  # nick
-    night.do("ann", "stakes", {"amount": 50})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})  # out
-    return night
+    return nick_then_out(api)
 
 
 def cell(page: str, row_id: str, field: str) -> str:

@@ -6,7 +6,7 @@ each role in turn. The checks only read, so one served app serves the whole modu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,3 +68,22 @@ def visit(tab: Any, url: str) -> Any:
     with suppress(PlaywrightTimeout):
         tab.wait_for_load_state("networkidle", timeout=3_000)
     return answer
+
+
+def each_width(
+    browser: Any,
+    site: Site,
+    role: str | None,
+    widths: tuple[int, ...],
+    loaded: Callable[[Any, pagekit.Page, Any], None] = lambda tab, page, answer: None,
+) -> Iterator[tuple[pagekit.Page, int, Any]]:
+    """Every page `role` reaches, visited as that role and laid out again at each of
+    `widths` (as a turned tablet is): the page, the width and the tab, laid out. Each
+    page's `loaded(tab, page, answer)` runs once it has loaded, before its widths."""
+    _, pages = site.pages[role]
+    with as_role(browser, site, role) as tab:
+        for page in pages:
+            loaded(tab, page, visit(tab, site.served.url + page.url))
+            for width in widths:
+                tab.set_viewport_size({"width": width, "height": 900})
+                yield page, width, tab

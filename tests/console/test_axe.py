@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.console.sitekit import Site, as_role, evening_site, visit
+from tests.console.pagekit import Page
+from tests.console.sitekit import Site, each_width, evening_site
 
 AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
 WIDTHS = (1280, 390)
@@ -45,20 +46,18 @@ def violations(tab: Any) -> list[dict[str, Any]]:
 def test_every_page_a_role_reaches_has_no_axe_violation(
     browser: Any, site: Site, role: str | None
 ) -> None:
-    _, pages = site.pages[role]
     seen: list[str] = []
-    with as_role(browser, site, role) as tab:
-        for page in pages:
-            answer = visit(tab, site.served.url + page.url)
-            assert answer is not None and answer.status == page.status, (page, answer)
-            tab.add_script_tag(path=str(AXE))
-            for width in WIDTHS:  # the page laid out again at each width
-                tab.set_viewport_size({"width": width, "height": 900})
-                for v in violations(tab):
-                    seen.append(
-                        f"{page.url} ({page.endpoint}) at {width} px: {v['id']} [{v['impact']}] "
-                        f"{v['help']}\n    at {'; '.join(v['targets'][:8])}\n    {v['url']}"
-                    )
+
+    def loaded(tab: Any, page: Page, answer: Any) -> None:
+        assert answer is not None and answer.status == page.status, (page, answer)
+        tab.add_script_tag(path=str(AXE))
+
+    for page, width, tab in each_width(browser, site, role, WIDTHS, loaded):
+        for v in violations(tab):
+            seen.append(
+                f"{page.url} ({page.endpoint}) at {width} px: {v['id']} [{v['impact']}] "
+                f"{v['help']}\n    at {'; '.join(v['targets'][:8])}\n    {v['url']}"
+            )
     assert not seen, f"axe-core found {len(seen)} violations as {role or 'no one'}:\n" + (
         "\n".join(seen)
     )

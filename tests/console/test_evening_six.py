@@ -5,7 +5,8 @@ console lets them and read their balances there, a player disputes a round and t
 setter decides it, and the auditor verifies the log. Every balance is checked against
 the arithmetic below, worked by hand; screenshots of each role's page at 1280, 768 and
 390 px wide go to build/screenshots/ (evening-six-ROLE-WIDTH.png), for the README and
-docs/screenshots/.
+docs/screenshots/: the setter's dispute page is shot while the dispute waits, with the
+form that resolves it, and the other pages at the evening's end.
 
 English rules: the caster calls the main; 7 or 11 nicks a main of 7, 6 or 12 a main of
 6; 2, 3 and 12 throw out against 7, 2, 3 and 11 against 6; any other throw is the chance,
@@ -431,8 +432,17 @@ def test_an_evening_of_three_rounds_with_six_players_as_every_role(
     after_2 = {**after_1, "ann": 1000, "dan": 1100, "setter": 10_000}
     assert balances(served) == after_2
 
-    # ann disputes round 2; the setter upholds it: nothing moves.
+    # ann disputes round 2; the setter reads it while it waits (the service's answer,
+    # the what-if with her dice, what each resolution would post, and the form that
+    # decides it: shot for the docs), then upholds it: nothing moves.
     disputed = dispute(served, players["ann"], tokens["ann"], 2)
+    waiting = tab_for(tokens["setter"])
+    waiting.goto(served.url + f"/console/office/disputes/t1/{disputed}")
+    assert waiting.locator("[data-field=status]").inner_text() == "waiting for the setter"
+    assert waiting.locator("[data-field=what-if]").inner_text().startswith("With 5 + 1")
+    assert form(waiting, "Resolve the dispute").count() == 1
+    shoot(waiting, "setter-dispute")
+    waiting.context.close()
     uphold(served, office, tokens["setter"], disputed)
     assert balances(served) == after_2
     caught_up(served, table)
@@ -467,14 +477,9 @@ def test_an_evening_of_three_rounds_with_six_players_as_every_role(
 
     table.goto(served.url + "/console/tables/t1")
     players["ann"].goto(served.url + "/console/me")  # her statement, newest first
-    dispute_page = browser.new_context().new_page()  # the setter's, beside the office
-    sign_in(dispute_page, served.url, tokens["setter"])
-    dispute_page.goto(served.url + f"/console/office/disputes/t1/{disputed}")
     for name, tab in (("croupier-table", table), ("player-ann", players["ann"]),
-                      ("setter-office", office), ("setter-dispute", dispute_page),
-                      ("auditor-verify", auditor)):  # fmt: skip
+                      ("setter-office", office), ("auditor-verify", auditor)):  # fmt: skip
         shoot(tab, name)
-    dispute_page.context.close()
     print("Taken the way today's console allows:", *FALLBACKS, sep="\n  ")
     for tab in (office, table, auditor, *players.values()):
         tab.context.close()

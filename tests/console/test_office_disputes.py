@@ -178,21 +178,29 @@ def test_the_dispute_page_shows_the_answer_the_what_if_and_what_each_would_post(
     assert "Waiting for the setter" in auditor.text and "Resolve the dispute" not in auditor.text
 
 
+def _corrected(
+    setter: Any, path: str, reason: str, throw: int, die1: int, die2: int
+) -> tuple[Any, str]:
+    """The setter's form on the dispute page at `path` sent as a correction of `throw`
+    to die1 + die2 for `reason`, unconfirmed: the answer, and the page as drawn."""
+    page: str = setter.get(path).text
+    sent = {
+        **form_of(page, path + "/resolution"),
+        "resolution": "corrected",
+        "reason": reason,
+        "throw": str(throw),
+        "die1": str(die1),
+        "die2": str(die2),
+    }
+    return setter.post(path + "/resolution", data=sent), page
+
+
 def test_a_resolution_is_reviewed_before_it_is_written(api: Api) -> None:
     _, ids, eight = _disputed(api)
     setter = console(api, "setter", "bank")
     path = f"/console/office/disputes/t1/{ids['corrected']}"
-    page = setter.get(path).text
     before = writes(api)
-    sent = {
-        **form_of(page, path + "/resolution"),
-        "resolution": "corrected",
-        "reason": "camera: 4+5",
-        "throw": str(eight),
-        "die1": "4",
-        "die2": "5",
-    }
-    review = setter.post(path + "/resolution", data=sent)
+    review, _ = _corrected(setter, path, "camera: 4+5", eight, 4, 5)
     text = html.unescape(review.text)
     assert review.status_code == 200 and writes(api) == before
     assert f"Confirm: correct the throw at version {eight} to 4 + 5" in text
@@ -208,17 +216,8 @@ def test_a_correction_the_rules_refuse_is_refused_at_review_naming_the_rule(api:
     _, ids, _ = _disputed(api)
     setter = console(api, "setter", "bank")
     path = f"/console/office/disputes/t1/{ids['voided']}"
-    page = setter.get(path).text
     before = writes(api)
-    sent = {
-        **form_of(page, path + "/resolution"),
-        "resolution": "corrected",
-        "reason": "it was 2+2",
-        "throw": "13",
-        "die1": "2",
-        "die2": "2",
-    }
-    refused = setter.post(path + "/resolution", data=sent)
+    refused, page = _corrected(setter, path, "it was 2+2", 13, 2, 2)
     text = html.unescape(refused.text)
     assert refused.status_code == 422
     assert 'data-error="resolution"' in text and "correction-reaches-beyond-round" in text

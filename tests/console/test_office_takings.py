@@ -132,11 +132,9 @@ def _rows(page: str, table_id: str) -> list[list[str]]:
     ]
 
 
-def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
-    """The setter offers ann 20 against her 50 that the next throw is 8, and she takes it
-    later (her stake goes in at another event than the setter's); 4+4 is thrown: the
-    setter wins her 50. Its takings, +50, are against ann."""
-    api.app.extensions["hazard.house"] = LONDON
+def _the_setters_offer_to_ann(api: Api) -> tuple[Evening, str]:
+    """ann, the caster at t1 with a main of 7, and the setter's offer to her alone of 20
+    against her 50 that the next throw is 8: the evening, and the offer's bet."""
     night = Evening(api, "t1", deposits={"ann": 1000, "setter": 10_000})
     night.bank.ok("post", "/tables", {"id": "t1"})
     night.do(night.croupier, "seats", {"player": "ann"})
@@ -151,6 +149,15 @@ def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
         "to": "ann",
     }
     side = bet_id(night.do(night.bank, "side-bets", offer), "SideBetOffered")
+    return night, side
+
+
+def test_a_side_bet_the_setter_offered_is_the_taker_s(api: Api) -> None:
+    """The setter offers ann 20 against her 50 that the next throw is 8, and she takes it
+    later (her stake goes in at another event than the setter's); 4+4 is thrown: the
+    setter wins her 50. Its takings, +50, are against ann."""
+    api.app.extensions["hazard.house"] = LONDON
+    night, side = _the_setters_offer_to_ann(api)
     with api.book.store.engine.connect() as conn:
         [evening] = takings.latest(conn, LONDON.zone, 5)
         assert takings.nets(conn, evening) == {("t1", None): -20}  # no taker yet
@@ -222,20 +229,7 @@ def test_an_offer_taken_the_next_evening_is_the_taker_s_on_both(api: Api) -> Non
     shown (so not kept), taken by ann on 2 Jul: 1 Jul's -20 is then against ann."""
     api.app.extensions["hazard.house"] = LONDON
     _at(api, "2026-07-01T19:00:00.000000Z")
-    night = Evening(api, "t1", deposits={"ann": 1000, "setter": 10_000})
-    night.bank.ok("post", "/tables", {"id": "t1"})
-    night.do(night.croupier, "seats", {"player": "ann"})
-    night.do(night.croupier, "casts", {"player": "ann", "die": 1})
-    night.do(night.croupier, "main", {"main": 7})
-    offer = {
-        "player": "setter",
-        "proposition": {"kind": "next-total", "totals": [8]},
-        "backs": True,
-        "stake": 20,
-        "asks": 50,
-        "to": "ann",
-    }
-    side = bet_id(night.do(night.bank, "side-bets", offer), "SideBetOffered")
+    night, side = _the_setters_offer_to_ann(api)
     _at(api, "2026-07-02T19:00:00.000000Z")
     night.bank.ok("post", "/tables", {"id": "t9"})  # 1 Jul is closed
     engine = api.book.store.engine

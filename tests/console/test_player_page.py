@@ -27,6 +27,7 @@ from ledger.store.vocabulary import STORED_EVENTS, Deposited, Withdrawn
 from tests.api.conftest import Api
 from tests.console.conftest import Served, sign_in
 from tests.console.formkit import csrf, signed_in
+from tests.console.tablekit import count
 from tests.ledger.deepkit import play
 
 EVENT_NAMES = re.compile(r"\b(" + "|".join(cls.__name__ for cls in STORED_EVENTS) + r")\b")
@@ -45,14 +46,6 @@ def pence(text: str) -> int:
     """ "+£1,234.56" as minor units, exactly."""
     sign = -1 if text.strip().startswith("-") else 1
     return sign * int(re.sub(r"[^0-9]", "", text))
-
-
-def count(served: Served, kind: str | None = None) -> int:
-    query = sa.select(sa.func.count()).select_from(events)
-    if kind is not None:
-        query = query.where(events.c.type == kind)
-    with served.book.store.engine.connect() as conn:
-        return int(conn.execute(query).scalar_one())
 
 
 def rows(page: Any, checks: bool = True) -> list[dict[str, str]]:
@@ -165,14 +158,22 @@ def _lost_round_two(page: Any) -> None:
     page.get_by_role("heading", name="Dispute round 2 at t1").wait_for()
 
 
-def test_a_dispute_opened_from_a_line_is_said_and_swapped_in(served: Served, ann: Any) -> None:
-    page = ann
+def _disputing_round_two(served: Served, page: Any) -> tuple[Any, int]:
+    """ann's form disputing round 2, reached from her statement's older lines, with her
+    reason typed; the page marked, to tell a swap from a reload (window.still). The form,
+    and the disputes opened so far."""
     page.get_by_role("link", name="Older").click()
     _lost_round_two(page)
     page.evaluate("window.still = 'the same page'")
     before = count(served, "DisputeOpened")
     form = page.get_by_role("form", name="Dispute round 2 at t1")
     form.get_by_label("Your reason").fill("the croupier read 1+1; it was 1+2")
+    return form, before
+
+
+def test_a_dispute_opened_from_a_line_is_said_and_swapped_in(served: Served, ann: Any) -> None:
+    page = ann
+    form, before = _disputing_round_two(served, page)
     form.get_by_label("Which throw").select_option(index=1)
     form.get_by_label("It showed die 1").select_option("1")
     # One die alone is refused, by the API's rule, beside the form; nothing is written.
@@ -225,12 +226,7 @@ def test_a_stale_csrf_token_on_the_dispute_page_is_said_as_an_alert(
     (ledger.console.errors, HX-Reswap: none): the page's one htmx-config (base.html)
     swaps it in, where this page's own once dropped every 4xx and said nothing."""
     page = ann
-    page.get_by_role("link", name="Older").click()
-    _lost_round_two(page)
-    page.evaluate("window.still = 'the same page'")
-    before = count(served, "DisputeOpened")
-    form = page.get_by_role("form", name="Dispute round 2 at t1")
-    form.get_by_label("Your reason").fill("the croupier read 1+1; it was 1+2")
+    form, before = _disputing_round_two(served, page)
     # The token of a session since ended: the page was left open across a sign-in.
     form.locator("input[name=csrf_token]").evaluate("(e) => { e.value = 'stale' + e.value; }")
     form.get_by_role("button", name="Open the dispute").click()

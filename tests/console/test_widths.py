@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.console.sitekit import Site, as_role, evening_site, visit
+from tests.console.sitekit import Site, each_width, evening_site
 
 WIDTHS = (390, 768, 1280)
 TARGETS = (
@@ -84,20 +84,16 @@ def measured(tab: Any) -> dict[str, Any]:
 def test_no_page_scrolls_sideways_and_every_target_is_44_px_apart(
     browser: Any, site: Site, role: str | None
 ) -> None:
-    _, pages = site.pages[role]
     wrong: list[str] = []
-    with as_role(browser, site, role) as tab:
-        for page in pages:
-            visit(tab, site.served.url + page.url)
-            for width in WIDTHS:  # the page laid out again at each width, as a turned tablet
-                tab.set_viewport_size({"width": width, "height": 900})
-                found = measured(tab)
-                where = f"{page.url} at {width} px"
-                if found["scrollWidth"] > found["clientWidth"]:
-                    wrong.append(
-                        f"{where}: scrolls sideways ({found['scrollWidth']} px of content "
-                        f"in {found['clientWidth']})"
-                    )
-                wrong += [f"{where}: {what}, under {SIZE} px" for what in found["small"]]
-                wrong += [f"{where}: {what}, under {GAP}" for what in found["close"]]
+    # Each page laid out again at each width, as a turned tablet is.
+    for page, width, tab in each_width(browser, site, role, WIDTHS):
+        found = measured(tab)
+        where = f"{page.url} at {width} px"
+        if found["scrollWidth"] > found["clientWidth"]:
+            wrong.append(
+                f"{where}: scrolls sideways ({found['scrollWidth']} px of content "
+                f"in {found['clientWidth']})"
+            )
+        wrong += [f"{where}: {what}, under {SIZE} px" for what in found["small"]]
+        wrong += [f"{where}: {what}, under {GAP}" for what in found["close"]]
     assert not wrong, f"{len(wrong)} problems as {role or 'no one'}:\n" + "\n".join(wrong)

@@ -12,37 +12,18 @@ import pytest
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.books.book import Book
 from ledger.commands import Caller, NotPermitted, Role, tables
 from ledger.commands import disputes as dispute_commands
 from ledger.service import AlreadyExists, Club, Forbidden, NotFound, StaleVersion
 from ledger.store.eventstore import EventStore, Refused
 from ledger.store.idempotency import IdempotencyConflict
 from ledger.store.schema import commands, events, postings
-from ledger.store.vocabulary import Deposited
+from tests.ledger.clubkit import CROUPIER, a_club
 
-CROUPIER = Caller(Role.CROUPIER, "cecil")
 SETTER = Caller(Role.SETTER, "boss")
 AUDITOR = Caller(Role.AUDITOR, "al")
 ANN = Caller(Role.PLAYER, "ann")
 BOB = Caller(Role.PLAYER, "bob")
-
-
-def _club(store: EventStore, rules: str = "english") -> Club:
-    """Table t1 (`rules`), ann and bob seated with 1,000 each, ann the caster (her die
-    is the lower), the setter's bank 10,000."""
-    club = Club(Book(store))
-    club.account_command(hz.SETTER, Deposited, 10_000, "setter:boss")
-    for name in ("ann", "bob"):
-        club.create_player(name, "setter:boss")
-        club.account_command(name, Deposited, 1000, "setter:boss")
-    tables.open_table(club, "t1", CROUPIER, ruleset=rules)
-    for name in ("ann", "bob"):
-        tables.seat(club, "t1", CROUPIER, name)
-    for name, die in (("ann", 1), ("bob", 2)):
-        tables.cast(club, "t1", CROUPIER, name, die)
-    assert club.state("t1").caster == "ann"
-    return club
 
 
 def _written(store: EventStore) -> tuple[int, ...]:
@@ -66,7 +47,7 @@ def _bet(answer: dict[str, Any], kind: str) -> str:
 
 def test_an_evening_runs_on_the_commands_alone(store: EventStore) -> None:
     """Every table command, called as a surface calls it: no request, no Flask."""
-    club = _club(store)
+    club = a_club(store)
     tables.stake(club, "t1", ANN, 100)
     laid = _bet(tables.lay(club, "t1", BOB, "bob", 60), "StakeLaid")
     tables.cover(club, "t1", ANN, [laid])
@@ -195,7 +176,7 @@ REFUSALS: dict[str, Refusal] = {
 
 @pytest.mark.parametrize("case", REFUSALS, ids=list(REFUSALS))
 def test_each_commands_refusal_writes_nothing(store: EventStore, case: str) -> None:
-    club = _club(store)
+    club = a_club(store)
     # The key k1 answered a seat once: its request is kept with it.
     tables.leave(club, "t1", CROUPIER, "bob", key="k1", request={"first": 1})
     tables.seat(club, "t1", CROUPIER, "bob")
@@ -210,7 +191,7 @@ def test_each_commands_refusal_writes_nothing(store: EventStore, case: str) -> N
 def test_a_refused_role_is_not_permitted_and_the_table_is_not_read(store: EventStore) -> None:
     """Who may send what is decided before the table is read: a player's seat is refused
     at a table that does not exist as at one that does."""
-    club = _club(store)
+    club = a_club(store)
     for table in ("t1", "nowhere"):
         with pytest.raises(NotPermitted, match="a player may not do this"):
             tables.seat(club, table, ANN, "ann")
@@ -221,7 +202,7 @@ def test_a_refused_role_is_not_permitted_and_the_table_is_not_read(store: EventS
 def test_a_command_repeated_with_its_key_answers_again_and_writes_nothing(
     store: EventStore,
 ) -> None:
-    club = _club(store)
+    club = a_club(store)
     first = tables.stake(club, "t1", ANN, 100, key="ann:1", request={"stake": 100})
     written = _written(store)
     again = tables.stake(club, "t1", ANN, 100, key="ann:1", request={"stake": 100})
@@ -230,7 +211,7 @@ def test_a_command_repeated_with_its_key_answers_again_and_writes_nothing(
 
 
 def test_a_dispute_is_opened_and_resolved_by_the_commands_alone(store: EventStore) -> None:
-    club = _club(store, "english")
+    club = a_club(store, "english")
     tables.stake(club, "t1", ANN, 100)
     tables.call_main(club, "t1", CROUPIER, 7)
     tables.throw(club, "t1", CROUPIER, 3, 4)  # a nick: ann wins the setter's 100

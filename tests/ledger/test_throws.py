@@ -5,30 +5,11 @@ dice passed; and the stakes placed meanwhile. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import engine as hz
 from ledger.books import queries
-from ledger.books.book import Book
 from ledger.books.throws import RESULTS
-from ledger.commands import Caller, Role, tables
-from ledger.service import Club
+from ledger.commands import tables
 from ledger.store.eventstore import EventStore
-from ledger.store.vocabulary import Deposited
-
-CROUPIER = Caller(Role.CROUPIER, "cecil")
-
-
-def _club(store: EventStore, rules: str = "english") -> Club:
-    club = Club(Book(store))
-    club.account_command(hz.SETTER, Deposited, 10_000, "setter:boss")
-    for name in ("ann", "bob"):
-        club.create_player(name, "setter:boss")
-        club.account_command(name, Deposited, 1000, "setter:boss")
-    tables.open_table(club, "t1", CROUPIER, ruleset=rules)
-    for name in ("ann", "bob"):
-        tables.seat(club, "t1", CROUPIER, name)
-    for name, die in (("ann", 1), ("bob", 2)):
-        tables.cast(club, "t1", CROUPIER, name, die)
-    return club
+from tests.ledger.clubkit import CROUPIER, a_club
 
 
 def _last(store: EventStore, limit: int = 20) -> queries.throws.Recent:
@@ -37,7 +18,7 @@ def _last(store: EventStore, limit: int = 20) -> queries.throws.Recent:
 
 
 def test_each_throw_says_what_it_did_and_who_was_paid(store: EventStore) -> None:
-    club = _club(store)
+    club = a_club(store)
     assert _last(store).throws == []
     # Round 1: ann stakes 100, bob lays 60 and ann covers; main 7; 5+6 nicks.
     tables.stake(club, "t1", CROUPIER, 100)
@@ -83,7 +64,7 @@ def test_each_throw_says_what_it_did_and_who_was_paid(store: EventStore) -> None
 
 
 def test_a_preliminary_roll_sets_the_main_or_is_thrown_again(store: EventStore) -> None:
-    club = _club(store, rules="french")
+    club = a_club(store, rules="french")
     tables.throw(club, "t1", CROUPIER, 6, 6)  # 12: no main, throw again
     tables.throw(club, "t1", CROUPIER, 3, 3)  # 6: the main
     tables.throw(club, "t1", CROUPIER, 6, 6)  # 12 nicks a main of 6
