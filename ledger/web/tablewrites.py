@@ -98,6 +98,7 @@ WRITES: dict[str, TableWrite] = {
 }
 """Every table write by its rule ("throws", "lays", ...), in the order the API lists them."""
 
+
 def table_write(rule: str) -> TableWrite | None:
     """The write `rule` names; None if none."""
     return WRITES.get(rule)
