@@ -31,6 +31,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from bench.console import copied_counts
 from bench.seed import seeded
 from ledger.audit import fairness
 from ledger.store import db
@@ -73,6 +74,7 @@ def grow(base: Path, path: Path, events: int) -> int:
                 ),
                 {"moved": k * n, "k": k, "shift": shift},
             )
+        copied_counts(conn, copies, lambda k: f"~{k}")
         total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     engine.dispose()
     return int(total)
