@@ -34,7 +34,7 @@ recorded the throw that decided it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,7 +167,7 @@ def _chi_square_test(
 # -- the rounds ---------------------------------------------------------------------
 
 
-Group = tuple[RuleSet, set[str], Counter[tuple[int, bool]]]
+Group = tuple[RuleSet, Collection[str], Counter[tuple[int, bool]]]
 """A rule set in play, the tables that play it, and their rounds by (main, caster won)."""
 
 
@@ -190,7 +190,7 @@ def _groups(conn: sa.Connection, within: dicecounts.Within) -> list[Group]:
     """The rounds `within`, counted from the rounds read model, by rule set."""
     tallies = dicecounts.round_counts(conn, within)
     rules = dicecounts.opening_rules(conn, sorted({stream for stream, _, _ in tallies}))
-    groups: dict[bytes, Group] = {}
+    groups: dict[bytes, tuple[RuleSet, set[str], Counter[tuple[int, bool]]]] = {}
     for (stream, main, won), n in tallies.items():
         ruleset = rules[stream]
         # Two tables play the same rule set when its every rule is the same, whatever
@@ -207,10 +207,8 @@ def _club_groups(conn: sa.Connection) -> list[Group]:
     (ledger.books.dicetallies): the rule set read from one table's opening."""
     found = dicetallies.mains(conn)
     rules = dicecounts.opening_rules(conn, [streams[0] for _, streams, _ in found])
-    return [
-        (rules[streams[0]], {s.removeprefix(TABLE_PREFIX) for s in streams}, counts)
-        for _, streams, counts in found
-    ]
+    cut = len(TABLE_PREFIX)
+    return [(rules[streams[0]], [s[cut:] for s in streams], counts) for _, streams, counts in found]
 
 
 def _main_test(

@@ -191,13 +191,15 @@ def pairs(conn: sa.Connection) -> Counter[Pair]:
 
 def mains(conn: sa.Connection) -> list[tuple[str, list[str], Counter[tuple[int, bool]]]]:
     """The club's decided rounds per rule set: its digest, the streams of the tables
-    that play it (those with such a round), and the rounds by (main, caster won)."""
-    m, t = main_counts.c, main_tables.c
+    that play it (those with such a round), in order, and the rounds by (main, caster
+    won). The tables are a row each, read through the driver: the one read here that
+    grows with the club (its tables, which the report names)."""
+    m = main_counts.c
     counts: dict[str, Counter[tuple[int, bool]]] = {}
     for row in conn.execute(sa.select(m.rules, m.main, m.caster_won, m.rounds)):
         if row.rounds > 0:
             counts.setdefault(row.rules, Counter())[row.main, bool(row.caster_won)] = row.rounds
     tables: dict[str, list[str]] = {}
-    for stream, rules in conn.execute(sa.select(t.stream, t.rules)):
+    for stream, rules in db.fetch(conn, "SELECT stream, rules FROM main_tables"):
         tables.setdefault(rules, []).append(stream)
     return [(rules, sorted(tables.get(rules, [])), n) for rules, n in counts.items()]
