@@ -185,7 +185,9 @@ def clear(conn: sa.Connection) -> None:
 def pairs(conn: sa.Connection) -> Counter[Pair]:
     """The club's valid throws by ordered pair, as the dice showed them (36 rows at most)."""
     d = dice_counts.c
-    counts = Counter({(r.die1, r.die2): int(r.throws) for r in conn.execute(sa.select(d))})
+    counts = Counter(
+        {(r.die1, r.die2): int(r.throws) for r in conn.execute(sa.select(d.die1, d.die2, d.throws))}
+    )
     return +counts
 
 
