@@ -4,11 +4,11 @@
 appended, and folds them one event at a time: each BetSettled or BetVoided becomes a
 `settlements` row (with its parties in `settlement_parties`), and each event extends
 the `rounds` row of the round it belongs to; the throws and the rounds decided move the
-dice-fairness report's counts of the whole club (ledger.books.dicetallies). `Replay` feeds every table's events
-through the same `apply` when the read models are rebuilt, and must arrive at the same
-rows. So nothing here depends on where one append ends and the next begins, only on the
-events' order: `apply` may be given one append or several, as long as no append is cut
-next to a settlement (see `Replay`).
+dice-fairness report's counts of the whole club (ledger.books.dicetallies). `Replay`
+feeds every table's events through the same `apply` when the read models are rebuilt,
+and must arrive at the same rows. So nothing here depends on where one append ends and
+the next begins, only on the events' order: `apply` may be given one append or
+several, as long as no append is cut next to a settlement (see `Replay`).
 
 Which round an event belongs to: the round in play when it happened (the state's
 `round` before it; the CasterChosen that begins round 1 belongs to round 1), except
