@@ -128,6 +128,7 @@ LINKS: dict[str, list[Link]] = {
     "POST /tables/{table}/stakes": [
         *_TABLE_WRITE,
         _table("lay", "lays"),
+        _table("everyone-lays", "lays/everyone"),
         _table("side-bet", "side-bets"),
         _table("main", "main"),
         ("bet-settlements", "GET /settlements", {"query.bet": BET}, None),
@@ -138,6 +139,11 @@ LINKS: dict[str, list[Link]] = {
         _table("cover", "covers", {"bets": [BET]}),
         _table("refuse", "refusals", {"bet": BET}),
         _table("odds", "odds", _SAME_PLAYER),
+    ],
+    "POST /tables/{table}/lays/everyone": [
+        *_TABLE_WRITE,
+        _table("cover", "covers"),
+        _table("main", "main"),
     ],
     "POST /tables/{table}/covers": [*_TABLE_WRITE, _table("main", "main")],
     "POST /tables/{table}/refusals": [*_TABLE_WRITE, _table("main", "main")],

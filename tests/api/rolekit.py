@@ -110,6 +110,7 @@ OPS = [
         BET,
         "bob",
     ),
+    Op("everyone lays", "post", "/tables/{t}/lays/everyone", lambda c: {"amount": 50}, RUN),
     Op("cover", "post", "/tables/{t}/covers", lambda c: {}, BET, other_name="bob", setup="laid"),
     Op(
         "refuse",

@@ -391,6 +391,10 @@ def more_of_the_table(club: Club) -> None:
     club("setter", write + "lays", "t1", body=m.Lay("cat", 30))
     laid = club("setter", "tables.get_tables_table", "t1").open_bets[-1].id
     club("setter", write + "refusals", "t1", body=m.Refuse(laid))
+    everyone = club("setter", write + "lays_everyone", "t1", body=m.Stake(20))
+    for placed in everyone.events:  # bob's and cat's, each refused by the caster
+        if placed.type_ == "StakeLaid":
+            club("setter", write + "refusals", "t1", body=m.Refuse(placed.payload["bet_id"]))
     next_is_8 = m.Proposition(kind=m.PropositionKind("next-total"), totals=[8])
     offer = m.SideBet(player="cat", proposition=next_is_8, backs=True, stake=20, asks=50)
     offered = club("setter", write + "side_bets", "t1", body=offer)

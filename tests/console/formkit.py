@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ledger.commands import Caller, Role, tables
 from ledger.store.schema import events
 from ledger.store.vocabulary import Deposited
 from tests.api.conftest import Api
@@ -56,3 +57,31 @@ def a_table(api: Api) -> Any:
         == 302
     )
     return croupier
+
+
+HTMX = {"HX-Request": "true"}
+CECIL = Caller(Role.CROUPIER, "cecil")
+
+
+def playing(api: Api) -> Any:
+    """t1 with ann the caster and bob seated, and a croupier's client at it."""
+    croupier = a_table(api)
+    club = api.app.extensions["hazard.club"]
+    club.account_command("setter", Deposited, 10_000, "setter:bank")
+    for name in ("ann", "bob"):
+        tables.seat(club, "t1", CECIL, name)
+    for name, die in (("ann", 1), ("bob", 2)):
+        tables.cast(club, "t1", CECIL, name, die)
+    return croupier, club
+
+
+def form(client: Any, **fields: str) -> dict[str, str]:
+    page = client.get("/console/tables/t1")
+    version = re.search(rb'name="version" value="(\d+)"', page.data)
+    assert version is not None
+    return {
+        "csrf_token": csrf(page),
+        "version": version.group(1).decode(),
+        "from": "table",
+        **fields,
+    }

@@ -10,8 +10,7 @@ from typing import Any
 
 from ledger.commands import tables
 from tests.api.conftest import Api
-from tests.console.formkit import count
-from tests.console.test_table_forms import CECIL, HTMX, form, playing
+from tests.console.formkit import CECIL, HTMX, count, form, playing
 
 
 def refused(api: Api, client: Any, rule: str, **fields: str) -> str:

@@ -15,44 +15,17 @@ import pytest
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.commands import Caller, Role, tables
+from ledger.commands import tables
 from ledger.store.schema import events
 from ledger.store.vocabulary import Deposited
 from tests.api.conftest import Api
-from tests.console.formkit import a_table, count, csrf, signed_in
-
-HTMX = {"HX-Request": "true"}
-CECIL = Caller(Role.CROUPIER, "cecil")
+from tests.console.formkit import CECIL, HTMX, a_table, count, csrf, form, playing, signed_in
 
 
 def kinds(api: Api, kind: str) -> int:
     with api.book.store.engine.connect() as conn:
         query = sa.select(sa.func.count()).select_from(events).where(events.c.type == kind)
         return int(conn.execute(query).scalar_one())
-
-
-def playing(api: Api) -> Any:
-    """t1 with ann the caster and bob seated, and a croupier's client at it."""
-    croupier = a_table(api)
-    club = api.app.extensions["hazard.club"]
-    club.account_command("setter", Deposited, 10_000, "setter:bank")
-    for name in ("ann", "bob"):
-        tables.seat(club, "t1", CECIL, name)
-    for name, die in (("ann", 1), ("bob", 2)):
-        tables.cast(club, "t1", CECIL, name, die)
-    return croupier, club
-
-
-def form(client: Any, **fields: str) -> dict[str, str]:
-    page = client.get("/console/tables/t1")
-    version = re.search(rb'name="version" value="(\d+)"', page.data)
-    assert version is not None
-    return {
-        "csrf_token": csrf(page),
-        "version": version.group(1).decode(),
-        "from": "table",
-        **fields,
-    }
 
 
 def test_without_script_a_form_posts_and_the_page_says_what_it_did(api: Api) -> None:
