@@ -44,6 +44,7 @@ from engine import events as ev
 from engine import whatif
 from engine.dice import require_dice
 from engine.errors import Rule, RuleBroken
+from engine.phrase import of_refusal
 from engine.rounds import (
     DISPUTE_WINDOW,
     Group,
@@ -324,7 +325,7 @@ def answer(
     if broken is None:
         return found
     refused = dataclasses.replace(
-        what, refused=broken.detail, refused_rule=broken.rule, adjustments={}
+        what, refused=of_refusal(broken), refused_rule=broken.rule, adjustments={}
     )
     return dataclasses.replace(found, what_if=refused)
 
@@ -372,8 +373,8 @@ def _not_correctable(state: TableState, record: RoundRecord, what: WhatIf) -> Ru
             f"the throw at version {what.throw} is recorded as {what.die1}+{what.die2} "
             "already: uphold instead",
         )
-    if what.refused_rule is not None:
-        return RuleBroken(what.refused_rule, what.refused or "")
+    if what.refused_rule is not None and what.refused is not None:
+        return what.refused.refusal(what.refused_rule)  # its amounts kept, as the answer's
     return None
 
 
