@@ -93,7 +93,7 @@ class Answer:
     engine derives from the round's events, the round as recorded, and a what-if."""
 
     matches: bool
-    mismatch: str | None
+    mismatch: Phrase | None
     result: str | None
     bets: tuple[Paid, ...]
     what_if: WhatIf | None

@@ -206,31 +206,47 @@ def _command_words(cause: ev.Event | None, state: TableState) -> Phrase | str:
     return f"{type(cause).__name__} {at}"
 
 
-def same_kind(got: ev.Event, want: ev.Event, what: str) -> str:
-    """Two events of one kind (and one bet) that differ in what they say."""
+def same_kind(got: ev.Event, want: ev.Event, what: str) -> Phrase:
+    """Two events of one kind (and one bet) that differ in what they say (`what`, the
+    command that derives them, may be a Phrase: its amounts are kept)."""
     match got, want:
         case ev.BetSettled(), ev.BetSettled():
             if got.winner != want.winner or got.transfers != want.transfers:
-                return (
-                    f"{describe(got)}, but {what} decides {got.bet_id} for {_who(want.winner)}: "
-                    f"{_money(want.transfers)}"
+                return Phrase(
+                    describe(got),
+                    ", but ",
+                    what,
+                    f" decides {got.bet_id} for {_who(want.winner)}: ",
+                    _money(want.transfers),
                 )
-            return (
-                f"BetSettled {got.bet_id} records breakage {_fraction(got.breakage)}, but "
-                f"{what} gives breakage {_fraction(want.breakage)}"
+            return Phrase(
+                f"BetSettled {got.bet_id} records breakage ",
+                _fraction(got.breakage),
+                ", but ",
+                what,
+                " gives breakage ",
+                _fraction(want.breakage),
             )
         case ev.OddsLaid(), ev.OddsLaid():
             if (got.payout, got.breakage) != (want.payout, want.breakage):
-                return (
-                    f"OddsLaid {got.bet_id}: payout {got.payout} with breakage "
-                    f"{_fraction(got.breakage)}, the rules give payout {want.payout} with "
-                    f"breakage {_fraction(want.breakage)} ({what})"
+                return Phrase(
+                    f"OddsLaid {got.bet_id}: payout ",
+                    got.payout,
+                    " with breakage ",
+                    _fraction(got.breakage),
+                    ", the rules give payout ",
+                    want.payout,
+                    " with breakage ",
+                    _fraction(want.breakage),
+                    " (",
+                    what,
+                    ")",
                 )
         case ev.BetVoided(), ev.BetVoided():
-            return f"{describe(got)}, but {what} voids it: {describe(want)}"
+            return Phrase(describe(got), ", but ", what, " voids it: ", describe(want))
     fields = [
         f"{name} {getattr(got, name)!r} where the engine has {getattr(want, name)!r}"
         for name in got.__dataclass_fields__
         if getattr(got, name) != getattr(want, name)
     ]
-    return f"{describe(got)} differs from what {what} derives: " + "; ".join(fields)
+    return Phrase(describe(got), " differs from what ", what, " derives: ", "; ".join(fields))

@@ -83,7 +83,7 @@ def answer_view(stream: str, answer: disputes.Answer, money: Money = minor_units
     what = answer.what_if
     return {
         "matches": answer.matches,
-        "mismatch": answer.mismatch,
+        "mismatch": words(answer.mismatch),
         "result": answer.result,
         "bets": paid(answer.bets),
         "what_if": None

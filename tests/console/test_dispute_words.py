@@ -12,9 +12,14 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from engine import disputes as engine_disputes
+from ledger.audit import disputes
+from ledger.console import amounts
+from ledger.house import House
 from tests.api import disputekit
 from tests.api.conftest import Api
 from tests.console.officekit import console, form_of, writes
+from tests.engine.test_phrase import tampered_nick
 
 # What the API says, in minor units, and the page in pounds: the command the re-run
 # stops at, the event it recorded, and the refusal the engine gives there.
@@ -102,3 +107,17 @@ def test_the_players_dispute_page_says_the_what_if_in_the_clubs_money(api: Api) 
     assert f"({stopped})." in page
     assert f"It could not be corrected: with 2+3 at version {four}, {stopped}: void" in page
     assert "minor unit" not in page and "odds of 25 " not in page
+
+
+def test_a_round_the_engine_pays_otherwise_is_said_in_the_clubs_money() -> None:
+    """The answer's `mismatch` (a round read back that the engine pays otherwise: a
+    stream that disagrees with it) as the page reads it, in pounds, and as the API's
+    JSON, in minor units, unchanged."""
+    g, record = tampered_nick()
+    found = engine_disputes.answer(g.state, record)
+    api = disputes.answer_view("table:t1", found)
+    page = disputes.answer_view("table:t1", found, amounts.money_words(House()))
+    assert api["mismatch"] == record.mismatch and "pays player ann 21, " in api["mismatch"]
+    assert page["mismatch"] == record.mismatch.replace("ann 21,", "ann £0.21,").replace(
+        "is paid 20", "is paid £0.20"
+    )
