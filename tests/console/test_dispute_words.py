@@ -18,6 +18,7 @@ from ledger.console import amounts
 from ledger.house import House
 from tests.api import disputekit
 from tests.api.conftest import Api
+from tests.console.formkit import csrf
 from tests.console.officekit import console, form_of, writes
 from tests.engine.test_phrase import tampered_nick
 
@@ -121,3 +122,27 @@ def test_a_round_the_engine_pays_otherwise_is_said_in_the_clubs_money() -> None:
     assert page["mismatch"] == record.mismatch.replace("ann 21,", "ann £0.21,").replace(
         "is paid 20", "is paid £0.20"
     )
+
+
+def test_a_dispute_opened_from_the_table_is_answered_in_the_clubs_money(api: Api) -> None:
+    """The croupier opens the same claim from round 1's row on the table page: the card
+    the answer swaps in says why a correction cannot reach it, in pounds."""
+    _, four = disputekit.odds_round(api)
+    croupier = console(api, "croupier", "cecil")
+    page = croupier.get("/console/tables/t1/rounds/1/dispute")
+    sent = {
+        "csrf_token": csrf(page),
+        "claim": "the 1+3 was 2+3",
+        "throw": str(four),
+        "die1": "2",
+        "die2": "3",
+        "key": "from-the-table",
+    }
+    opened = croupier.post(
+        "/console/tables/t1/rounds/1/disputes", data=sent, headers={"HX-Request": "true"}
+    )
+    text = html.unescape(opened.get_data(as_text=True))
+    assert opened.status_code == 200, text[-2000:]
+    stopped = STOPPED_IN_POUNDS.format(odds=four + 1)
+    assert f"which a correction cannot reach (with 2+3 at version {four}, {stopped}" in text
+    assert "minor unit" not in text and "odds of 25 " not in text
