@@ -12,7 +12,8 @@ renamed (`table:t3-c7`), its positions moved on, its times a week on, and with t
 events their postings (to the same players and the setter, so that every account's
 history grows with the log, as a club's does), settlements (their sources moved on),
 rounds and snapshots (each copy's running balances on its postings moved on by
-what the copies before it netted); then every balance is set to the sum of its
+what the copies before it netted), and the dice report's kept counts (each copy's
+throws and rounds the first's again); then every balance is set to the sum of its
 postings, and checked to be its last posting's running balance. The hashes are
 copied as they are: nothing timed here reads them, and the log check would refuse
 this log, which is a benchmark's and never a club's.
@@ -42,6 +43,7 @@ import re
 import shutil
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,7 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
                 ),
                 args,
             )
+        copied_counts(conn, copies, lambda k: f"{SUFFIX}{k}")
         conn.execute(
             sa.text(
                 "UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM postings "
@@ -135,6 +138,20 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
         total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     engine.dispose()
     return int(total), copies
+
+
+def copied_counts(conn: sa.Connection, copies: int, renamed: Callable[[int], str]) -> None:
+    """The dice-fairness report's kept counts (ledger.books.dicetallies) of a log copied
+    onto itself `copies` times over, each copy's streams `renamed(k)`: each copy throws
+    and decides what the first did, and its tables are listed under their new names.
+    (The copies take no dispute, and the seeded log corrects no throw: each copy's
+    throws count as the first's do.)"""
+    first = conn.execute(sa.text("SELECT stream, rules FROM main_tables")).all()
+    conn.execute(sa.text("UPDATE dice_counts SET throws = throws * :c"), {"c": copies})
+    conn.execute(sa.text("UPDATE main_counts SET rounds = rounds * :c"), {"c": copies})
+    listed = [{"s": s + renamed(k), "r": r} for k in range(1, copies) for s, r in first]
+    if listed:
+        conn.execute(sa.text("INSERT INTO main_tables (stream, rules) VALUES (:s, :r)"), listed)
 
 
 def _app(path: Path, key: Path, **store: Any) -> Any:

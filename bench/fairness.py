@@ -4,9 +4,12 @@ fairness` cost at a million events, on SQLite.
     .venv/bin/python -m bench.fairness                       # 1,000,000 events
     .venv/bin/python -m bench.fairness --events 200000 --repeat 3
 
-The report reads three things (ledger.audit.fairness): the throws, counted by the
+The whole club's report reads the counts the books keep beside the events
+(ledger.books.dicetallies, migration 0017). A report held to a table, a croupier or a
+time range reads three things (ledger.audit.fairness): the throws, counted by the
 database grouped by payload (one scan of the events, or of one table's stream); the
 `rounds` read model, counted by table, main and result; and each table's TableOpened.
+The copies take the kept counts with them (bench.console.copied_counts).
 This times `fairness.report` for the whole club, one table, one croupier and one week,
 and prints the median of --repeat runs of each.
 
@@ -31,6 +34,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from bench.console import copied_counts
 from bench.seed import seeded
 from ledger.audit import fairness
 from ledger.store import db
@@ -73,6 +77,7 @@ def grow(base: Path, path: Path, events: int) -> int:
                 ),
                 {"moved": k * n, "k": k, "shift": shift},
             )
+        copied_counts(conn, copies, lambda k: f"~{k}")
         total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     engine.dispose()
     return int(total)

@@ -16,7 +16,10 @@ needs about 5 expected throws in every cell (180 throws, for the 1/36 cells): wi
 fewer, a test says it has too few (`enough: false`) and is never flagged, whatever its
 p-value. The binomial test is exact at any size and needs no such caution.
 
-What is read, counted by the books (ledger.books.dicecounts): the throws from the event
+What is read: for the whole club (every table and croupier, all time), the counts the
+books keep beside the events (ledger.books.dicetallies: a few rows, however long the
+log), and one table's opening for each rule set in play. Held to a table, a croupier or
+a time range, counted by the books (ledger.books.dicecounts): the throws from the event
 log, counted in the database by payload (a throw's canonical payload is its two dice,
 so there are at most 36 distinct texts); the rounds from the `rounds` read model
 (ledger.books.tableviews), counted by table, main and result; each table's rule set
@@ -31,7 +34,7 @@ recorded the throw that decided it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +44,7 @@ from engine.dice import MAINS, PAIRS, TOTALS, p_pair, p_total
 from engine.odds import fraction_text, main_odds
 from engine.rules import RuleSet
 from ledger.audit.stats import binomial_p, chi2_sf, chi_square
-from ledger.books import dicecounts
+from ledger.books import dicecounts, dicetallies
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import codec
@@ -89,7 +92,8 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
     ):
         raise NotFound(f"there is no table {scope.table!r}")
     within = _within(scope)
-    pairs = dicecounts.pair_counts(conn, within)
+    whole = within == dicecounts.Within()  # the whole club: kept counts, a few rows
+    pairs = dicetallies.pairs(conn) if whole else dicecounts.pair_counts(conn, within)
     throws = sum(pairs.values())
     totals: Counter[int] = Counter()
     for (die1, die2), n in pairs.items():
@@ -109,7 +113,7 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
         throws,
         alpha,
     )
-    mains = _mains(conn, within, alpha)
+    mains = _mains(_club_groups(conn) if whole else _groups(conn, within), alpha)
     return {
         "scope": scope.view(),
         "alpha": alpha,
@@ -163,9 +167,27 @@ def _chi_square_test(
 # -- the rounds ---------------------------------------------------------------------
 
 
-def _mains(conn: sa.Connection, within: dicecounts.Within, alpha: float) -> list[dict[str, Any]]:
+Group = tuple[RuleSet, Collection[str], Counter[tuple[int, bool]]]
+"""A rule set in play, the tables that play it, and their rounds by (main, caster won)."""
+
+
+def _mains(groups: list[Group], alpha: float) -> list[dict[str, Any]]:
     """The caster's wins and losses per main, one entry per rule set in play, each
     with the tables that play it."""
+    entries = [
+        {
+            "ruleset": ruleset.name,
+            "tables": sorted(tables),
+            "test": BINOMIAL,
+            "mains": [_main_test(ruleset, m, counts, alpha) for m in MAINS],
+        }
+        for ruleset, tables, counts in groups
+    ]
+    return sorted(entries, key=lambda entry: (entry["ruleset"], entry["tables"]))
+
+
+def _groups(conn: sa.Connection, within: dicecounts.Within) -> list[Group]:
+    """The rounds `within`, counted from the rounds read model, by rule set."""
     tallies = dicecounts.round_counts(conn, within)
     rules = dicecounts.opening_rules(conn, sorted({stream for stream, _, _ in tallies}))
     groups: dict[bytes, tuple[RuleSet, set[str], Counter[tuple[int, bool]]]] = {}
@@ -177,16 +199,16 @@ def _mains(conn: sa.Connection, within: dicecounts.Within, alpha: float) -> list
         _, tables, counts = groups.setdefault(key, (ruleset, set(), Counter()))
         tables.add(stream.removeprefix(TABLE_PREFIX))
         counts[main, won] += n
-    entries = [
-        {
-            "ruleset": ruleset.name,
-            "tables": sorted(tables),
-            "test": BINOMIAL,
-            "mains": [_main_test(ruleset, m, counts, alpha) for m in MAINS],
-        }
-        for ruleset, tables, counts in groups.values()
-    ]
-    return sorted(entries, key=lambda entry: (entry["ruleset"], entry["tables"]))
+    return list(groups.values())
+
+
+def _club_groups(conn: sa.Connection) -> list[Group]:
+    """Every round the club has decided, by rule set, as the books keep them counted
+    (ledger.books.dicetallies): the rule set read from one table's opening."""
+    found = dicetallies.mains(conn)
+    rules = dicecounts.opening_rules(conn, [streams[0] for _, streams, _ in found])
+    cut = len(TABLE_PREFIX)
+    return [(rules[streams[0]], [s[cut:] for s in streams], counts) for _, streams, counts in found]
 
 
 def _main_test(

@@ -2,7 +2,8 @@
 row, with what is stored.
 
 The read models (accounts, postings, settlements, settlement_parties, rounds, disputes,
-adjustments) are caches written beside the events; the events are the truth. So the
+adjustments, and the dice-fairness report's counts: dice_counts, main_counts,
+main_tables) are caches written beside the events; the events are the truth. So the
 check replays every event into an empty scratch database (a temporary SQLite file)
 through the very code that writes the read models (`projections.replay`, as `rebuild`
 runs it), then walks each table of both databases in key order, side by side (a merge
@@ -42,8 +43,11 @@ from ledger.store.eventstore import CorruptEvent, EventStore, Recorded, Refused
 from ledger.store.schema import (
     accounts,
     adjustments,
+    dice_counts,
     disputes,
     events,
+    main_counts,
+    main_tables,
     metadata,
     postings,
     rounds,
@@ -154,6 +158,14 @@ MODELS = (
         tuple(c.name for c in adjustments.c if c.name != "position"),
         lambda k: f"position {k[0]}",
     ),
+    _Model(dice_counts, ("die1", "die2"), ("throws",), lambda k: f"dice {k[0]} and {k[1]}"),
+    _Model(
+        main_counts,
+        ("rules", "main", "caster_won"),
+        ("rounds",),
+        lambda k: f"rule set {k[0][:12]}, main {k[1]}, " + ("won" if k[2] else "lost"),
+    ),
+    _Model(main_tables, ("stream",), ("rules",), lambda k: str(k[0])),
 )
 """Every read model written from the events, with its key and the columns compared."""
 KEYS = {m.table.name: m.key for m in MODELS}

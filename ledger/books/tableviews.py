@@ -3,11 +3,12 @@
 `apply` runs in the append's transaction, given the table's state before the rows just
 appended, and folds them one event at a time: each BetSettled or BetVoided becomes a
 `settlements` row (with its parties in `settlement_parties`), and each event extends
-the `rounds` row of the round it belongs to. `Replay` feeds every table's events
-through the same `apply` when the read models are rebuilt, and must arrive at the same
-rows. So nothing here depends on where one append ends and the next begins, only on the
-events' order: `apply` may be given one append or several, as long as no append is cut
-next to a settlement (see `Replay`).
+the `rounds` row of the round it belongs to; the throws and the rounds decided move the
+dice-fairness report's counts of the whole club (ledger.books.dicetallies). `Replay`
+feeds every table's events through the same `apply` when the read models are rebuilt,
+and must arrive at the same rows. So nothing here depends on where one append ends and
+the next begins, only on the events' order: `apply` may be given one append or
+several, as long as no append is cut next to a settlement (see `Replay`).
 
 Which round an event belongs to: the round in play when it happened (the state's
 `round` before it; the CasterChosen that begins round 1 belongs to round 1), except
@@ -40,7 +41,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import events as ev
-from ledger.books import disputeviews
+from ledger.books import dicetallies, disputeviews
 from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
 from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded, decode_row
@@ -112,10 +113,15 @@ def apply(
     steps = list(_fold(before, rows, folded))
     deciders = [_decider(steps, i) for i in range(len(steps))]
     members = [_round_of(steps, i, deciders[i]) for i in range(len(steps))]
-    _write_rounds(views, stream, steps, members)
+    changed = _write_rounds(views, stream, steps, members)
     _write_settlements(views, stream, steps, deciders)
     if any(step.row.type in disputeviews.DISPUTE_TYPES for step in steps):
         views.write_disputes(stream, steps)
+    tally = dicetallies.Tally()
+    dicetallies.throws(conn, stream, steps, tally)
+    dicetallies.rounds(stream, steps[-1].after.rules, changed, tally)
+    if tally:
+        views.count(tally)
     views.seen(stream, steps)
     return steps[-1].after
 
@@ -191,6 +197,10 @@ class Stored:
     def seen(self, stream: str, steps: Sequence[Step]) -> None:
         """`apply` is done with `steps`: nothing to remember, the database has it all."""
 
+    def count(self, tally: dicetallies.Tally) -> None:
+        """Add what the rows change to the dice-fairness report's counts."""
+        dicetallies.write(self.conn, tally)
+
     def mark_adjusted(self, stream: str, bet_id: str) -> None:
         """A dispute's resolution adjusted the bet: count it on its settlement."""
         s = settlements_table
@@ -226,6 +236,8 @@ class Held(Stored):
         self.parties: list[dict[str, Any]] = []
         self.taken: dict[str, dict[str, list[int]]] = {}
         """Per table, the positions that placed or took each bet still open."""
+        self.tally = dicetallies.Tally()
+        """The dice-fairness report's counts the batch changes, written by `flush`."""
 
     def rounds(self, stream: str, numbers: list[int]) -> dict[int, dict[str, Any]]:
         held = self.held.get(stream, {})
@@ -258,6 +270,9 @@ class Held(Stored):
     def write_settlements(self, rows: list[dict[str, Any]], parties: list[dict[str, Any]]) -> None:
         self.settlements += rows
         self.parties += parties
+
+    def count(self, tally: dicetallies.Tally) -> None:
+        self.tally.add(tally)
 
     def mark_adjusted(self, stream: str, bet_id: str) -> None:
         # The settlement may still be held for this batch's insert, or written already.
@@ -295,6 +310,9 @@ class Held(Stored):
         parties, self.parties = self.parties, []
         if rows:
             super().write_settlements(rows, parties)
+        tally, self.tally = self.tally, dicetallies.Tally()
+        if tally:
+            super().count(tally)
 
 
 def clear(conn: sa.Connection) -> None:
@@ -303,6 +321,7 @@ def clear(conn: sa.Connection) -> None:
     conn.execute(settlements_table.delete())
     conn.execute(rounds_table.delete())
     disputeviews.clear(conn)
+    dicetallies.clear(conn)
 
 
 class Replay:
@@ -432,17 +451,21 @@ def _round_of(steps: Sequence[Step], i: int, decider: int | None) -> int:
 
 def _write_rounds(
     views: Stored, stream: str, steps: Sequence[Step], members: Sequence[int]
-) -> None:
+) -> list[tuple[tuple[int, bool] | None, tuple[int, bool] | None]]:
+    """Write the rounds the rows extend; return what each counted in the dice-fairness
+    report before them and counts after (ledger.books.dicetallies.decided)."""
     touched = sorted({r for r in members if r})
     if not touched:
-        return
+        return []
     records = views.rounds(stream, touched)
     stored = set(records)  # the round still open when these rows were appended, if any
+    was = {n: dicetallies.decided(records[n]) for n in stored}
     for step, number in zip(steps, members, strict=True):
         if number:
             records[number] = _extend(records.get(number), stream, number, step)
     fresh = [records[n] for n in touched if n not in stored]
     views.write_rounds(stream, fresh, [records[n] for n in sorted(stored)])
+    return [(was.get(n), dicetallies.decided(records[n])) for n in touched]
 
 
 def _extend(record: dict[str, Any] | None, stream: str, number: int, step: Step) -> dict[str, Any]:

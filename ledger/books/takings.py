@@ -45,11 +45,12 @@ Nets = dict[tuple[str, str | None], int]
 """The setter's net (or exposure) by (table, player): None for no player yet."""
 
 
-def latest(conn: sa.Connection, zone: str, count: int) -> list[Evening]:
-    """The latest `count` evenings in which the setter's money moved at a table, oldest
-    first: the club's calendar days in its time `zone`."""
+def latest(conn: sa.Connection, zone: str, count: int, through: int | None = None) -> list[Evening]:
+    """The latest `count` evenings in which the setter's money moved at a table, up to
+    position `through` (None: the newest), oldest first: the club's calendar days in its
+    time `zone`."""
     found: list[Evening] = []
-    before = None
+    before = through
     while len(found) < count:
         last = _last_at_table(conn, before)
         if last is None:

@@ -38,7 +38,8 @@ from flask import (
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.state import SETTER
-from ledger.books import disputeviews, queries, takings
+from ledger.books import disputeviews, evenings, queries, takings
+from ledger.books.evenings import Evening
 from ledger.books.projections import CreditInUse, Overdraft
 from ledger.commands import Role
 from ledger.console import charts
@@ -53,9 +54,17 @@ from ledger.web.numbers import QueryInteger
 from ledger.web.schemas import AmountSchema, CreditLimitSchema, PlayerSchema, Whole
 from ledger.web.tokens import Holder
 
-EVENINGS = 14
-"""How many of the latest evenings with takings the office shows, unless asked."""
+EVENINGS = 7
+"""How many evenings with takings the office lists a page, unless asked: a week's."""
 MOST_EVENINGS = 366
+ALL = "all"
+"""The evening broken down by table and player: every one listed, together."""
+
+
+def _an_evening(text: str) -> None:
+    """An evening as the office's links name it: its date, or `all` (or none, the newest)."""
+    if text not in ("", ALL) and evenings.day_of(text) is None:
+        raise ValidationError(f"an evening's date (YYYY-MM-DD), or {ALL}")
 
 
 PLAYERS = 50
@@ -64,6 +73,10 @@ PLAYERS = 50
 
 class OfficeQuerySchema(Schema):
     evenings = QueryInteger(load_default=EVENINGS, validate=validate.Range(1, MOST_EVENINGS))
+    before = fields.String(load_default="", validate=_an_evening)
+    """The evenings listed are those before this one (none: the newest)."""
+    evening = fields.String(load_default="", validate=_an_evening)
+    """The evening broken down by table and player (none: the newest listed)."""
     start = fields.String(
         data_key="from",
         load_default="",
@@ -150,7 +163,7 @@ def _page(
             said=said,
             form=request.form if request.method == "POST" else {},
             **players,
-            **_takings(query["evenings"]),
+            **_takings(query["evenings"], query["before"], query["evening"]),
         ),
         status,
     )
@@ -164,22 +177,37 @@ def _players(start: str) -> dict[str, Any]:
     return {"players": shown, "players_from": start, "players_next": more}
 
 
-def _takings(count: int) -> dict[str, Any]:
-    """The exposure and takings sections: per evening, table and player, with charts."""
+def _takings(count: int, before: str, chosen: str) -> dict[str, Any]:
+    """The exposure and takings sections: the net of each of `count` evenings (the
+    latest, or those `before` an evening), and one evening's by table and player (the
+    `chosen`, or the newest listed; `all`: those listed together), with charts.
+
+    Only one evening is broken down unless asked: the office draws a week's nets and an
+    evening's tables, however many evenings the log holds (bench.console)."""
+    zone = house().zone
     with queries.reading(club().store) as read:
-        shown = takings.latest(read.conn, house().zone, count)
-        nets = [takings.nets(read.conn, evening) for evening in shown]
-        exposed, open_bets = takings.exposure(read.conn)
-        waiting = disputeviews.listing(read.conn, status="open", limit=200)
+        conn = read.conn
+        through = _evening_of(conn, zone, before).after if before else None
+        shown = takings.latest(conn, zone, count, through)
+        nets = [takings.nets(conn, evening) for evening in shown]
+        older = bool(shown) and bool(takings.latest(conn, zone, 1, shown[0].after))
+        picked = chosen or (shown[-1].key if shown else "")
+        broken = [(e, n) for e, n in zip(shown, nets, strict=True) if picked in (ALL, e.key)]
+        if not broken and picked not in ("", ALL):  # an evening not listed: asked by name
+            evening = _evening_of(conn, zone, picked)
+            broken = [(evening, takings.nets(conn, evening))]
+        exposed, open_bets = takings.exposure(conn)
+        waiting = disputeviews.listing(conn, status="open", limit=200)
     taken: takings.Nets = {}
-    for evening in nets:
-        for key, net in evening.items():
+    for _, evening_nets in broken:
+        for key, net in evening_nets.items():
             taken[key] = taken.get(key, 0) + net
     per_evening: list[dict[str, Any]] = [
-        {"key": e.key, "label": _evening(e.key), "net": sum(n.values()), "rows": _rows(n)}
+        {"key": e.key, "label": _evening(e.key), "net": sum(n.values())}
         for e, n in zip(shown, nets, strict=True)
     ]
-    # The tables with something to show: takings in the evenings shown, or bets open.
+    breakdown = [{"key": e.key, "label": _evening(e.key), "rows": _rows(n)} for e, n in broken]
+    # The tables with something to show: takings in the evening broken down, or bets open.
     by_table = _by(taken, exposed, lambda key: key[0])
     per_table: list[dict[str, Any]] = [
         {"table": t, "open_bets": open_bets.get(t, 0), "net": net, "exposure": at_stake}
@@ -192,10 +220,19 @@ def _takings(count: int) -> dict[str, Any]:
             by_player.items(), key=lambda x: (x[0] is None, x[0] or "")
         )
     ]
+    if picked == ALL:
+        over = f"the {len(shown)} evenings listed" if len(shown) != 1 else "the evening listed"
+    else:
+        over = _evening(picked) if picked else "no evening yet"
     money = _money_ticks(house())
     return {
         "evenings_shown": count,
+        "evenings_before": before,
+        "evenings_older": shown[0].key if older else "",
         "per_evening": per_evening,
+        "breakdown": breakdown,
+        "broken_down": picked,
+        "broken_over": over,
         "per_table": per_table,
         "per_player": per_player,
         "disputes": waiting,
@@ -209,17 +246,24 @@ def _takings(count: int) -> dict[str, Any]:
             [(t["table"], [t["net"], t["exposure"]]) for t in per_table],
             title="Takings and exposure per table",
             unit=house().currency,
-            series=["takings over the evenings shown", "exposure now"],
+            series=[f"takings in {over}", "exposure now"],
             labels=money,
         ),
         "players_chart": charts.rows(
             [(p["player"] or "no taker yet", [p["net"], p["exposure"]]) for p in per_player],
             title="Takings and exposure per player",
             unit=house().currency,
-            series=["takings over the evenings shown", "exposure now"],
+            series=[f"takings in {over}", "exposure now"],
             labels=money,
         ),
     }
+
+
+def _evening_of(conn: Any, zone: str, key: str) -> Evening:
+    """The evening of the date `key` (checked by the query's schema)."""
+    day = evenings.day_of(key)
+    assert day is not None, key
+    return evenings.of_day(conn, zone, day)
 
 
 def _rows(nets: takings.Nets) -> list[tuple[str, str | None, int]]:

@@ -3,9 +3,9 @@
 it, its key and version as the API reads Idempotency-Key and If-Match. Sent by htmx, the
 answer is the table's parts (ledger.console.table) and what the write did; a refusal
 is drawn beside the control that sent it, with its status, and writes nothing. Sent
-without script, the page comes back by a redirect. "Everyone lays" is the croupier's
-own write (ledger.web.tablewrites.CROUPIERS): the single lay's command for each seated
-player but the caster, in one write, all or none.
+without script, the page comes back by a redirect. "Everyone lays" is the API's
+`lays/everyone`: the single lay's command for each seated player but the caster, in one
+write, all or none.
 
 A stake far from the table's usual size is asked about first (`_confirmation`): the
 first post writes nothing, and the question's "yes" sends the same form again, with its

@@ -14,7 +14,10 @@ import sqlalchemy as sa
 from ledger.store.schema import (
     accounts,
     checkpoints,
+    dice_counts,
     events,
+    main_counts,
+    main_tables,
     postings,
     rounds,
     settlement_parties,
@@ -32,6 +35,9 @@ HELD = (
     settlement_parties,
     rounds,
     snapshots,
+    dice_counts,
+    main_counts,
+    main_tables,
 )
 """What a restore fills besides the events: each must be empty before it starts."""
 

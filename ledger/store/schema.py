@@ -367,3 +367,32 @@ adjustments = sa.Table(
     sa.Index("ix_adjustments_stream_bet_id", "stream", "bet_id"),
     sa.Index("ix_adjustments_stream_round", "stream", "round", "position"),
 )
+
+# The dice-fairness report's counts of the whole club (ledger.books.dicetallies), kept
+# beside the events so that the club's report reads a few rows however long the log
+# (0017). Every valid throw by its ordered pair, as the dice showed it (a dispute's
+# correction moves its throw from the dice recorded to the dice shown); every round
+# decided after a main, by the digest of its table's rule set, its main and whether
+# the caster won; and each table with such a round, with its rule set's digest. A row
+# whose count falls to zero is deleted, so a row is there exactly when its count is not.
+dice_counts = sa.Table(
+    "dice_counts",
+    metadata,
+    sa.Column("die1", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("die2", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("throws", sa.BigInteger, nullable=False),
+)
+main_counts = sa.Table(
+    "main_counts",
+    metadata,
+    sa.Column("rules", sa.String(64), primary_key=True),
+    sa.Column("main", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("caster_won", sa.Boolean, primary_key=True),
+    sa.Column("rounds", sa.BigInteger, nullable=False),
+)
+main_tables = sa.Table(
+    "main_tables",
+    metadata,
+    sa.Column("stream", sa.String(200), primary_key=True),
+    sa.Column("rules", sa.String(64), nullable=False),
+)

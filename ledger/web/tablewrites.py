@@ -66,6 +66,13 @@ WRITES: dict[str, TableWrite] = {
     ),
     "stakes": TableWrite(s.StakeSchema, tables.stake, "The caster stakes against the setter."),
     "lays": TableWrite(s.LaySchema, tables.lay, "A player lays a stake against the caster."),
+    "lays/everyone": TableWrite(
+        s.StakeSchema,
+        tables.everyone_lays,
+        "Each seated player but the caster lays the same stake against the caster, in one "
+        "write: every lay or none. A rule one of them breaks, or a stake one of them cannot "
+        "fund, refuses them all and says whose. The croupier's (and the setter's).",
+    ),
     "covers": TableWrite(
         s.CoverSchema, tables.cover, "The caster covers stakes laid against them."
     ),
@@ -91,20 +98,10 @@ WRITES: dict[str, TableWrite] = {
 }
 """Every table write by its rule ("throws", "lays", ...), in the order the API lists them."""
 
-CROUPIERS: dict[str, TableWrite] = {
-    "lays/everyone": TableWrite(
-        s.StakeSchema,
-        tables.everyone_lays,
-        "Each seated player but the caster lays the same stake against the caster, all or none.",
-    ),
-}
-"""The croupier's shortcuts on the table's page, each one write of the commands the API's
-own writes run (a client of the API sends the single lay once a player)."""
-
 
 def table_write(rule: str) -> TableWrite | None:
-    """The write `rule` names, the API's or the croupier's page's; None if none."""
-    return WRITES.get(rule) or CROUPIERS.get(rule)
+    """The write `rule` names; None if none."""
+    return WRITES.get(rule)
 
 
 def run(rule: str, table: str, who: Holder, body: Mapping[str, Any], sent: Sent) -> dict[str, Any]:

@@ -258,3 +258,29 @@ def test_a_deep_check_names_a_balance_edited_behind_the_events(
     monkeypatch.setattr(verify.rs, "DEEP_MAX", 3)
     refused = problem(bank.get("/audit/verify", query_string={"deep": "true"}), 422)
     assert "hazard verify --deep" in refused["detail"]
+
+
+def test_a_deep_check_names_a_dice_count_edited_behind_the_events(api: Api) -> None:
+    """The whole club's dice report reads the counts kept beside the events (migration
+    0017): a count edited in the database is what the report then shows, and `deep`
+    replays the events and names it, as it names a balance."""
+    bank = play(api)
+    before = bank.ok("get", "/reports/dice")
+    cell = next(c for c in before["pairs"]["cells"] if c["observed"])
+    pair = (cell["die1"], cell["die2"])
+    with api.book.store.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE dice_counts SET throws = throws + 7 WHERE die1 = :a AND die2 = :b"),
+            {"a": pair[0], "b": pair[1]},
+        )
+    after = bank.ok("get", "/reports/dice")
+    assert after["throws"] == before["throws"] + 7
+    found = bank.ok("get", "/audit/verify", query_string={"deep": "true"})
+    assert found["ok"] is False and found["problems"] == []  # the log itself is sound
+    [difference] = found["read_models"]
+    assert (difference["table"], difference["key"]) == ("dice_counts", list(pair))
+    assert (difference["stored"], difference["expected"]) == (
+        cell["observed"] + 7,
+        cell["observed"],
+    )
+    assert f"dice {pair[0]} and {pair[1]}: throws" in difference["message"]

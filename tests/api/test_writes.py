@@ -452,3 +452,27 @@ def test_no_player_takes_the_name_of_one_of_the_ledgers_own_accounts(api: Api) -
     assert _counts(api) == counts
     for name in ("setter2", "cashel", "bankside", "escrows", "ann"):  # not confusable
         bank.ok("post", "/players", {"name": name})
+
+
+def test_everyone_lays_over_the_api_is_every_lay_or_none(api: Api) -> None:
+    """`POST /tables/t1/lays/everyone`: the console's "Everyone lays" is the API's write,
+    one lay a seated player but the caster, in one write; a player who cannot fund theirs
+    refuses every lay, by name, and nothing is written; a player may not send it."""
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/players", {"name": "cat"})
+    bank.ok("post", "/tables/t1/seats", {"player": "cat"})
+    counts = _counts(api)
+    short = bank.post("/tables/t1/lays/everyone", json={"amount": 50})
+    assert short.status_code == 422
+    assert short.get_json()["type"] == "urn:hazard:overdraft"
+    assert "player:cat" in short.get_json()["detail"]
+    assert _counts(api) == counts
+    bob = api.client("player", "bob")
+    assert bob.post("/tables/t1/lays/everyone", json={"amount": 50}).status_code == 403
+    assert _counts(api) == counts
+    bank.ok("post", "/players/cat/deposits", {"amount": 1_000})
+    laid = bank.ok("post", "/tables/t1/lays/everyone", {"amount": 50})
+    placed = [e["payload"] for e in laid["events"] if e["type"] == "StakeLaid"]
+    assert [(p["bettor"], p["amount"]) for p in placed] == [("bob", 50), ("cat", 50)]
+    assert bank.ok("get", "/players/bob/balance")["balance"] == 950

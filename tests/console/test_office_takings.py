@@ -19,6 +19,7 @@ Over both: t1 -50, t2 +10; ann -50, bob +10. By UTC days the 23:30 round would f
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -95,22 +96,66 @@ def test_exposure_per_table_and_player_is_the_setter_s_stake_out(api: Api) -> No
 
 def test_the_office_shows_takings_per_evening_table_and_player(api: Api) -> None:
     _evenings(api)
-    page = console(api, "setter", "bank").get("/console/office").get_data(as_text=True)
+    setter = console(api, "setter", "bank")
+    page = setter.get("/console/office").get_data(as_text=True)
     evenings = _rows(page, "per-evening")
     assert evenings == [["Wed 1 Jul 2026", "-£1.00"], ["Thu 2 Jul 2026", "+£0.60"]]
+    # By table and player: the newest evening, Thursday (ann's 50 lost at 00:30 London).
+    assert "Per table: Thu 2 Jul 2026" in page
     tables = _rows(page, "per-table")
-    assert tables == [["t1", "0", "£0.00", "-£0.50"], ["t2", "1", "£0.30", "+£0.10"]]
+    assert tables == [["t1", "0", "£0.00", "+£0.50"], ["t2", "1", "£0.30", "+£0.10"]]
     players = _rows(page, "per-player")
-    assert players == [["ann", "£0.00", "-£0.50"], ["bob", "£0.30", "+£0.10"]]
+    assert players == [["ann", "£0.00", "+£0.50"], ["bob", "£0.30", "+£0.10"]]
     # The per-evening chart: a bar each, and a scale in pounds.
     chart = page[page.index('id="evenings-chart-title"') :]
     chart = chart[: chart.index("</svg>")]
     assert chart.count('class="bar') == 2
     assert re.findall(r'class="tick[^"]*"[^>]*>([^<]+)<', chart)[:1] == ["-£1.00"]
     assert "+£0.60" in page and "GBP" in page
-    # One evening only: the latest.
-    one = console(api, "setter", "bank").get("/console/office?evenings=1").get_data(as_text=True)
+    # Each evening listed is a link to it by table and player: Wednesday's.
+    wednesday = _link(page, "Wed 1 Jul 2026")
+    assert "evening=2026-07-01" in wednesday
+    page = setter.get(wednesday).get_data(as_text=True)
+    assert "Per table: Wed 1 Jul 2026" in page
+    assert _rows(page, "per-table") == [
+        ["t1", "0", "£0.00", "-£1.00"],
+        ["t2", "1", "£0.30", "£0.00"],
+    ]
+    # Both evenings together, as one link asks.
+    together = setter.get(_link(page, "The 2 evenings listed together")).get_data(as_text=True)
+    assert _rows(together, "per-table") == [
+        ["t1", "0", "£0.00", "-£0.50"],
+        ["t2", "1", "£0.30", "+£0.10"],
+    ]
+    assert _rows(together, "per-player") == [["ann", "£0.00", "-£0.50"], ["bob", "£0.30", "+£0.10"]]
+
+
+def test_the_office_lists_evenings_a_page_at_a_time(api: Api) -> None:
+    """The evenings listed are a page of the latest (a week's, unless asked), and the
+    older go on a page after; what is drawn does not grow with the log."""
+    _evenings(api)
+    setter = console(api, "setter", "bank")
+    one = setter.get("/console/office?evenings=1").get_data(as_text=True)
     assert _rows(one, "per-evening") == [["Thu 2 Jul 2026", "+£0.60"]]
+    assert "The latest evenings" not in one
+    older = setter.get(_link(one, "Older evenings")).get_data(as_text=True)
+    assert _rows(older, "per-evening") == [["Wed 1 Jul 2026", "-£1.00"]]
+    assert "Per table: Wed 1 Jul 2026" in older
+    assert "Older evenings" not in older  # the first evening there is
+    latest = setter.get(_link(older, "The latest evenings")).get_data(as_text=True)
+    assert _rows(latest, "per-evening") == [["Thu 2 Jul 2026", "+£0.60"]]
+    for bad in ("2026-02-30", "yesterday", "2026-7-1"):
+        for name in ("before", "evening"):
+            answer = setter.get(f"/console/office?{name}={bad}")
+            assert answer.status_code == 400, (name, bad, answer.status_code)
+            assert name in answer.get_data(as_text=True)
+
+
+def _link(page: str, text: str) -> str:
+    """The address of the link whose text is `text`."""
+    found = re.search(r'<a href="([^"]+)"[^>]*>' + re.escape(text) + "</a>", page)
+    assert found, text
+    return html.unescape(found.group(1))
 
 
 def test_the_office_refuses_a_count_of_evenings_it_cannot_show(api: Api) -> None:
