@@ -25,6 +25,7 @@ from engine.betting import (
     withdraw_side_bet,
 )
 from engine.errors import Disagreement, HazardError
+from engine.phrase import Phrase
 from engine.play import call_main, give_seed, server_throw, throw, void_throw
 from engine.rules import CoverPolicy
 from engine.state import BetKind, TableState
@@ -71,15 +72,21 @@ def _forfeit(state: TableState, e: ev.Event) -> list[ev.Event]:
     if rules is not None and rules.cover is not CoverPolicy.FORFEIT:
         raise Disagreement(
             e.version,
-            f"{describe(e)}, but under {rules.name} rules a caster who cannot cover refuses "
-            "stakes: only hard-core play (cover: forfeit) forfeits the dice",
+            Phrase(
+                describe(e),
+                f", but under {rules.name} rules a caster who cannot cover refuses stakes: "
+                "only hard-core play (cover: forfeit) forfeits the dice",
+            ),
         )
     owed = sum(b.no_stake for b in state.bets.values() if b.kind is BetKind.LAID and b.pending)
     if owed == 0:
         raise Disagreement(
             e.version,
-            f"{describe(e)}, but no stake laid against the caster is waiting to be covered: "
-            "the caster forfeits only when they cannot cover the stakes pending",
+            Phrase(
+                describe(e),
+                ", but no stake laid against the caster is waiting to be covered: the caster "
+                "forfeits only when they cannot cover the stakes pending",
+            ),
         )
     return cover(state, owed - 1)
 
@@ -94,14 +101,16 @@ def _voided(state: TableState, e: ev.BetVoided) -> list[ev.Event]:
         return withdraw_side_bet(state, e.bet_id, maker)
     if reason == "caster-left":
         if state.caster is None:
-            raise Disagreement(e.version, f"{describe(e)}, but no caster holds the dice to leave")
+            raise Disagreement(
+                e.version, Phrase(describe(e), ", but no caster holds the dice to leave")
+            )
         return leave(state, state.caster)
     if reason == "offeree-left":
         bet = state.bets.get(e.bet_id)
         if bet is None or bet.offered_to is None:
             raise Disagreement(
                 e.version,
-                f"{describe(e)}, but {e.bet_id} is not an open offer made to one player",
+                Phrase(describe(e), f", but {e.bet_id} is not an open offer made to one player"),
             )
         return leave(state, bet.offered_to)
     if reason == "table-closed":
@@ -113,7 +122,7 @@ def _voided(state: TableState, e: ev.BetVoided) -> list[ev.Event]:
     if reason in ("never-accepted", "undecidable"):
         raise Orphan(e)
     raise Disagreement(
-        e.version, f"{describe(e)}: no command of the engine voids a bet for {reason!r}"
+        e.version, Phrase(describe(e), f": no command of the engine voids a bet for {reason!r}")
     )
 
 

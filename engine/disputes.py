@@ -44,6 +44,7 @@ from engine import events as ev
 from engine import whatif
 from engine.dice import require_dice
 from engine.errors import Rule, RuleBroken
+from engine.phrase import Phrase, of_refusal
 from engine.rounds import (
     DISPUTE_WINDOW,
     Group,
@@ -324,7 +325,7 @@ def answer(
     if broken is None:
         return found
     refused = dataclasses.replace(
-        what, refused=broken.detail, refused_rule=broken.rule, adjustments={}
+        what, refused=of_refusal(broken), refused_rule=broken.rule, adjustments={}
     )
     return dataclasses.replace(found, what_if=refused)
 
@@ -360,11 +361,11 @@ def _not_correctable(state: TableState, record: RoundRecord, what: WhatIf) -> Ru
             "revealed seed: there is no mis-entered throw to correct; void the round instead",
         )
     if record.mismatch is not None:
-        return RuleBroken(
-            Rule.CORRECTION_REACHES_BEYOND_ROUND,
-            f"the round's recorded events do not agree with the engine ({record.mismatch}): "
-            "it cannot be derived again; void the round instead",
-        )
+        return Phrase(
+            "the round's recorded events do not agree with the engine (",
+            record.mismatch,
+            "): it cannot be derived again; void the round instead",
+        ).refusal(Rule.CORRECTION_REACHES_BEYOND_ROUND)
     recorded = next((t.die1, t.die2) for t in record.throws if t.version == what.throw)
     if recorded == (what.die1, what.die2):
         return RuleBroken(
@@ -372,8 +373,8 @@ def _not_correctable(state: TableState, record: RoundRecord, what: WhatIf) -> Ru
             f"the throw at version {what.throw} is recorded as {what.die1}+{what.die2} "
             "already: uphold instead",
         )
-    if what.refused_rule is not None:
-        return RuleBroken(what.refused_rule, what.refused or "")
+    if what.refused_rule is not None and what.refused is not None:
+        return what.refused.refusal(what.refused_rule)  # its amounts kept, as the answer's
     return None
 
 

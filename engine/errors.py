@@ -169,13 +169,14 @@ class Rule(enum.Enum):
 class Between:
     """An amount that falls between minor units (what odds would pay): `exact` minor
     units, written for the API with its unit ("105/2 minor units", "1/2 of a minor
-    unit")."""
+    unit"), or with none, where the words say it (a breakage: "breakage 1/2")."""
 
     exact: Fraction
     unit: str = "minor units"
 
     def __str__(self) -> str:
-        return f"{self.exact.numerator}/{self.exact.denominator} {self.unit}"
+        fraction = f"{self.exact.numerator}/{self.exact.denominator}"
+        return f"{fraction} {self.unit}" if self.unit else fraction
 
 
 Amount = int | Between

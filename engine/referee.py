@@ -62,6 +62,7 @@ from engine.command import Drafted
 from engine.disputes import open_dispute, resolve
 from engine.errors import Disagreement, HazardError, Rule, RuleBroken
 from engine.fold import INITIAL, fold
+from engine.phrase import Phrase, of_refusal
 from engine.rounds import RoundBook, RoundRecord
 from engine.serverdice import SERVER, commit_to, draw, is_seed, require_draw_next, turn_change
 from engine.state import TableState
@@ -166,8 +167,13 @@ class Referee:
             more = f" and {rest} event{'s' if rest > 1 else ''} more" if rest else ""
             raise Disagreement(
                 missing.version,
-                f"the stream ends inside {self._what()}: it also derives "
-                f"{describe(missing)}{more}{self._so_far()}",
+                Phrase(
+                    "the stream ends inside ",
+                    self._what(),
+                    ": it also derives ",
+                    describe(missing),
+                    f"{more}{self._so_far()}",
+                ),
             )
 
     # -- a group -------------------------------------------------------------------
@@ -196,17 +202,23 @@ class Referee:
         except RuleBroken as exc:
             raise Disagreement(
                 event.version,
-                f"the engine refuses {self._what()}: {exc.detail} (rule {exc.code})",
+                Phrase(
+                    "the engine refuses ",
+                    self._what(),
+                    ": ",
+                    of_refusal(exc),
+                    f" (rule {exc.code})",
+                ),
             ) from None
         except (HazardError, TypeError, ValueError, AssertionError) as exc:
             raise Disagreement(
-                event.version, f"the engine cannot run {self._what()}: {exc}"
+                event.version, Phrase("the engine cannot run ", self._what(), f": {exc}")
             ) from None
         if due is _TRUSTED:
             return
         if not due:
             raise Disagreement(
-                event.version, f"{describe(event)}: the engine derives nothing from it here"
+                event.version, Phrase(describe(event), ": the engine derives nothing from it here")
             )
         ends, begins = turn_change(state, due)
         if ends or begins:
@@ -302,7 +314,9 @@ class Referee:
         try:
             self.state = fold([event], before)
         except HazardError as exc:
-            raise Disagreement(event.version, f"{describe(event)} does not fold: {exc}") from None
+            raise Disagreement(
+                event.version, Phrase(describe(event), f" does not fold: {exc}")
+            ) from None
         self.trusted.append(event.version)
         if isinstance(event, ev.DisputeResolved):
             self._trusting = event.dispute_id
@@ -364,7 +378,7 @@ class Referee:
 
     # -- saying what differs ------------------------------------------------------------
 
-    def _what(self, cause: ev.Event | None = None, state: TableState | None = None) -> str:
+    def _what(self, cause: ev.Event | None = None, state: TableState | None = None) -> Phrase:
         """The command being compared, in words."""
         return command_words(cause or self._cause, self.state if state is None else state)
 
@@ -382,54 +396,79 @@ class Referee:
     def _differs(self, got: ev.Event, want: ev.Event) -> Disagreement:
         return Disagreement(got.version, self._explain(got, want))
 
-    def _explain(self, got: ev.Event, want: ev.Event) -> str:
+    def _explain(self, got: ev.Event, want: ev.Event) -> Phrase:
         what = self._what()
         due_closing = [e.bet_id for e in self._due if isinstance(e, _CLOSING)]
         if type(got) is type(want) and getattr(got, "bet_id", None) == getattr(
             want, "bet_id", None
         ):
             if got.version != want.version:
-                return (
-                    f"{type(got).__name__} has version {got.version}, but {what} derives it "
-                    f"as version {want.version}"
+                return Phrase(
+                    f"{type(got).__name__} has version {got.version}, but ",
+                    what,
+                    f" derives it as version {want.version}",
                 )
             return same_kind(got, want, what)
         if type(got) is type(want) and got.__class__ in _PLACED:
-            return (
-                f"{describe(got)}, but the bet {what} places is "
-                f"{getattr(want, 'bet_id', '')}: a bet's id comes from the version of the "
-                "event that places it"
+            return Phrase(
+                describe(got),
+                ", but the bet ",
+                what,
+                f" places is {getattr(want, 'bet_id', '')}: a bet's id comes from the version "
+                "of the event that places it",
             )
         if isinstance(got, _CLOSING) and isinstance(want, _CLOSING):
             if got.bet_id in due_closing[due_closing.index(want.bet_id) :]:
-                return (
-                    f"{self.source} has {describe(got)} where {what} closes {want.bet_id} next "
-                    f"(it decides bets {', '.join(due_closing)}, in that order): "
-                    f"{describe(want)}"
+                return Phrase(
+                    f"{self.source} has ",
+                    describe(got),
+                    " where ",
+                    what,
+                    f" closes {want.bet_id} next (it decides bets {', '.join(due_closing)}, in "
+                    "that order): ",
+                    describe(want),
                 )
-            return f"{describe(got)}, but {what} does not decide {got.bet_id}" + (
-                f": it decides bets {', '.join(due_closing)}" if due_closing else ""
+            return Phrase(
+                describe(got),
+                ", but ",
+                what,
+                f" does not decide {got.bet_id}",
+                f": it decides bets {', '.join(due_closing)}" if due_closing else "",
             )
         if isinstance(want, _CLOSING):
-            return (
-                f"{what} decides bets {', '.join(due_closing)} but {self.source} closes "
-                + self._closed_so_far()
-                + f": {describe(want)} is missing, {describe(got)} is in its place"
+            return Phrase(
+                what,
+                f" decides bets {', '.join(due_closing)} but {self.source} closes ",
+                self._closed_so_far(),
+                ": ",
+                describe(want),
+                " is missing, ",
+                describe(got),
+                " is in its place",
             )
         if isinstance(got, _CLOSING):
-            return (
-                f"{describe(got)}, but {what} "
-                + (f"decides only {', '.join(due_closing)}" if due_closing else "decides no bet")
-                + f": the engine derives {describe(want)} here"
+            return Phrase(
+                describe(got),
+                ", but ",
+                what,
+                f" decides only {', '.join(due_closing)}" if due_closing else " decides no bet",
+                ": the engine derives ",
+                describe(want),
+                " here",
             )
         if isinstance(got, ev.StakeCovered) or isinstance(want, ev.StakeCovered):
             pending = [e.bet_id for e in self._due if isinstance(e, ev.StakeCovered)]
-            return (
-                f"{what} covers every pending stake ({', '.join(pending)}) under hard-core "
-                f"play, in that order: the engine derives {describe(want)}, {self.source} has "
-                f"{describe(got)}"
+            return Phrase(
+                what,
+                f" covers every pending stake ({', '.join(pending)}) under hard-core play, in "
+                "that order: the engine derives ",
+                describe(want),
+                f", {self.source} has ",
+                describe(got),
             )
-        return f"{what} derives {describe(want)} here, but {self.source} has {describe(got)}"
+        return Phrase(
+            what, " derives ", describe(want), f" here, but {self.source} has ", describe(got)
+        )
 
     def _closed_so_far(self) -> str:
         closed = [e.bet_id for e in self._due[: self._next] if isinstance(e, _CLOSING)]
@@ -438,19 +477,21 @@ class Referee:
     def orphan(self, event: ev.Event) -> Disagreement:
         """An event that only a command derives, standing where a command must start."""
         last = self._last
-        text = f"{describe(event)} is derived by no command here"
+        text = Phrase(describe(event), " is derived by no command here")
         if last is not None:
             cause, due, before = last
             closing = [e.bet_id for e in due if isinstance(e, _CLOSING)]
             what = command_words(cause, before)
             if isinstance(event, _CLOSING):
-                text = (
-                    f"{describe(event)}, but {what} "
-                    + (f"decides only {', '.join(closing)}" if closing else "decides no bet")
-                    + f", and no command since decides {event.bet_id}"
+                text = Phrase(
+                    describe(event),
+                    ", but ",
+                    what,
+                    f" decides only {', '.join(closing)}" if closing else " decides no bet",
+                    f", and no command since decides {event.bet_id}",
                 )
             else:
-                text += f": the events of {what} ended before it"
+                text = Phrase(text, ": the events of ", what, " ended before it")
         return Disagreement(event.version, text)
 
 
@@ -472,14 +513,14 @@ def read_round(
     referee = Referee(start, on_group=book.add, judge_disputes=False)
     pending: list[ev.Event] = []
     state = start
-    broken: str | None = None
+    broken: Phrase | None = None
     for e in events:
         if broken is None:
             pending.append(e)
             try:
                 referee.check(e)
             except Disagreement as exc:
-                broken = f"at version {exc.version}: {exc.reason}"
+                broken = Phrase(f"at version {exc.version}: ", exc.reason)
                 state = referee.state
                 book.mismatch[number] = broken
                 for raw in pending:  # from the last whole command, event by event

@@ -19,6 +19,7 @@ from engine import events as ev
 from engine.errors import HazardError
 from engine.fold import fold
 from engine.money import ESCROW, holds
+from engine.phrase import Phrase
 from engine.state import TableState
 
 DISPUTE_WINDOW = 50
@@ -61,15 +62,16 @@ class RoundRecord:
     the last. `money` holds, per bet placed in the round, every transfer its events made
     (stakes held, then paid or returned), wherever they lie; `parties` who put money in
     each. `open` lists its bets still open. `mismatch` says where the recorded events
-    stop agreeing with the engine (None when they agree throughout): the groups from
-    there on are single events, folded as recorded."""
+    stop agreeing with the engine (None when they agree throughout), its amounts kept as
+    data (engine.phrase): the groups from there on are single events, folded as
+    recorded."""
 
     number: int
     before: TableState
     groups: tuple[Group, ...]
     money: Mapping[str, tuple[ev.Transfer, ...]]
     open: frozenset[str] = frozenset()
-    mismatch: str | None = None
+    mismatch: Phrase | None = None
 
     @property
     def after(self) -> TableState:
@@ -125,7 +127,7 @@ class RoundBook:
         self.too_long: set[int] = set()
         """Rounds seen whole but let go for their length: a dispute over one cannot be
         judged by this book."""
-        self.mismatch: dict[int, str] = {}
+        self.mismatch: dict[int, Phrase] = {}
 
     def add(self, events: Sequence[ev.Event], before: TableState, after: TableState) -> None:
         # Run for every command of every stream the referee reads: it only files the

@@ -5,6 +5,10 @@ The round's commands are run again from that throw on, as the referee runs them;
 answer a dispute gets at once (`answer`) says whether the recorded settlements match and,
 given dice, what each bet would have done. Writes nothing. Standard library and engine
 only.
+
+What the what-if says (`stopped`, `refused`) is a `Phrase` (engine.phrase): the API's
+words, in minor units, with the amounts they name kept as data, so that a page says them
+in the club's money.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from engine.dice import require_dice
 from engine.errors import HazardError, Rule, RuleBroken
 from engine.fold import fold
 from engine.money import holds
+from engine.phrase import Phrase, of_refusal
 from engine.rounds import Group, RoundRecord, net, settle_up
 from engine.state import TableState
 from engine.words import command_words, describe
@@ -76,8 +81,8 @@ class WhatIf:
     main: int | None
     chance: int | None
     bets: tuple[Paid, ...]
-    stopped: str | None
-    refused: str | None
+    stopped: Phrase | None
+    refused: Phrase | None
     adjustments: Mapping[str, tuple[ev.Transfer, ...]] = field(default_factory=dict)
     refused_rule: Rule | None = None
 
@@ -88,7 +93,7 @@ class Answer:
     engine derives from the round's events, the round as recorded, and a what-if."""
 
     matches: bool
-    mismatch: str | None
+    mismatch: Phrase | None
     result: str | None
     bets: tuple[Paid, ...]
     what_if: WhatIf | None
@@ -149,7 +154,7 @@ class _Rederived(NamedTuple):
     groups: list[list[ev.Event]]
     """The round's groups from the corrected throw on, as derived with the new dice."""
     after: TableState
-    stopped: str | None
+    stopped: Phrase | None
     money: dict[str, tuple[ev.Transfer, ...]]
     main: int | None
     chance: int | None
@@ -186,10 +191,13 @@ def _rerun(record: RoundRecord, throw: int, die1: int, die2: int) -> tuple[int, 
                 e for e in derive(state, cause) if not isinstance(e, _SEED_EVENTS)
             ]
         except (HazardError, TypeError, ValueError) as exc:
-            detail = exc.detail if isinstance(exc, RuleBroken) else str(exc)
-            stopped = (
-                f"{command_words(group.events[0], group.before)} ({describe(group.events[0])}) "
-                f"could not have happened: {detail}"
+            detail = of_refusal(exc) if isinstance(exc, RuleBroken) else str(exc)
+            stopped = Phrase(
+                command_words(group.events[0], group.before),
+                " (",
+                describe(group.events[0]),
+                ") could not have happened: ",
+                detail,
             )
             break
         seeds = [e for e in group.events if isinstance(e, _SEED_EVENTS)]
@@ -273,7 +281,7 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
         redo.chance,
         _paid(groups, redo.money, still_open),
         redo.stopped,
-        refused and f"{refused}: void the round instead",
+        refused and Phrase(refused, ": void the round instead"),
         adjustments,
         beyond,
     )
@@ -282,7 +290,9 @@ def what_if(record: RoundRecord, throw: int, die1: int, die2: int) -> WhatIf:
 # -- whether the correction stays inside its round ------------------------------------------
 
 
-def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: int) -> str | None:
+def _beyond(
+    record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: int
+) -> Phrase | None:
     """Why correcting the throw would reach beyond its round (None if it would not).
 
     What is compared is what the round settles and how the table goes on from it, not
@@ -294,28 +304,31 @@ def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: 
     recorded = [g.events for g in record.groups[index:]]
     with_dice = f"with {die1}+{die2} at version {record.groups[index].events[0].version}"
     if redo.stopped is not None:
-        return f"{with_dice}, {redo.stopped}"
+        return Phrase(f"{with_dice}, ", redo.stopped)
     if len(redo.groups) < len(recorded):
         ended_at = redo.groups[-1][0]
-        return (
-            f"{with_dice} the round would have ended at version {ended_at.version} "
-            f"({describe(ended_at)}), and what was recorded after it never happened"
+        return Phrase(
+            f"{with_dice} the round would have ended at version {ended_at.version} (",
+            describe(ended_at),
+            "), and what was recorded after it never happened",
         )
     if redo.after.round == record.number:
-        return f"{with_dice} the round would not have ended where it did: it would still be in play"
+        return Phrase(
+            f"{with_dice} the round would not have ended where it did: it would still be in play"
+        )
     for k, (got, want) in enumerate(zip(redo.groups, recorded, strict=True)):
         differs = _acts(got, want, corrected=k == 0)
         if differs:
-            return f"{with_dice} {differs}"
+            return Phrase(f"{with_dice} ", differs)
     differs = _others_decided(redo.groups, recorded, record.money)
     if differs:
-        return f"{with_dice} {differs}"
+        return Phrase(f"{with_dice} ", differs)
     if record.open or any(b in redo.after.bets for b in redo.money):
-        return f"{with_dice} bets of the round would still be open after it"
+        return Phrase(f"{with_dice} bets of the round would still be open after it")
     carried = _carried(redo.after), _carried(record.after)
     if carried[0] != carried[1]:
         names = [n for n, a, b in zip(_CARRIED, *carried, strict=True) if a != b]
-        return (
+        return Phrase(
             f"{with_dice} the table would have gone on from the round differently "
             f"({', '.join(names)} would differ)"
         )
@@ -328,7 +341,7 @@ def _beyond(record: RoundRecord, index: int, redo: _Rederived, die1: int, die2: 
     got_run = (redo.after.consecutive_losses, redo.after.consecutive_wins)
     want_run = (record.after.consecutive_losses, record.after.consecutive_wins)
     if runs and got_run != want_run:
-        return (
+        return Phrase(
             f"{with_dice} the caster's run would be {got_run[0]} losses and {got_run[1]} wins, "
             f"not {want_run[0]} and {want_run[1]}: under {rules.name} rules that decides when "  # type: ignore[union-attr]
             "the dice pass, so later rounds could have been played by another caster"
@@ -360,7 +373,7 @@ def _carried(state: TableState) -> tuple[object, ...]:
     )
 
 
-def _acts(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) -> str | None:
+def _acts(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) -> Phrase | None:
     """How a derived command differs from the recorded one in what it did, the bets it
     closed aside (None if it does not): the same events, wherever they fall, but for the
     payout of odds laid on a chance the correction moved and, in the `corrected` throw's
@@ -369,14 +382,17 @@ def _acts(got: Sequence[ev.Event], want: Sequence[ev.Event], corrected: bool) ->
     was = [e for e in want if not isinstance(e, _CLOSING)]
     for g, w in zip(did, was, strict=False):
         if not _same_act(g, w, corrected):
-            return (
-                f"the engine would derive {describe(g)} where {describe(w)} was recorded at "
-                f"version {w.version}"
+            return Phrase(
+                "the engine would derive ",
+                describe(g),
+                " where ",
+                describe(w),
+                f" was recorded at version {w.version}",
             )
     if len(did) != len(was):
         longer, which = (did, "derive") if len(did) > len(was) else (was, "not derive")
         e = longer[min(len(did), len(was))]
-        return f"the engine would {which} {describe(e)} at version {e.version}"
+        return Phrase(f"the engine would {which} ", describe(e), f" at version {e.version}")
     return None
 
 
@@ -393,7 +409,7 @@ def _others_decided(
     got: Sequence[Sequence[ev.Event]],
     want: Sequence[Sequence[ev.Event]],
     of_round: Mapping[str, object],
-) -> str | None:
+) -> Phrase | None:
     """How the bets of other rounds that the round decides would be decided otherwise
     (None if as recorded): a correction pays only the round's own bets."""
 
@@ -411,10 +427,12 @@ def _others_decided(
         if g is None or w is None or dataclasses.replace(g, version=w.version) != w:
             derived = describe(g) if g is not None else f"{bet_id} left open"
             recorded = describe(w) if w is not None else "it left open"
-            return (
-                f"bet {bet_id}, of another round, would be decided otherwise ({derived}, "
-                f"where the round recorded {recorded}): a correction pays again only the "
-                "bets placed in its round"
+            return Phrase(
+                f"bet {bet_id}, of another round, would be decided otherwise (",
+                derived,
+                ", where the round recorded ",
+                recorded,
+                "): a correction pays again only the bets placed in its round",
             )
     return None
 

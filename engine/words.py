@@ -2,6 +2,9 @@
 where a stream and the engine disagree (engine.referee), and what a what-if says where
 a round could not have gone as the claimant says (engine.whatif). Standard library and
 engine only.
+
+Each description is a `Phrase` (engine.phrase): its text says amounts in minor units, as
+the API does, and it keeps them as data, so a page says them in the club's money.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from fractions import Fraction
 
 from engine import events as ev
 from engine.money import ESCROW
+from engine.phrase import Phrase, fraction_of_unit
 from engine.rules import CoverPolicy
 from engine.state import SETTER, TableState
 
@@ -22,54 +26,73 @@ def _who(name: str) -> str:
     return "the setter" if name == SETTER else f"player {name}"
 
 
-def _money(transfers: Sequence[ev.Transfer]) -> str:
+def _money(transfers: Sequence[ev.Transfer]) -> Phrase:
     """Transfers out of a bet's escrow in words: "ann is paid 40"."""
     parts = []
     for t in transfers:
         if t.source.startswith(ESCROW):
-            parts.append(f"{t.target} is paid {t.amount}")
+            parts.append(Phrase(f"{t.target} is paid ", t.amount))
         else:
-            parts.append(f"{t.amount} moves from {t.source} to {t.target}")
-    return ", ".join(parts) if parts else "no money moves"
+            parts.append(Phrase(t.amount, f" moves from {t.source} to {t.target}"))
+    return _joined(parts, ", ") if parts else Phrase("no money moves")
 
 
-def _fraction(value: Fraction) -> str:
-    return str(value)
+def _joined(phrases: Sequence[Phrase], between: str) -> Phrase:
+    """`between`.join(phrases), keeping their amounts."""
+    parts: list[Phrase | str] = []
+    for k, phrase in enumerate(phrases):
+        parts += [between, phrase] if k else [phrase]
+    return Phrase(*parts)
 
 
-def describe(e: ev.Event) -> str:
-    """One event in words."""
+def _fraction(value: Fraction) -> Phrase:
+    """A breakage, part of a minor unit: "1/2", "0"."""
+    return Phrase(fraction_of_unit(value))
+
+
+def describe(e: ev.Event) -> Phrase:
+    """One event in words (a Phrase: its amounts kept as data)."""
+    return Phrase(_describe(e))
+
+
+def _describe(e: ev.Event) -> Phrase | str:
     name = type(e).__name__
     match e:
         case ev.BetSettled():
             paid = sum(t.amount for t in e.transfers if t.target == e.winner)
-            text = f"BetSettled {e.bet_id} pays {_who(e.winner)} {paid}"
+            text = Phrase(f"BetSettled {e.bet_id} pays {_who(e.winner)} ", paid)
             if e.breakage:
-                text += f" with breakage {_fraction(e.breakage)}"
+                text = Phrase(text, " with breakage ", _fraction(e.breakage))
             return text
         case ev.BetVoided():
-            returned = ", ".join(f"{t.amount} to {t.target}" for t in e.transfers)
-            return f"BetVoided {e.bet_id} ({e.reason}) returning {returned or 'nothing'}"
+            returned = _joined([Phrase(t.amount, f" to {t.target}") for t in e.transfers], ", ")
+            return Phrase(f"BetVoided {e.bet_id} ({e.reason}) returning ", returned or "nothing")
         case ev.DiceThrown():
             return f"DiceThrown {e.die1}+{e.die2}"
         case ev.DicePassed():
             to = e.caster if e.caster is not None else "nobody"
             return f"DicePassed to {to} ({e.reason})"
         case ev.OddsLaid():
-            return (
-                f"OddsLaid {e.bet_id}: {e.bettor} lays {e.stake} on the {e.on}, payout "
-                f"{e.payout} with breakage {_fraction(e.breakage)}"
+            return Phrase(
+                f"OddsLaid {e.bet_id}: {e.bettor} lays ",
+                e.stake,
+                f" on the {e.on}, payout ",
+                e.payout,
+                " with breakage ",
+                _fraction(e.breakage),
             )
         case ev.StakeCovered():
-            return f"StakeCovered {e.bet_id}: {e.caster} covers {e.amount}"
+            return Phrase(f"StakeCovered {e.bet_id}: {e.caster} covers ", e.amount)
         case ev.StakeLaid():
-            return f"StakeLaid {e.bet_id}: {e.bettor} lays {e.amount}"
+            return Phrase(f"StakeLaid {e.bet_id}: {e.bettor} lays ", e.amount)
         case ev.CasterStaked():
-            return f"CasterStaked {e.bet_id}: {e.caster} stakes {e.amount}"
+            return Phrase(f"CasterStaked {e.bet_id}: {e.caster} stakes ", e.amount)
         case ev.SideBetAccepted():
-            return f"SideBetAccepted {e.bet_id}: {e.acceptor} takes it for {e.amount}"
+            return Phrase(f"SideBetAccepted {e.bet_id}: {e.acceptor} takes it for ", e.amount)
         case ev.SideBetOffered():
-            return f"SideBetOffered {e.bet_id}: {e.offerer} stakes {e.stake} against {e.asks}"
+            return Phrase(
+                f"SideBetOffered {e.bet_id}: {e.offerer} stakes ", e.stake, " against ", e.asks
+            )
         case ev.CasterChosen() | ev.PlayerSeated() | ev.PlayerLeft():
             return f"{name} {e.player}"
         case ev.CasterForfeited():
@@ -102,12 +125,17 @@ def describe(e: ev.Event) -> str:
             dice = f" to {e.die1}+{e.die2} at version {e.throw}" if e.die1 is not None else ""
             return f"DisputeResolved {e.dispute_id} {e.resolution}{dice}"
         case ev.BetAdjusted():
-            return f"BetAdjusted {e.bet_id} ({e.adjustment}): {_money(e.transfers)}"
+            return Phrase(f"BetAdjusted {e.bet_id} ({e.adjustment}): ", _money(e.transfers))
     return name
 
 
-def command_words(cause: ev.Event | None, state: TableState) -> str:
-    """The command a group's first event records, in words, as run on `state`."""
+def command_words(cause: ev.Event | None, state: TableState) -> Phrase:
+    """The command a group's first event records, in words, as run on `state` (a Phrase:
+    its amounts kept as data)."""
+    return Phrase(_command_words(cause, state))
+
+
+def _command_words(cause: ev.Event | None, state: TableState) -> Phrase | str:
     if cause is None:
         return "the command"
     at = f"at version {cause.version}"
@@ -136,17 +164,19 @@ def command_words(cause: ev.Event | None, state: TableState) -> str:
         case ev.ServerDiceChosen():
             return f"the choice of server dice {at}"
         case ev.CasterStaked():
-            return f"the caster's stake of {cause.amount} {at}"
+            return Phrase("the caster's stake of ", cause.amount, f" {at}")
         case ev.StakeLaid():
-            return f"{cause.bettor}'s stake of {cause.amount} laid {at}"
+            return Phrase(f"{cause.bettor}'s stake of ", cause.amount, f" laid {at}")
         case ev.StakeCovered():
             if state.rules is not None and state.rules.cover is CoverPolicy.FORFEIT:
                 return f"the caster covering the stakes laid {at} under {rules} rules"
             return f"the caster covering {cause.bet_id} {at}"
         case ev.OddsLaid():
-            return (
-                f"{cause.bettor}'s odds of {cause.stake} on the {cause.on} {at} under {rules} "
-                f"rules (main {state.main}, chance {state.chance})"
+            return Phrase(
+                f"{cause.bettor}'s odds of ",
+                cause.stake,
+                f" on the {cause.on} {at} under {rules} rules (main {state.main}, chance "
+                f"{state.chance})",
             )
         case ev.SideBetOffered():
             return f"{cause.offerer}'s side bet offer {at}"
@@ -176,31 +206,47 @@ def command_words(cause: ev.Event | None, state: TableState) -> str:
     return f"{type(cause).__name__} {at}"
 
 
-def same_kind(got: ev.Event, want: ev.Event, what: str) -> str:
-    """Two events of one kind (and one bet) that differ in what they say."""
+def same_kind(got: ev.Event, want: ev.Event, what: str) -> Phrase:
+    """Two events of one kind (and one bet) that differ in what they say (`what`, the
+    command that derives them, may be a Phrase: its amounts are kept)."""
     match got, want:
         case ev.BetSettled(), ev.BetSettled():
             if got.winner != want.winner or got.transfers != want.transfers:
-                return (
-                    f"{describe(got)}, but {what} decides {got.bet_id} for {_who(want.winner)}: "
-                    f"{_money(want.transfers)}"
+                return Phrase(
+                    describe(got),
+                    ", but ",
+                    what,
+                    f" decides {got.bet_id} for {_who(want.winner)}: ",
+                    _money(want.transfers),
                 )
-            return (
-                f"BetSettled {got.bet_id} records breakage {_fraction(got.breakage)}, but "
-                f"{what} gives breakage {_fraction(want.breakage)}"
+            return Phrase(
+                f"BetSettled {got.bet_id} records breakage ",
+                _fraction(got.breakage),
+                ", but ",
+                what,
+                " gives breakage ",
+                _fraction(want.breakage),
             )
         case ev.OddsLaid(), ev.OddsLaid():
             if (got.payout, got.breakage) != (want.payout, want.breakage):
-                return (
-                    f"OddsLaid {got.bet_id}: payout {got.payout} with breakage "
-                    f"{_fraction(got.breakage)}, the rules give payout {want.payout} with "
-                    f"breakage {_fraction(want.breakage)} ({what})"
+                return Phrase(
+                    f"OddsLaid {got.bet_id}: payout ",
+                    got.payout,
+                    " with breakage ",
+                    _fraction(got.breakage),
+                    ", the rules give payout ",
+                    want.payout,
+                    " with breakage ",
+                    _fraction(want.breakage),
+                    " (",
+                    what,
+                    ")",
                 )
         case ev.BetVoided(), ev.BetVoided():
-            return f"{describe(got)}, but {what} voids it: {describe(want)}"
+            return Phrase(describe(got), ", but ", what, " voids it: ", describe(want))
     fields = [
         f"{name} {getattr(got, name)!r} where the engine has {getattr(want, name)!r}"
         for name in got.__dataclass_fields__
         if getattr(got, name) != getattr(want, name)
     ]
-    return f"{describe(got)} differs from what {what} derives: " + "; ".join(fields)
+    return Phrase(describe(got), " differs from what ", what, " derives: ", "; ".join(fields))

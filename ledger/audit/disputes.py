@@ -12,13 +12,15 @@ round under the table's recorded rule set.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 
 import engine as hz
 from engine import disputes
-from engine.errors import Rule, RuleBroken
+from engine.errors import Amount, Rule, RuleBroken, minor_units
+from engine.phrase import Phrase
 from engine.referee import read_round
 from ledger.books import auditreads, disputeviews, tableviews
 from ledger.books.accounts import book_account
@@ -55,8 +57,17 @@ def round_record(
 # -- reading ----------------------------------------------------------------------------------
 
 
-def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
-    """The service's answer as JSON, money in ledger accounts."""
+Money = Callable[[Amount], str]
+"""How an amount the answer's words name is written: in minor units (`minor_units`, the
+API's words), or in the club's money (ledger.console.amounts.money_words, a page's)."""
+
+
+def answer_view(stream: str, answer: disputes.Answer, money: Money = minor_units) -> dict[str, Any]:
+    """The service's answer as JSON, money in ledger accounts; the what-if's words with
+    their amounts written by `money`."""
+
+    def words(phrase: Phrase | None) -> str | None:
+        return None if phrase is None else phrase.said(money)
 
     def paid(bets: tuple[disputes.Paid, ...]) -> list[dict[str, Any]]:
         return [
@@ -72,7 +83,7 @@ def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
     what = answer.what_if
     return {
         "matches": answer.matches,
-        "mismatch": answer.mismatch,
+        "mismatch": words(answer.mismatch),
         "result": answer.result,
         "bets": paid(answer.bets),
         "what_if": None
@@ -84,9 +95,9 @@ def answer_view(stream: str, answer: disputes.Answer) -> dict[str, Any]:
             "main": what.main,
             "chance": what.chance,
             "bets": paid(what.bets),
-            "stopped": what.stopped,
+            "stopped": words(what.stopped),
             "correctable": what.refused is None,
-            "refused": what.refused,
+            "refused": words(what.refused),
             "refused_rule": what.refused_rule.value if what.refused_rule else None,
             "adjustments": [
                 {
@@ -121,9 +132,10 @@ def require_table(club: Club, table: str) -> str:
     return stream
 
 
-def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
+def dispute(club: Club, table: str, dispute_id: str, money: Money = minor_units) -> dict[str, Any]:
     """One dispute: who opened it and why, how it was resolved, its adjustments, and the
-    service's answer, derived again from the round's events."""
+    service's answer, derived again from the round's events (its words' amounts written
+    by `money`: minor units for the API, the club's money for a page)."""
     stream = require_table(club, table)
     if not DISPUTE_ID.fullmatch(dispute_id):
         raise NotFound(f"there is no dispute {dispute_id!r} at table {table!r}")
@@ -138,7 +150,7 @@ def dispute(club: Club, table: str, dispute_id: str) -> dict[str, Any]:
         found = disputes.answer(
             now, record, row.throw, row.die1, row.die2, dispute_id, resolved_as(row)
         )
-        view["answer"] = answer_view(stream, found)
+        view["answer"] = answer_view(stream, found, money)
     else:  # pragma: no cover - a dispute is only ever opened on a round that reads back
         view["answer"] = None
     return view

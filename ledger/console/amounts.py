@@ -11,7 +11,7 @@ as is every amount a refusal of the engine or the books names.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
@@ -82,7 +82,13 @@ def rule_words(house: House, broken: RuleBroken) -> str:
     of £0.50 is below the table minimum of £1.00"), written from the amounts the engine
     gives as data (RuleBroken.amounts), where the engine, which knows no currency, writes
     minor units; a refusal that names no amount as the engine words it."""
-    return broken.said(lambda amount: said(house, amount))
+    return broken.said(money_words(house))
+
+
+def money_words(house: House) -> Callable[[Amount], str]:
+    """How the engine's words name an amount on a page: in the club's money (`said`),
+    for words it keeps its amounts in as data (engine.phrase.Phrase.said, a what-if's)."""
+    return lambda amount: said(house, amount)
 
 
 def said(house: House, amount: Amount) -> str:

@@ -66,7 +66,7 @@ def _page(
     status: int = 200,
 ) -> Any:
     try:
-        found = disputes.dispute(club(), table, dispute_id)
+        found = disputes.dispute(club(), table, dispute_id, amounts.money_words(house()))
     except NotFound as exc:
         abort(404, description=str(exc))
     version = club().state(table).version

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from engine.errors import Between
+from ledger.console.amounts import said
 from ledger.house import House
 
 MONEY = frozenset(
@@ -80,7 +82,8 @@ def _scalar(name: str, value: Any, house: House) -> str:
         return party(value)
     if name == "breakage" and isinstance(value, str):
         kept = Fraction(value)
-        return "none" if not kept else f"{kept} of a minor unit, kept by the table"
+        # Part of a minor unit, said as part of the club's smallest coin ("1/2 of a penny").
+        return "none" if not kept else f"{said(house, Between(kept))}, kept by the table"
     return str(value)
 
 

@@ -393,7 +393,7 @@ def open_my_dispute(table: str, number: int) -> Any:
     if not _htmx():
         flash(said)
         return redirect(url_for("console.my_dispute", table=table, dispute_id=answer["dispute_id"]))
-    view = disputes.dispute(club(), table, answer["dispute_id"])
+    view = disputes.dispute(club(), table, answer["dispute_id"], amounts.money_words(_house()))
     html = render_template(
         "_my_dispute.html",
         d=_dispute_line(view, player_account(who.name)),
@@ -428,7 +428,7 @@ def my_dispute(table: str, dispute_id: str) -> Any:
     """One of the player's disputes: the claim, the service's answer, the outcome."""
     who = _signed_in(Role.PLAYER)
     try:
-        view = disputes.dispute(club(), table, dispute_id)
+        view = disputes.dispute(club(), table, dispute_id, amounts.money_words(_house()))
     except NotFound as exc:
         abort(404, description=str(exc))
     if view["claimant"] != who.name:

@@ -14,10 +14,12 @@ from flask import Response, abort, flash, redirect, render_template, request, ur
 from marshmallow import ValidationError
 
 import engine as hz
+from ledger.audit import disputes
 from ledger.books import queries
 from ledger.commands import Role
 from ledger.commands import disputes as dispute_commands
-from ledger.console.table import PARTS_HEADER, _htmx, _page, _parts
+from ledger.console import amounts
+from ledger.console.table import PARTS_HEADER, _house, _htmx, _page, _parts
 from ledger.console.views import _check_csrf, _fields, _int, _sent, _signed_in, blp
 from ledger.service import NotFound, table_stream
 from ledger.store.eventstore import Refused
@@ -88,11 +90,16 @@ def open_dispute(table: str, round: int) -> Any:
     except ValidationError as exc:
         return _dispute_refused(table, who, number, _fields(exc), 422)
     except hz.RuleBroken as exc:
-        return _dispute_refused(table, who, number, f"{exc.detail} (rule {exc.code})", 422)
+        said = amounts.rule_words(_house(), exc)
+        return _dispute_refused(table, who, number, f"{said} (rule {exc.code})", 422)
     except NotFound as exc:
         return _dispute_refused(table, who, number, str(exc), 404)
     except Refused as exc:
         return _dispute_refused(table, who, number, str(exc), 422)
+    # The command's answer is the API's, its words in minor units (and kept so for a
+    # repeat of the key); the page reads it again, its words in the club's money.
+    view = disputes.dispute(club(), table, answer["dispute_id"], amounts.money_words(_house()))
+    answer = {**answer, "answer": view["answer"] or answer["answer"]}
     said = (
         f"Dispute {answer['dispute_id']} opened over round {number}: the setter decides it. "
         + ("The service finds the round as recorded." if answer["answer"]["matches"]

@@ -112,3 +112,21 @@ def french_side_bet_round(api: Api) -> tuple[Evening, str, int]:
     night.do(croupier, "throws", {"die1": 1, "die2": 4})
     assert night.balances() == {"ann": 1170, "bob": 830, "cat": 1000, "setter": 10_000}
     return night, side, first
+
+
+def odds_round(api: Api) -> tuple[Evening, int]:
+    """Round 1 at t1 (english) with odds on the chance: ann stakes 100 against the
+    setter; main 7; 1+3 sets the chance 4, and ann lays 25 odds on it, paid 2 to 1 (the
+    setter lays 50); 2+2 throws the chance: ann wins 100 and 50.
+        ann 1150, bob 1000, cat 1000, setter 9850.
+    Had the 1+3 been 2+3 (the chance 5, paid 3 to 2), her 25 odds would pay 75/2, half
+    a minor unit, and english rules refuse such a stake. Returns the 1+3's version."""
+    night = seated(api)
+    croupier = night.croupier
+    night.do("ann", "stakes", {"amount": 100})
+    night.do(croupier, "main", {"main": 7})
+    four = night.do(croupier, "throws", {"die1": 1, "die2": 3})["events"][0]["version"]
+    night.do("ann", "odds", {"player": "ann", "on": "chance", "amount": 25})
+    night.do(croupier, "throws", {"die1": 2, "die2": 2})
+    assert night.balances() == {"ann": 1150, "bob": 1000, "cat": 1000, "setter": 9850}
+    return night, four

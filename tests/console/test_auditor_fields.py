@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 import re
 
+from ledger.console import payloads
+from ledger.house import House
 from tests.api.conftest import Api
 from tests.console.officekit import console, evening
 
@@ -64,3 +66,14 @@ def test_the_auditor_s_nav_leads_to_the_tables(sqlite_api: Api) -> None:
         page = auditor.get(path).text
         nav = re.search(r'<nav aria-label="Console">.*?</nav>', page, re.S)
         assert nav and '<a href="/">Tables</a>' in nav.group(0), path
+
+
+def test_a_breakage_is_said_as_part_of_the_clubs_smallest_coin() -> None:
+    """An odds payout rounded down keeps part of a minor unit (the codec stores "1/2"):
+    the payload says it as part of a penny, not of a "minor unit"."""
+    assert payloads.fields({"breakage": "1/2"}, House()) == [
+        payloads.Field("breakage", "1/2 of a penny, kept by the table")
+    ]
+    assert payloads.fields({"breakage": "0"}, House()) == [payloads.Field("breakage", "none")]
+    yen = House("JPY", 0)
+    assert payloads.fields({"breakage": "2/3"}, yen)[0].text == "2/3 of a yen, kept by the table"
