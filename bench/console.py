@@ -10,13 +10,18 @@ quarter of a minute the first time), and each size is that log copied onto itsel
 SQL until it holds the size, as bench.fairness grows its log: each copy's streams
 renamed (`table:t3-c7`), its positions moved on, its times a week on, and with the
 events their postings (to the same players and the setter, so that every account's
-history grows with the log, as a club's does), settlements (their sources moved on),
-rounds and snapshots (each copy's running balances on its postings moved on by
-what the copies before it netted), and the dice report's kept counts (each copy's
-throws and rounds the first's again); then every balance is set to the sum of its
-postings, and checked to be its last posting's running balance. The hashes are
-copied as they are: nothing timed here reads them, and the log check would refuse
-this log, which is a benchmark's and never a club's.
+history grows with the log, as a club's does, and to the copy's own escrows,
+`escrow:t3-c7:b9`, as the service names a bet's escrow after its table: each escrow
+holds its one bet's postings at any size), settlements (their sources moved on, their
+transfers naming the copy's escrows) and their parties, rounds, disputes and
+snapshots (each copy's running balances on its postings moved on by what the copies
+before it netted), and the dice report's kept counts (each copy's throws and rounds
+the first's again); then every balance is set to the sum of its postings, and checked
+to be its last posting's running balance. The deep check (ledger.books.deep: every
+read model replayed from the events) finds a grown log what its events make
+(tests/ledger/test_bench_grown.py). The hashes are copied as they are: nothing timed
+here reads them, and the log check would refuse this log, which is a benchmark's and
+never a club's.
 
 The pages are found, not listed: every GET route of the console's blueprint, with the
 ids its URL needs, as the setter (or, for the player's own pages, a player of the
@@ -66,6 +71,12 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
     with engine.begin() as conn:
         n = conn.execute(sa.text("SELECT max(position) FROM events")).scalar_one()
         copies = max(1, -(-events // n))
+        conn.execute(
+            sa.text(
+                "CREATE TEMP TABLE first_escrows AS SELECT account, credit_limit FROM accounts "
+                "WHERE account LIKE 'escrow:%'"
+            )
+        )
         for k in range(1, copies):
             shift = f"+{7 * k} days"
             moved = k * n
@@ -80,26 +91,58 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
                 ),
                 args,
             )
-            # Copy k's running balances: the original's, plus k times what the account
-            # netted over the original (the k copies before it).
+            # Each copy's bets are escrowed in its own tables' accounts, as the service
+            # names them (`escrow:t3-c7:b9`), and those start empty; every other
+            # account is the same person's or the setter's, its running balances the
+            # original's plus k times what it netted over the original (the k copies
+            # before it).
             conn.execute(
                 sa.text(
                     "INSERT INTO postings (position, account, amount, counterparty, balance) "
-                    "SELECT p.position + :moved, p.account, p.amount, p.counterparty, "
-                    "p.balance + :copy * t.net FROM postings AS p JOIN (SELECT account, "
-                    "sum(amount) AS net FROM postings WHERE position <= :n GROUP BY account) "
-                    "AS t ON t.account = p.account WHERE p.position <= :n ORDER BY p.id"
+                    f"SELECT p.position + :moved, {_escrow('p.account')}, p.amount, "
+                    f"{_escrow('p.counterparty')}, CASE WHEN p.account LIKE 'escrow:%' "
+                    "THEN p.balance ELSE p.balance + :copy * t.net END FROM postings AS p "
+                    "JOIN (SELECT account, sum(amount) AS net FROM postings WHERE position "
+                    "<= :n GROUP BY account) AS t ON t.account = p.account "
+                    "WHERE p.position <= :n ORDER BY p.id"
                 ),
                 {**args, "copy": k},
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO accounts (account, balance, credit_limit) "
+                    f"SELECT {_escrow('account')}, 0, credit_limit FROM first_escrows"
+                ),
+                args,
             )
             conn.execute(
                 sa.text(
                     "INSERT INTO settlements (position, stream, round, bet_id, kind, outcome, "
                     "winner, reason, recorded_at, transfers, sources, adjusted) "
                     "SELECT position + :moved, stream || :k, round, bet_id, kind, outcome, "
-                    f"winner, reason, {when.format('recorded_at')}, transfers, "
+                    f"winner, reason, {when.format('recorded_at')}, "
+                    "replace(transfers, '\"escrow:' || substr(stream, 7) || ':', "
+                    "'\"escrow:' || substr(stream, 7) || :k || ':'), "
                     "(SELECT json_group_array(value + :moved) FROM json_each(sources)), "
                     "adjusted FROM settlements WHERE position <= :n"
+                ),
+                args,
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO settlement_parties (position, party) "
+                    "SELECT position + :moved, party FROM settlement_parties WHERE position <= :n"
+                ),
+                args,
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO disputes SELECT stream || :k, dispute_id, round, claimant, "
+                    "role, claim, throw, die1, die2, opened_version, opened_position + :moved, "
+                    f"opened_by, {when.format('opened_at')}, resolution, reason, "
+                    "resolved_throw, resolved_die1, resolved_die2, resolved_version, "
+                    f"resolved_position + :moved, resolved_by, {when.format('resolved_at')} "
+                    "FROM disputes WHERE opened_position <= :n"
                 ),
                 args,
             )
@@ -138,6 +181,16 @@ def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
         total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     engine.dispose()
     return int(total), copies
+
+
+def _escrow(column: str) -> str:
+    """SQL for `column` with an escrow's table renamed as copy :k's (`escrow:t3:b9` to
+    `escrow:t3-c7:b9`); any other account as it is. A table's name holds no colon."""
+    rest = f"instr(substr({column}, 8), ':')"
+    return (
+        f"CASE WHEN {column} LIKE 'escrow:%' THEN substr({column}, 1, 6 + {rest}) || :k || "
+        f"substr({column}, 7 + {rest}) ELSE {column} END"
+    )
 
 
 def copied_counts(conn: sa.Connection, copies: int, renamed: Callable[[int], str]) -> None:
@@ -308,12 +361,19 @@ def _reader(people: dict[str, Any], url: str) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def grown_arguments(doc: str) -> argparse.ArgumentParser:
+    """The command line of a bench over the grown log (`grow`): the sizes to grow it to,
+    the seeded log it grows from, the requests a figure, and where the logs are kept."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000])
     parser.add_argument("--base", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--cache-dir", type=Path, default=Path(".bench-cache"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = grown_arguments(__doc__)
     parser.add_argument(
         "--only", nargs="+", default=[], metavar="WORD",
         help="time only the pages whose label holds one of these words (table, office, ...)",

@@ -20,7 +20,6 @@ size's p50 to the smallest's.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bench.console import TARGET, _app, _signed_in, grow, timed
+from bench.console import TARGET, _app, _signed_in, grow, grown_arguments, timed
 from bench.seed import key_for, seeded
 from ledger.books import statements
 from ledger.commands import Role
@@ -100,12 +99,7 @@ def _statement_alone(store: Any, who: dict[str, Any], repeat: int) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000])
-    parser.add_argument("--base", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=50)
-    parser.add_argument("--cache-dir", type=Path, default=Path(".bench-cache"))
-    args = parser.parse_args(argv)
+    args = grown_arguments(__doc__).parse_args(argv)
     base = seeded(args.base, args.cache_dir, export=False)
     results: dict[str, dict[int, dict[str, float]]] = {}
     for size in args.sizes:
