@@ -214,9 +214,12 @@ def mains(
             for rules, n in counts.items()
         ]
     t = main_tables.c
-    how_many = dict(conn.execute(sa.select(t.rules, sa.func.count()).group_by(t.rules)).all())
+    how_many: dict[str, int] = {
+        rules: int(n)
+        for rules, n in conn.execute(sa.select(t.rules, sa.func.count()).group_by(t.rules))
+    }
     return [
-        (rules, _newest(conn, rules, named), int(how_many.get(rules, 0)), n)
+        (rules, _newest(conn, rules, named), how_many.get(rules, 0), n)
         for rules, n in counts.items()
     ]
 
