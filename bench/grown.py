@@ -2,23 +2,25 @@
 seeded log grown to a size by copies of itself, in SQL, as a club's log would grow
 evening after evening.
 
-Every copy but the newest is the seeded log with its tables closed after it (`closed`:
-the setter closes each table through the API, which voids the bets still open and
-returns their stakes), an evening that ended; the newest is the seeded log as it is,
-its tables in play. Each copy's streams are renamed (`table:t3-c7`), its positions
-moved on, its times a week on, and with the events come their postings (to the same
-players and the setter, so that every account's history grows with the log, as a
-club's does, and to the copy's own escrows, `escrow:t3-c7:b9`, as the service names a
-bet's escrow after its table: an escrow holds its one bet's few postings at any size,
-and only the newest evening's bets are open), settlements (their sources moved on,
-their transfers naming the copy's escrows) and their parties, rounds, disputes and
-snapshots (each copy's running balances on its postings moved on by what the copies
-before it netted), and the dice report's kept counts. Every balance is then set to the
-sum of its postings and checked to be its last posting's running balance. The deep
-check (ledger.books.deep: every read model replayed from the events and compared)
-finds a grown log what its events make (tests/ledger/test_bench_grown.py). The hashes
-are copied as they are: the log check would refuse this log, which is a benchmark's
-and never a club's, and a grown log takes no write (its copies' Merkle tree is not
+Every copy but the newest is the seeded log with its evening ended after it (`closed`:
+the setter decides the disputes still open and closes each table through the API,
+which voids the bets still open and returns their stakes); the newest is the seeded
+log as it is, its tables in play. Each copy's tables are renamed (`table:t3-c7`), its
+positions moved on, its times a week on; its players are the club's, whose accounts
+are opened once (a copy leaves out the openings, and each account's stream goes on
+from the copy before). With the events come their postings (to the same players and
+the setter, so that every account's history grows with the log, as a club's does, and
+to the copy's own escrows, `escrow:t3-c7:b9`, as the service names a bet's escrow
+after its table: an escrow holds its one bet's few postings at any size, and only the
+newest evening's bets are open), settlements (their sources moved on, their transfers
+naming the copy's escrows) and their parties, rounds, disputes and snapshots (each
+copy's running balances on its postings moved on by what the copies before it
+netted), and the dice report's kept counts. Every balance is then set to the sum of
+its postings and checked to be its last posting's running balance. The deep check
+(ledger.books.deep: every read model replayed from the events and compared) finds a
+grown log what its events make (tests/ledger/test_bench_grown.py). The hashes are
+copied as they are: the log check would refuse this log, which is a benchmark's and
+never a club's, and a grown log takes no write (its copies' Merkle tree is not
 stored).
 """
 
@@ -49,9 +51,10 @@ def grown_arguments(doc: str) -> argparse.ArgumentParser:
 
 
 def closed(base: Path, path: Path, token: str, key: Path) -> Path:
-    """A copy of the seeded database `base` at `path` with every table closed after its
+    """A copy of the seeded database `base` at `path` with the evening ended after its
     log, by the setter (`token`) through the API, at the log's own (simulated) time:
-    the evening over, its open bets voided and their stakes returned."""
+    each dispute still open upheld, and every table closed, its open bets voided and
+    their stakes returned."""
     shutil.copyfile(base, path)
     engine = db.make_engine(f"sqlite:///{path}")
     with engine.connect() as conn:
@@ -60,9 +63,19 @@ def closed(base: Path, path: Path, token: str, key: Path) -> Path:
             sa.text("SELECT stream FROM events WHERE type = 'TableOpened' ORDER BY position")
         ).scalars()
         names = [stream.removeprefix("table:") for stream in tables]
+        waiting = conn.execute(
+            sa.text("SELECT stream, dispute_id FROM disputes WHERE resolution IS NULL")
+        ).all()
     engine.dispose()
     app, store = _app(path, key, clock=lambda: last)
     client = app.test_client()
+    for stream, dispute in waiting:  # the setter decides the evening's disputes first
+        answer = client.post(
+            f"/tables/{stream.removeprefix('table:')}/disputes/{dispute}/resolution",
+            json={"resolution": "upheld", "reason": "the evening's end"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code in (200, 201), (dispute, answer.get_json())
     for name in names:
         answer = client.post(f"/tables/{name}/close", headers={"Authorization": f"Bearer {token}"})
         assert answer.status_code == 201, (name, answer.get_json())
@@ -261,8 +274,8 @@ def copied_counts(conn: sa.Connection, copies: int, renamed: Callable[[int], str
     """The dice-fairness report's kept counts (ledger.books.dicetallies) of a log copied
     onto itself `copies` times over, each copy's streams `renamed(k)`: each copy throws
     and decides what the first did, and its tables are listed under their new names.
-    (The copies take no dispute, and the seeded log corrects no throw: each copy's
-    throws count as the first's do.)"""
+    (No dispute corrects a throw: the seeded log has none, and `closed` upholds; each
+    copy's throws count as the first's do.)"""
     first = conn.execute(sa.text("SELECT stream, rules FROM main_tables")).all()
     conn.execute(sa.text("UPDATE dice_counts SET throws = throws * :c"), {"c": copies})
     conn.execute(sa.text("UPDATE main_counts SET rounds = rounds * :c"), {"c": copies})
