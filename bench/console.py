@@ -6,17 +6,13 @@ within 1.5x across the two sizes.
     .venv/bin/python -m bench.console --sizes 10000 200000 --repeat 30
 
 bench.seed seeds --base events through the write path (cached; 10,000 by default, a
-quarter of a minute the first time), and each size is that log copied onto itself in
-SQL until it holds the size, as bench.fairness grows its log: each copy's streams
-renamed (`table:t3-c7`), its positions moved on, its times a week on, and with the
-events their postings (to the same players and the setter, so that every account's
-history grows with the log, as a club's does), settlements (their sources moved on),
-rounds and snapshots (each copy's running balances on its postings moved on by
-what the copies before it netted), and the dice report's kept counts (each copy's
-throws and rounds the first's again); then every balance is set to the sum of its
-postings, and checked to be its last posting's running balance. The hashes are
-copied as they are: nothing timed here reads them, and the log check would refuse
-this log, which is a benchmark's and never a club's.
+quarter of a minute the first time), and each size is that log grown by copies of
+itself in SQL (bench.grown): every copy but the newest an evening whose tables the
+setter closed, the newest the seeded log with its tables in play, each copy's tables,
+escrows, postings and read models its own, as a club's log would hold them (the deep
+check finds a grown log what its events make). The hashes are copied as they are:
+nothing timed here reads them, and the log check would refuse this log, which is a
+benchmark's and never a club's.
 
 The pages are found, not listed: every GET route of the console's blueprint, with the
 ids its URL needs, as the setter (or, for the player's own pages, a player of the
@@ -43,126 +39,18 @@ import re
 import shutil
 import statistics
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from bench.grown import SUFFIX, _app, closed, grow, grown_arguments
 from bench.seed import key_for, seeded
 from ledger.commands import Role
 from ledger.store import db
 from ledger.web.tokens import create
 
 TARGET = 1.5
-SUFFIX = "-c"
-
-
-def grow(base: Path, path: Path, events: int) -> tuple[int, int]:
-    """A copy of the seeded database `base` at `path`, its log copied onto itself until
-    it holds at least `events` events: how many it holds, and how many copies."""
-    shutil.copyfile(base, path)
-    engine = db.make_engine(f"sqlite:///{path}")
-    with engine.begin() as conn:
-        n = conn.execute(sa.text("SELECT max(position) FROM events")).scalar_one()
-        copies = max(1, -(-events // n))
-        for k in range(1, copies):
-            shift = f"+{7 * k} days"
-            moved = k * n
-            args = {"moved": moved, "k": f"{SUFFIX}{k}", "shift": shift, "n": n}
-            when = "strftime('%Y-%m-%dT%H:%M:%f', {0}, :shift) || substr({0}, 24)"
-            conn.execute(
-                sa.text(
-                    "INSERT INTO events SELECT position + :moved, stream || :k, "
-                    f"version, type, schema_version, payload, actor, NULL, "
-                    f"{when.format('recorded_at')}, prev_hash, hash "
-                    f"FROM events WHERE position <= :n"
-                ),
-                args,
-            )
-            # Copy k's running balances: the original's, plus k times what the account
-            # netted over the original (the k copies before it).
-            conn.execute(
-                sa.text(
-                    "INSERT INTO postings (position, account, amount, counterparty, balance) "
-                    "SELECT p.position + :moved, p.account, p.amount, p.counterparty, "
-                    "p.balance + :copy * t.net FROM postings AS p JOIN (SELECT account, "
-                    "sum(amount) AS net FROM postings WHERE position <= :n GROUP BY account) "
-                    "AS t ON t.account = p.account WHERE p.position <= :n ORDER BY p.id"
-                ),
-                {**args, "copy": k},
-            )
-            conn.execute(
-                sa.text(
-                    "INSERT INTO settlements (position, stream, round, bet_id, kind, outcome, "
-                    "winner, reason, recorded_at, transfers, sources, adjusted) "
-                    "SELECT position + :moved, stream || :k, round, bet_id, kind, outcome, "
-                    f"winner, reason, {when.format('recorded_at')}, transfers, "
-                    "(SELECT json_group_array(value + :moved) FROM json_each(sources)), "
-                    "adjusted FROM settlements WHERE position <= :n"
-                ),
-                args,
-            )
-            conn.execute(
-                sa.text(
-                    "INSERT INTO rounds SELECT stream || :k, round, caster, main, chance, "
-                    "result, first_version, last_version, first_position + :moved, "
-                    f"last_position + :moved, {when.format('started_at')}, "
-                    f"{when.format('ended_at')} FROM rounds WHERE first_position <= :n"
-                ),
-                args,
-            )
-            conn.execute(
-                sa.text(
-                    "INSERT INTO snapshots SELECT stream || :k, version, state FROM snapshots "
-                    "WHERE stream IN (SELECT DISTINCT stream FROM rounds "
-                    "WHERE first_position <= :n)"
-                ),
-                args,
-            )
-        copied_counts(conn, copies, lambda k: f"{SUFFIX}{k}")
-        conn.execute(
-            sa.text(
-                "UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM postings "
-                "WHERE postings.account = accounts.account)"
-            )
-        )
-        wrong = conn.execute(
-            sa.text(
-                "SELECT count(*) FROM accounts AS a WHERE a.balance != coalesce((SELECT "
-                "p.balance FROM postings AS p WHERE p.account = a.account "
-                "ORDER BY p.position DESC, p.id DESC LIMIT 1), 0)"
-            )
-        ).scalar_one()
-        assert wrong == 0, f"{wrong} accounts' last running balance is not their balance"
-        total = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
-    engine.dispose()
-    return int(total), copies
-
-
-def copied_counts(conn: sa.Connection, copies: int, renamed: Callable[[int], str]) -> None:
-    """The dice-fairness report's kept counts (ledger.books.dicetallies) of a log copied
-    onto itself `copies` times over, each copy's streams `renamed(k)`: each copy throws
-    and decides what the first did, and its tables are listed under their new names.
-    (The copies take no dispute, and the seeded log corrects no throw: each copy's
-    throws count as the first's do.)"""
-    first = conn.execute(sa.text("SELECT stream, rules FROM main_tables")).all()
-    conn.execute(sa.text("UPDATE dice_counts SET throws = throws * :c"), {"c": copies})
-    conn.execute(sa.text("UPDATE main_counts SET rounds = rounds * :c"), {"c": copies})
-    listed = [{"s": s + renamed(k), "r": r} for k in range(1, copies) for s, r in first]
-    if listed:
-        conn.execute(sa.text("INSERT INTO main_tables (stream, rules) VALUES (:s, :r)"), listed)
-
-
-def _app(path: Path, key: Path, **store: Any) -> Any:
-    from ledger.api import create_app
-    from ledger.books.book import Book
-    from ledger.store.eventstore import EventStore
-    from ledger.store.log.keys import load_signer
-
-    engine = db.make_engine(f"sqlite:///{path}")
-    kept = EventStore(engine, signer=load_signer(key), **store)
-    return create_app(book=Book(kept)), kept
 
 
 def _signed_in(app: Any, token: str) -> Any:
@@ -263,8 +151,8 @@ def pages(app: Any, ids: dict[str, Any]) -> tuple[dict[str, tuple[str, bool]], l
 def disputed(base: Path, cache_dir: Path, token: str, table: str) -> tuple[Path, dict[str, Any]]:
     """A copy of the seeded database with a dispute opened over one of `table`'s rounds
     (by the setter, through the API), to grow: a grown log takes no write (its copies'
-    Merkle tree is not stored), and its copies do not copy the dispute, so the dispute
-    page is timed for this one, in the log's first copy, at every size."""
+    Merkle tree is not stored), so the dispute page is timed for this one, in the log's
+    first copy, at every size (each copy holds its own)."""
     path = cache_dir / "console-base.sqlite3"
     shutil.copyfile(base, path)
     engine = db.make_engine(f"sqlite:///{path}")
@@ -309,11 +197,7 @@ def _reader(people: dict[str, Any], url: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000])
-    parser.add_argument("--base", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=50)
-    parser.add_argument("--cache-dir", type=Path, default=Path(".bench-cache"))
+    parser = grown_arguments(__doc__)
     parser.add_argument(
         "--only", nargs="+", default=[], metavar="WORD",
         help="time only the pages whose label holds one of these words (table, office, ...)",
@@ -322,11 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     base = seeded(args.base, args.cache_dir, export=False)
     table0, player = base.meta["tables"][0], base.meta["players"][0]
     start, dispute = disputed(base.path, args.cache_dir, base.meta["token"], table0)
+    ended = closed(
+        start, args.cache_dir / "console-closed.sqlite3", base.meta["token"], key_for(base.path)
+    )
     results: dict[str, dict[int, dict[str, float]]] = {}
     for size in args.sizes:
         path = args.cache_dir / f"console-{size}.sqlite3"
         started = time.perf_counter()
-        total, copies = grow(start, path, size)
+        total, copies = grow(start, path, size, ended)
         print(f"{total:,} events ({copies} copies of {args.base:,}) in "
               f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
         app, store = _app(path, key_for(base.path))
@@ -363,9 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         path.unlink()
         for extra in path.parent.glob(path.name + "-*"):
             extra.unlink()
-    start.unlink()
-    for extra in start.parent.glob(start.name + "-*"):
-        extra.unlink()
+    for kept in (start, ended):
+        kept.unlink()
+        for extra in kept.parent.glob(kept.name + "-*"):
+            extra.unlink()
     small, large = min(args.sizes), max(args.sizes)
     print(f"\n{'page':<32} {f'p50 at {small:,}':>14} {f'p50 at {large:,}':>16} {'ratio':>6}  "
           f"target <= {TARGET}")  # fmt: skip

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bench.console import copied_counts
+from bench.grown import copied_counts
 from bench.seed import seeded
 from ledger.audit import fairness
 from ledger.store import db

@@ -6,7 +6,7 @@ issue's target: within 1.5x across the two sizes.
     .venv/bin/python -m bench.playerpage                         # 10,000 and 1,000,000
     .venv/bin/python -m bench.playerpage --sizes 10000 200000 --repeat 30
 
-The log is bench.console's (bench.seed's base copied onto itself until it holds the
+The log is bench.console's (bench.grown: bench.seed's base grown by copies until it holds the
 size, every player's history growing with it, as a club's does). The player is the
 one with the most postings, the worst case; the middle page is before the median of
 their postings, the table one of the middle copy's they played at, the evening the
@@ -20,7 +20,6 @@ size's p50 to the smallest's.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
@@ -28,7 +27,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bench.console import TARGET, _app, _signed_in, grow, timed
+from bench.console import TARGET, _app, _signed_in, timed
+from bench.grown import closed, grow, grown_arguments
 from bench.seed import key_for, seeded
 from ledger.books import statements
 from ledger.commands import Role
@@ -100,18 +100,16 @@ def _statement_alone(store: Any, who: dict[str, Any], repeat: int) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 1_000_000])
-    parser.add_argument("--base", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=50)
-    parser.add_argument("--cache-dir", type=Path, default=Path(".bench-cache"))
-    args = parser.parse_args(argv)
+    args = grown_arguments(__doc__).parse_args(argv)
     base = seeded(args.base, args.cache_dir, export=False)
+    ended = closed(
+        base.path, args.cache_dir / "player-closed.sqlite3", base.meta["token"], key_for(base.path)
+    )
     results: dict[str, dict[int, dict[str, float]]] = {}
     for size in args.sizes:
         path = args.cache_dir / f"player-{size}.sqlite3"
         started = time.perf_counter()
-        total, copies = grow(base.path, path, size)
+        total, copies = grow(base.path, path, size, ended)
         who = _busiest(path)
         print(
             f"{total:,} events ({copies} copies of {args.base:,}) in "

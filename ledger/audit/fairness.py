@@ -34,7 +34,7 @@ recorded the throw that decided it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,9 +82,14 @@ class Scope:
         }
 
 
-def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str, Any]:
+def report(
+    conn: sa.Connection, scope: Scope, alpha: float = ALPHA, named: int | None = None
+) -> dict[str, Any]:
     """The report, as plain JSON-able data. NotFound if the scope names a table that
-    does not exist; an empty range is an answer (no throws, no rounds), not an error."""
+    does not exist; an empty range is an answer (no throws, no rounds), not an error.
+    Each rule set names the tables that play it (`tables`) and counts them
+    (`table_count`); with `named`, the whole club's names at most that many a rule
+    set, the newest (a page for a person, where the API names every one)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha is a probability between 0 and 1, not {alpha}")
     if scope.table is not None and not (
@@ -113,7 +118,7 @@ def report(conn: sa.Connection, scope: Scope, alpha: float = ALPHA) -> dict[str,
         throws,
         alpha,
     )
-    mains = _mains(_club_groups(conn) if whole else _groups(conn, within), alpha)
+    mains = _mains(_club_groups(conn, named) if whole else _groups(conn, within), alpha)
     return {
         "scope": scope.view(),
         "alpha": alpha,
@@ -167,8 +172,9 @@ def _chi_square_test(
 # -- the rounds ---------------------------------------------------------------------
 
 
-Group = tuple[RuleSet, Collection[str], Counter[tuple[int, bool]]]
-"""A rule set in play, the tables that play it, and their rounds by (main, caster won)."""
+Group = tuple[RuleSet, Sequence[str], int, Counter[tuple[int, bool]]]
+"""A rule set in play, the tables that play it (all, or the newest named), how many
+they are, and their rounds by (main, caster won)."""
 
 
 def _mains(groups: list[Group], alpha: float) -> list[dict[str, Any]]:
@@ -177,11 +183,12 @@ def _mains(groups: list[Group], alpha: float) -> list[dict[str, Any]]:
     entries = [
         {
             "ruleset": ruleset.name,
-            "tables": sorted(tables),
+            "tables": list(tables),
+            "table_count": count,
             "test": BINOMIAL,
             "mains": [_main_test(ruleset, m, counts, alpha) for m in MAINS],
         }
-        for ruleset, tables, counts in groups
+        for ruleset, tables, count, counts in groups
     ]
     return sorted(entries, key=lambda entry: (entry["ruleset"], entry["tables"]))
 
@@ -199,16 +206,20 @@ def _groups(conn: sa.Connection, within: dicecounts.Within) -> list[Group]:
         _, tables, counts = groups.setdefault(key, (ruleset, set(), Counter()))
         tables.add(stream.removeprefix(TABLE_PREFIX))
         counts[main, won] += n
-    return list(groups.values())
+    return [(kept, sorted(tables), len(tables), counts) for kept, tables, counts in groups.values()]
 
 
-def _club_groups(conn: sa.Connection) -> list[Group]:
+def _club_groups(conn: sa.Connection, named: int | None) -> list[Group]:
     """Every round the club has decided, by rule set, as the books keep them counted
-    (ledger.books.dicetallies): the rule set read from one table's opening."""
-    found = dicetallies.mains(conn)
-    rules = dicecounts.opening_rules(conn, [streams[0] for _, streams, _ in found])
+    (ledger.books.dicetallies): the rule set read from one table's opening; every
+    table named, or the newest `named` (in that order)."""
+    found = dicetallies.mains(conn, named)
+    rules = dicecounts.opening_rules(conn, [streams[0] for _, streams, _, _ in found])
     cut = len(TABLE_PREFIX)
-    return [(rules[streams[0]], [s[cut:] for s in streams], counts) for _, streams, counts in found]
+    return [
+        (rules[streams[0]], [s[cut:] for s in streams], count, counts)
+        for _, streams, count, counts in found
+    ]
 
 
 def _main_test(
@@ -294,7 +305,7 @@ def lines(report: dict[str, Any]) -> list[str]:
         out += ["No rounds decided after a main in this range.", ""]
     for entry in report["rulesets"]:
         out.append(
-            f"Rule set {entry['ruleset']} (tables {', '.join(entry['tables'])}): the caster's "
+            f"Rule set {entry['ruleset']} ({_tables(entry)}): the caster's "
             f"wins per main against the exact odds ({entry['test']})"
         )
         out.append(
@@ -326,6 +337,14 @@ def _verdict(what: str, test: dict[str, Any], alpha: float) -> str:
             f"fewer than {MIN_EXPECTED:g}): not flagged"
         )
     return f"{said}  FLAGGED (below {alpha})" if test["flagged"] else f"{said}  ok"
+
+
+def _tables(entry: dict[str, Any]) -> str:
+    """The tables a rule set's entry names: every one, or how many and the newest."""
+    named, count = entry["tables"], entry["table_count"]
+    if len(named) == count:
+        return f"tables {', '.join(named)}"
+    return f"{count:,} tables: the newest {', '.join(named)} and {count - len(named):,} more"
 
 
 def _fraction_value(text: str) -> float:

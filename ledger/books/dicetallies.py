@@ -191,17 +191,50 @@ def pairs(conn: sa.Connection) -> Counter[Pair]:
     return +counts
 
 
-def mains(conn: sa.Connection) -> list[tuple[str, list[str], Counter[tuple[int, bool]]]]:
+def mains(
+    conn: sa.Connection, named: int | None = None
+) -> list[tuple[str, list[str], int, Counter[tuple[int, bool]]]]:
     """The club's decided rounds per rule set: its digest, the streams of the tables
-    that play it (those with such a round), in order, and the rounds by (main, caster
-    won). The tables are a row each, read through the driver: the one read here that
-    grows with the club (its tables, which the report names)."""
+    that play it (those with such a round), how many they are, and the rounds by
+    (main, caster won). With `named`, at most that many streams a rule set, the newest
+    opened first, and the count by one aggregate: what grows with the club is counted
+    in SQL, not read. Without, every stream, in order, read through the driver (a row
+    each: GET /reports/dice names them all)."""
     m = main_counts.c
     counts: dict[str, Counter[tuple[int, bool]]] = {}
     for row in conn.execute(sa.select(m.rules, m.main, m.caster_won, m.rounds)):
         if row.rounds > 0:
             counts.setdefault(row.rules, Counter())[row.main, bool(row.caster_won)] = row.rounds
-    tables: dict[str, list[str]] = {}
-    for stream, rules in db.fetch(conn, "SELECT stream, rules FROM main_tables"):
-        tables.setdefault(rules, []).append(stream)
-    return [(rules, sorted(tables.get(rules, [])), n) for rules, n in counts.items()]
+    if named is None:
+        tables: dict[str, list[str]] = {}
+        for stream, rules in db.fetch(conn, "SELECT stream, rules FROM main_tables"):
+            tables.setdefault(rules, []).append(stream)
+        return [
+            (rules, sorted(tables.get(rules, [])), len(tables.get(rules, [])), n)
+            for rules, n in counts.items()
+        ]
+    t = main_tables.c
+    how_many: dict[str, int] = {
+        rules: int(n)
+        for rules, n in conn.execute(sa.select(t.rules, sa.func.count()).group_by(t.rules))
+    }
+    return [
+        (rules, _newest(conn, rules, named), how_many.get(rules, 0), n)
+        for rules, n in counts.items()
+    ]
+
+
+def _newest(conn: sa.Connection, rules: str, limit: int) -> list[str]:
+    """The streams of the `limit` tables playing `rules` opened last: along the index of
+    the tables' openings (ix_events_table_opened), newest first, each a probe of
+    main_tables' key, until `limit` are found."""
+    e, t = events_table.c, main_tables.c
+    query = (
+        sa.select(t.stream)
+        .join(events_table, e.stream == t.stream)
+        # Written out, not bound: SQLite uses a partial index only for its own clause.
+        .where(sa.text("events.type = 'TableOpened'"), t.rules == rules)
+        .order_by(e.position.desc())
+        .limit(limit)
+    )
+    return list(conn.execute(query).scalars())

@@ -199,6 +199,12 @@ def replay_step(table: str, round: int) -> Any:
 # -- the dice-fairness report ------------------------------------------------------------
 
 
+TABLES_NAMED = 20
+"""How many of each rule set's tables the whole club's report names on the page, the
+newest (with how many more): a club's thousands of tables are a count to a person, and
+every name is GET /reports/dice's."""
+
+
 @blp.route("/console/audit/fairness", methods=["GET"])
 @heavy.held
 def fairness_report() -> Any:
@@ -213,7 +219,7 @@ def fairness_report() -> Any:
     try:
         with club().store.engine.connect() as conn, conn.begin():
             snapshot(conn)
-            report = fairness.report(conn, scope)
+            report = fairness.report(conn, scope, named=TABLES_NAMED)
     except NotFound as exc:
         abort(404, description=str(exc))
     cells = report["totals"]["cells"]
