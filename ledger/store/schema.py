@@ -395,7 +395,4 @@ main_tables = sa.Table(
     metadata,
     sa.Column("stream", sa.String(200), primary_key=True),
     sa.Column("rules", sa.String(64), nullable=False),
-    # The whole club's report counts the tables of each rule set: along this index, a
-    # scan of short keys, not of the table's rows.
-    sa.Index("ix_main_tables_rules", "rules"),
 )

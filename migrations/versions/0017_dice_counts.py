@@ -71,7 +71,6 @@ def upgrade() -> None:
         sa.Column("rules", sa.String(64), nullable=False),
         sa.PrimaryKeyConstraint("stream", name=op.f("pk_main_tables")),
     )
-    op.create_index("ix_main_tables_rules", "main_tables", ["rules"])
     bind = op.get_bind()
     pairs: Counter[tuple[int, int]] = Counter()
     thrown = "SELECT payload, count(*) FROM events WHERE type = 'DiceThrown' GROUP BY payload"
