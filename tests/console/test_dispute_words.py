@@ -20,7 +20,7 @@ from tests.api import disputekit
 from tests.api.conftest import Api
 from tests.console.formkit import csrf
 from tests.console.officekit import console, form_of, writes
-from tests.engine.test_phrase import tampered_nick
+from tests.engine.disputekit import tampered_nick
 
 # What the API says, in minor units, and the page in pounds: the command the re-run
 # stops at, the event it recorded, and the refusal the engine gives there.

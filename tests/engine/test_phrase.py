@@ -6,7 +6,6 @@ same amounts in any money."""
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from fractions import Fraction
 
@@ -16,13 +15,11 @@ from hypothesis import strategies as st
 from engine import disputes
 from engine import events as ev
 from engine.errors import Amount, Between, Rule, RuleBroken, minor_units
-from engine.fold import INITIAL
 from engine.phrase import Phrase, of_refusal
-from engine.referee import read_round
 from engine.rulesets import BUILTIN
 from engine.state import SETTER
 from engine.words import command_words, describe
-from tests.engine.test_disputes import Game, nick_round, play_randomly
+from tests.engine.disputekit import Game, play_randomly, tampered_nick
 
 
 def marked(amount: Amount) -> str:
@@ -82,20 +79,6 @@ def test_a_command_in_words_names_its_amounts() -> None:
     words = command_words(staked, Game().state)
     assert words == "the caster's stake of 100 at version 7"
     assert words.said(marked) == "the caster's stake of <100> at version 7"
-
-
-def tampered_nick() -> tuple[Game, disputes.RoundRecord]:
-    """test_disputes' nick round, its settlement of ann's stake read back paying her 21
-    where the engine pays 20."""
-    g = Game()
-    nick_round(g)
-    events = list(g.events)
-    i = next(k for k, e in enumerate(events) if isinstance(e, ev.BetSettled))
-    settled = events[i]
-    assert isinstance(settled, ev.BetSettled)
-    more = dataclasses.replace(settled.transfers[0], amount=settled.transfers[0].amount + 1)
-    events[i] = dataclasses.replace(settled, transfers=(more, *settled.transfers[1:]))
-    return g, read_round(1, INITIAL, events, g.state)
 
 
 def test_where_a_round_stops_agreeing_with_the_engine_names_its_amounts() -> None:
