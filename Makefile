@@ -41,7 +41,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --maxprocesses 4
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m bench.fold
