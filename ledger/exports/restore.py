@@ -13,8 +13,9 @@ the line).
 
 What is written is what the service itself would have written, by the same code:
 the events exactly as in the file (positions, versions, payload text, recorded_at,
-both hashes), the Merkle tree's stored hashes (`tree.Growth`, as every append grows
-it), every checkpoint the file carries (the signed notes as they were handed out),
+both hashes), the Merkle tree's stored hashes (grown from the leaves the verifier
+hashed from the lines, each checkpoint's root held to the tree so grown), every
+checkpoint the file carries (the signed notes as they were handed out),
 and every read model through `projections.replay`, which `hazard projections
 rebuild` runs: accounts and balances, postings, settlements and their parties,
 rounds. Snapshots are a cache: one is written per table, of its state after its last
