@@ -9,7 +9,9 @@ record only once the whole file ties to its signed checkpoint. Everything is wri
 as it comes, a batch at a time, in the one transaction, which commits only after the
 closing record: a file that disagrees anywhere, on its last line as on its first,
 rolls back and leaves the database as empty as it was (`offline.Disagreement` names
-the line).
+the line). On PostgreSQL the file is read and checked a few thousand lines ahead, in
+a thread of its own, while the server takes each batch (`_read_ahead`); what it hands
+on, and where it stops, is the same.
 
 What is written is what the service itself would have written, by the same code:
 the events exactly as in the file (positions, versions, payload text, recorded_at,
