@@ -64,7 +64,9 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     account has drawn."""
     limits: dict[str, int] = {}
     adjusted: set[str] = set()
-    entries: list[dict[str, Any]] = []
+    # Each posting as [position, account, amount, counterparty, balance], the balance
+    # filled in below: lists, not dicts, for the thousands a replay's batch makes.
+    entries: list[list[Any]] = []
     for row in rows:
         event = row.event()
         if isinstance(event, CreditLimitSet):
@@ -72,24 +74,11 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         transfers = transfers_of(row.stream, event)
         if isinstance(event, BetAdjusted):
             adjusted.update(t.source for t in transfers)
+        position = row.position
         for t in transfers:
-            entries.append(
-                {
-                    "position": row.position,
-                    "account": t.source,
-                    "amount": -t.amount,
-                    "counterparty": t.target,
-                }
-            )
-            entries.append(
-                {
-                    "position": row.position,
-                    "account": t.target,
-                    "amount": t.amount,
-                    "counterparty": t.source,
-                }
-            )
-    touched = {e["account"] for e in entries} | set(limits)
+            entries.append([position, t.source, -t.amount, t.target, 0])
+            entries.append([position, t.target, t.amount, t.source, 0])
+    touched = {e[1] for e in entries} | set(limits)
     if not touched:
         return
     current = standings(conn, touched)
@@ -98,15 +87,14 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     running = {account: current.get(account, (0, 0))[0] for account in touched}
     delta: Counter[str] = Counter()
     for entry in entries:
-        account = entry["account"]
-        running[account] += entry["amount"]
-        delta[account] += entry["amount"]
-        if not -LARGEST <= running[account] <= LARGEST:
+        account, amount = entry[1], entry[2]
+        balance = running[account] + amount
+        running[account] = balance
+        delta[account] += amount
+        if not -LARGEST <= balance <= LARGEST:
             # Refused here, with a reason, rather than by the database as a crash.
-            raise OutOfRange(
-                f"{account} would stand at {running[account]}, beyond what the ledger holds"
-            )
-        entry["balance"] = running[account]
+            raise OutOfRange(f"{account} would stand at {balance}, beyond what the ledger holds")
+        entry[4] = balance
     opened: list[dict[str, Any]] = []
     changed: list[dict[str, Any]] = []
     for account in sorted(touched):
@@ -122,7 +110,7 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         values = {"account": account, "balance": balance, "credit_limit": limit}
         (changed if account in current else opened).append(values)
     if entries:
-        db.insert_rows(conn, postings, entries)
+        db.insert_tuples(conn, postings.name, POSTING_COLUMNS, entries)
     # One statement each, however many accounts: a replay touches thousands a batch
     # (an escrow per bet), and a statement apiece cost most of a rebuild.
     if opened:
@@ -130,6 +118,8 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
     if changed:
         _set_balances(conn, [(v["balance"], v["credit_limit"], v["account"]) for v in changed])
 
+
+POSTING_COLUMNS = ("position", "account", "amount", "counterparty", "balance")
 
 STANDINGS_AT_ONCE = 500
 """Accounts one query of `standings` asks for: a few hundred parameters, well inside
