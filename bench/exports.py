@@ -202,7 +202,8 @@ def _verify_jobs(key: str, out: str, jobs: int) -> dict[str, Any]:
     verifier = load_signer(key).verifier
     started = time.perf_counter()
     with open(out, "rb") as f:
-        verified = offline.verify(f, verifier, jobs=jobs)
+        parallel: Any = offline.verify  # typed as it is today: without jobs
+        verified = parallel(f, verifier, jobs=jobs)
     seconds = time.perf_counter() - started
     events = verified.events
     return {"events": events, "seconds": seconds, "rate": events / seconds, "rss_mib": _rss_mib()}
@@ -331,8 +332,10 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-RSS_GOAL_MIB = 100
-"""Every pass's peak RSS, the issue's goal (at 10^6 events)."""
+RSS_GOAL_MB = 100
+"""Every pass's peak RSS, the issue's goal (at 10^6 events), in MB (10^6 bytes)."""
+
+MB_A_MIB = 1.048576
 
 
 def _verdict(met: bool) -> str:
@@ -343,7 +346,8 @@ def _targets(phases: dict[str, Any]) -> list[str]:
     """Issue 27's targets, each beside its baseline from the same run: MET or MISSED."""
 
     def rate(phase: str) -> float | None:
-        return phases.get(phase, {}).get("median_rate")
+        found = phases.get(phase, {}).get("median_rate")
+        return None if found is None else float(found)
 
     lines = []
 
@@ -392,8 +396,9 @@ def _targets(phases: dict[str, Any]) -> list[str]:
                    a / b >= 0.25)  # fmt: skip
     for phase, r in phases.items():
         if "peak_rss_mib" in r and phase not in ("raw-read", "pipeline", "raw", "raw-pg"):
-            target(f"peak RSS, {phase}", f"{r['peak_rss_mib']:.0f} MiB", "",
-                   f"< {RSS_GOAL_MIB} MB", r["peak_rss_mib"] < RSS_GOAL_MIB)  # fmt: skip
+            mb = r["peak_rss_mib"] * MB_A_MIB
+            target(f"peak RSS, {phase}", f"{mb:.0f} MB", "", f"< {RSS_GOAL_MB} MB",
+                   mb < RSS_GOAL_MB)  # fmt: skip
     return lines
 
 
@@ -485,7 +490,9 @@ def main(argv: list[str] | None = None) -> None:
             from tests import pgcluster
 
             sock = stack.enter_context(
-                pgcluster.temporary_cluster(PG_SETTINGS, args.cache_dir, "bench-exports-pg-")
+                pgcluster.temporary_cluster(
+                    PG_SETTINGS, args.cache_dir.resolve(), "bench-exports-pg-"
+                )
             )
             args.postgres = pgcluster.url(sock)
         runs = _run(args, phases, source, key)
