@@ -1,37 +1,56 @@
 """How fast the log is verified, and in how much memory: `hazard verify`'s pass over
-the events (chains, tree, checkpoints), the tree alone, and the deep check.
+the events (chains, tree, checkpoints), the tree alone, and the deep check; and issue
+27's target for the deep check on played tables, beside its baseline.
 
 Run from the repository root:
 
     .venv/bin/python -m bench.verify                      # 1,000,000 events, SQLite
     .venv/bin/python -m bench.verify --events 100000 --json
     .venv/bin/python -m bench.verify --skip-deep          # the deep check takes minutes
+    .venv/bin/python -m bench.verify --events 20000 --played-only --repeat 3
 
-The log is real: Deposited and Withdrawn events on 1,000 account streams, written
-through the UnitOfWork in writes of 1,000 events (one signed checkpoint each), kept
-in --dir for the next run. Each measurement runs in a child process of its own, so
-that its peak RSS (ru_maxrss) is its own, and is repeated --repeat times; figures
-are medians. Reported, never asserted:
+Two logs. The plain one is made here: Deposited and Withdrawn events on 1,000 account
+streams, written through the UnitOfWork in writes of 1,000 events (one signed
+checkpoint each), kept in --dir for the next run. The played one is bench.seed's
+(tables played through the service's write path, cached in --dir as bench.exports
+finds it). Each measurement runs in a child process of its own, so that its peak RSS
+(VmHWM) is its own, and is repeated --repeat times (the plain log's deep check once);
+the played log's two phases take turns in each round. Figures are medians. Reported,
+never asserted:
 
-  tree alone    every event read (raw cursor), its leaf hashed and folded into the
-                tree's right edge, the root compared with the newest checkpoint's
-                (goal: 300,000 events a second)
-  log check     ledger.store.log.check.check_log, as `hazard verify` runs it: gaps,
-                chains, leaves and every stored hash, every checkpoint's signature
-  deep          ledger.books.deep.differences, as `hazard verify --deep` adds it
+  tree alone    (plain) every event read (raw cursor), its leaf hashed and folded into
+                the tree's right edge, the root compared with the stored tree's
+  log check     (plain) ledger.store.log.check.check_log, as `hazard verify` runs it:
+                gaps, chains, leaves and every stored hash, every checkpoint's signature
+  deep          (plain) ledger.books.deep.differences, as `hazard verify --deep` adds it
+  pipeline      (played) the baseline: bench.pipeline (json and hashlib) over the events'
+                rows read by a plain SELECT through the driver: each row's canonical
+                bytes hashed, its postings summed, the root built (held to the stored
+                tree's, after the clock stops)
+  verify deep   (played) what `hazard verify --deep` runs: the log check, every table
+                through the referee (ledger.audit.refereed.replay) and the read models
+                replayed and compared (deep.differences), each part's seconds given;
+                the target: >= 100,000 events a second, MET or MISSED, beside the
+                pipeline's rate
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from bench.exports import MB_A_MIB, RSS_GOAL_MB, _rss_mib
+
+DEEP_GOAL = 100_000
+"""Issue 27: `hazard verify --deep` on played tables, events a second."""
 
 WRITE = 1_000
 """Events a write (and a checkpoint) in the generated log."""
@@ -100,7 +119,37 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     engine = db.make_engine(url)
     verifier = load_signer(key).verifier
     started = time.perf_counter()
-    if phase == "tree":
+    seconds: float | None = None  # set by a phase that checks its result off the clock
+    parts: dict[str, float] = {}
+    if phase == "pipeline":
+        from bench import pipeline
+
+        with engine.connect() as conn:
+            cursor = conn.connection.cursor()
+            cursor.execute(f"SELECT {', '.join(pipeline.COLUMNS)} FROM events ORDER BY position")
+            done = pipeline.from_rows(_fetched(cursor))
+            seconds = time.perf_counter() - started
+            stored_root = merkle.tree_hash(done.events, tree.reader(conn)).hex()
+        assert done.root == stored_root, "the pipeline's root is not the stored tree's"
+        events = done.events
+    elif phase == "verify-deep":
+        from ledger.audit import refereed
+        from ledger.books import deep
+
+        with engine.connect() as conn, conn.begin():
+            check.snapshot(conn)
+            report = check.check_log(conn, verifier)
+        assert report.ok, report.findings[:3]
+        parts["log check"] = time.perf_counter() - started
+        rules = refereed.replay(engine)
+        assert rules.breach is None, rules.breach
+        parts["referee"] = time.perf_counter() - started - parts["log check"]
+        found = list(deep.differences(EventStore(engine)))
+        assert not found, found[:3]
+        seconds = time.perf_counter() - started
+        parts["read models"] = seconds - parts["log check"] - parts["referee"]
+        events = report.events
+    elif phase == "tree":
         frontier = merkle.Frontier()  # the right edge: all a pass keeps of the tree
         with engine.connect() as conn:
             cursor = conn.connection.cursor()
@@ -125,17 +174,131 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
         assert not found, found[:3]
         with engine.connect() as conn:
             events = int(conn.exec_driver_sql("SELECT count(*) FROM events").scalar_one())
-    seconds = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    return {"events": events, "seconds": seconds, "rate": events / seconds, "rss_mib": rss}
+    if seconds is None:
+        seconds = time.perf_counter() - started
+    return {
+        "events": events,
+        "seconds": seconds,
+        "rate": events / seconds,
+        "rss_mib": _rss_mib(),
+        "parts": parts,
+    }
+
+
+def _fetched(cursor: Any) -> Iterator[tuple[Any, ...]]:
+    while rows := cursor.fetchmany(10_000):
+        yield from rows
+
+
+def _measured(phase: str, url: str, key: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.verify", "--phase", phase, "--url", url, "--key", key],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    run: dict[str, Any] = json.loads(out.stdout)
+    parts = "".join(f", {name} {s:.1f} s" for name, s in run["parts"].items())
+    _say(f"  {phase}: {run['rate']:,.0f} events/s, {run['rss_mib']:.0f} MiB{parts}")
+    return run
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    out = {
+        "runs": len(runs),
+        "events": runs[0]["events"],
+        "median_rate": statistics.median(r["rate"] for r in runs),
+        "median_seconds": statistics.median(r["seconds"] for r in runs),
+        "peak_rss_mib": max(r["rss_mib"] for r in runs),
+    }
+    if runs[0]["parts"]:
+        out["median_parts"] = {
+            name: statistics.median(r["parts"][name] for r in runs) for name in runs[0]["parts"]
+        }
+    return out
+
+
+def _plain(args: argparse.Namespace) -> dict[str, Any]:
+    """The plain log's phases, each --repeat times (the deep check once)."""
+    path = args.dir / f"verify-{args.events}.sqlite3"
+    _say(f"plain log of {args.events:,} events at {path}")
+    build(path, args.events)
+    url, key = f"sqlite:///{path}", str(path.with_suffix(".key"))
+    phases = ["tree", "log"] + ([] if args.skip_deep else ["deep"])
+    return {
+        phase: _summary(
+            [_measured(phase, url, key) for _ in range(args.repeat if phase != "deep" else 1)]
+        )
+        for phase in phases
+    }
+
+
+def _played(args: argparse.Namespace) -> dict[str, Any]:
+    """bench.seed's log: the pipeline and `hazard verify --deep`, in turn in each round."""
+    from bench.seed import key_for, seeded
+
+    found = seeded(args.events, args.dir)
+    _say(f"played log of {args.events:,} events at {found.path}")
+    url, key = f"sqlite:///{found.path}", str(key_for(found.path))
+    phases = ["pipeline"] + ([] if args.skip_deep else ["verify-deep"])
+    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in phases}
+    for _ in range(args.repeat):
+        for phase in phases:
+            runs[phase].append(_measured(phase, url, key))
+    return {phase: _summary(rs) for phase, rs in runs.items()}
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = []
+    if results.get("plain"):
+        lines.append(f"plain log, {results['events']:,} events (medians):")
+        for phase, r in results["plain"].items():
+            lines.append(
+                f"  {phase:5}  {r['median_rate']:>10,.0f} events/s  {r['median_seconds']:8.1f} s"
+                f"  peak RSS {r['peak_rss_mib']:.0f} MiB  ({r['runs']} run(s))"
+            )
+    played = results.get("played", {})
+    if played:
+        lines.append(f"played log (bench.seed's), {results['events']:,} events (medians):")
+        for phase, r in played.items():
+            parts = "".join(f", {n} {s:.1f} s" for n, s in r.get("median_parts", {}).items())
+            lines.append(
+                f"  {phase:11}  {r['median_rate']:>10,.0f} events/s  {r['median_seconds']:8.1f} s"
+                f"  peak RSS {r['peak_rss_mib']:.0f} MiB  ({r['runs']} run(s){parts})"
+            )
+        deep, pipe = played.get("verify-deep"), played.get("pipeline")
+        lines.append("issue 27's target, beside its baseline from this run:")
+        if deep is None:
+            lines.append("  verify --deep on played tables: not measured (--skip-deep)")
+        else:
+            rate = deep["median_rate"]
+            against = f"{rate / pipe['median_rate']:.2f}x the pipeline's {pipe['median_rate']:,.0f}"
+            verdict = "MET" if rate >= DEEP_GOAL else "MISSED"
+            mb = deep["peak_rss_mib"] * MB_A_MIB
+            lines.append(
+                f"  verify --deep on played tables  {rate:,.0f} events/s  {against}"
+                f"  goal >= {DEEP_GOAL:,} events/s  {verdict}"
+            )
+            lines.append(
+                f"  peak RSS, verify --deep  {mb:.0f} MB  goal < {RSS_GOAL_MB} MB  "
+                + ("MET" if mb < RSS_GOAL_MB else "MISSED")
+            )
+    lines.append(f"load average before the run: {results['load']}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.verify", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.verify",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path(".bench-cache"))
     parser.add_argument("--skip-deep", action="store_true")
+    parser.add_argument("--played-only", action="store_true",
+                        help="only the played log's phases (issue 27's target)")  # fmt: skip
+    parser.add_argument("--plain-only", action="store_true",
+                        help="only the plain log's phases")  # fmt: skip
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -145,37 +308,15 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(_phase(args.phase, args.url, args.key)))
         return
     args.dir.mkdir(parents=True, exist_ok=True)
-    path = args.dir / f"verify-{args.events}.sqlite3"
-    _say(f"log of {args.events:,} events at {path}")
-    build(path, args.events)
-    url, key = f"sqlite:///{path}", str(path.with_suffix(".key"))
-    phases = ["tree", "log"] + ([] if args.skip_deep else ["deep"])
-    results: dict[str, Any] = {"events": args.events, "phases": {}}
-    for phase in phases:
-        runs = []
-        for _ in range(args.repeat if phase != "deep" else 1):
-            out = subprocess.run(
-                [sys.executable, "-m", "bench.verify", "--phase", phase, "--url", url,
-                 "--key", key],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
-            runs.append(json.loads(out.stdout))
-            _say(f"  {phase}: {runs[-1]['rate']:,.0f} events/s, {runs[-1]['rss_mib']:.0f} MiB")
-        results["phases"][phase] = {
-            "runs": len(runs),
-            "median_rate": statistics.median(r["rate"] for r in runs),
-            "median_seconds": statistics.median(r["seconds"] for r in runs),
-            "peak_rss_mib": max(r["rss_mib"] for r in runs),
-        }
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
-    print(f"verify at {args.events:,} events (medians):")
-    for phase, r in results["phases"].items():
-        print(
-            f"  {phase:5}  {r['median_rate']:>10,.0f} events/s  {r['median_seconds']:8.1f} s"
-            f"  peak RSS {r['peak_rss_mib']:.0f} MiB  ({r['runs']} run(s))"
-        )
+    results: dict[str, Any] = {
+        "events": args.events,
+        "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+    if not args.played_only:
+        results["plain"] = _plain(args)
+    if not args.plain_only:
+        results["played"] = _played(args)
+    print(json.dumps(results, indent=2) if args.json else report(results))
 
 
 if __name__ == "__main__":
