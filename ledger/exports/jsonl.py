@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # what the canonical encoder uses
@@ -555,7 +554,7 @@ def _opened_rules(conn: sa.Connection, streams: list[str]) -> dict[str, Any]:
         )
         for _, type_, payload in rows:
             if type_ == "TableOpened":
-                rules = json.loads(payload)["rules"]
+                rules = codec.loads(payload)["rules"]
                 found[rules["name"]] = rules
     return found
 
@@ -577,7 +576,7 @@ def _snapshots(
             (stream, before),
         )
         position, digest = row[0]
-        state = json.loads(snapshots.encode_state(_fold(conn, stream, before)))
+        state = codec.loads(snapshots.encode_state(_fold(conn, stream, before)))
         out.append((stream, (int(position), before, str(digest)), state))
     out.sort(key=lambda item: item[1][0])
     return out
