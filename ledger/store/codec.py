@@ -189,7 +189,8 @@ def _plain(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_WIDE < value < _WIDE
+        number: int = value
+        return -_WIDE < number < _WIDE
     if kind is dict:
         return all(type(k) is str and _plain(v) for k, v in value.items())
     if kind is list or kind is tuple:
