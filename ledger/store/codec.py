@@ -8,6 +8,7 @@ position so that bad stored data fails loudly and says where.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -43,7 +44,15 @@ def fraction_text(value: Fraction) -> str:
 def _fraction_in(value: Any) -> Fraction:
     if not isinstance(value, str):
         raise DecodeError(f"expected a fraction as 'n/d', got {value!r}")
-    return Fraction(value)
+    return _fraction_of(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _fraction_of(text: str) -> Fraction:
+    """Fraction(text), each text parsed once: a log holds a few breakages ("0/1",
+    "1/2", ...) many times over, and parsing one cost a third of decoding its event.
+    A Fraction cannot change, so one serves every event; an error is not kept."""
+    return Fraction(text)
 
 
 def _proposition_out(p: ev.Proposition) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ def _dumps(value: Any) -> bytes:
 def _outcome(f: Any, *args: Any) -> tuple[str, Any]:
     try:
         return ("value", repr(f(*args)))
-    except (ValueError, TypeError, RecursionError) as exc:
+    except (ValueError, TypeError, RecursionError, ZeroDivisionError) as exc:
         return ("error", (type(exc), str(exc)))
 
 
@@ -205,3 +206,15 @@ def test_plain_values_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
     assert codec.canonical(document) == expected
     assert codec.loads(expected) == document
     assert codec.loads(expected.decode()) == document
+
+
+@given(
+    st.fractions().map(codec.fraction_text)
+    | st.from_regex(r"\A ?-?[0-9_]{0,4}(/-?[0-9]{0,3})?(\.[0-9]?)?(e[0-9])? ?\Z")
+    | st.text(max_size=8)
+)
+@settings(max_examples=500, deadline=None)
+def test_a_fraction_read_twice_is_fraction_of_its_text(text: str) -> None:
+    """Breakages are parsed once per text and kept: the same value, or error, each time."""
+    for _ in range(2):
+        assert _outcome(codec._fraction_in, text) == _outcome(Fraction, text)
