@@ -145,6 +145,7 @@ def _texts_of(value: Any) -> st.SearchStrategy[str]:
 
 _ODD_TEXTS = [
     '{"a":1,"a":2,"b":{"c":3,"c":[4]}}',  # the last of a key given twice
+    '{"a":1,"b":2,"a":3}',  # ... in the first one's place
     '{"a":NaN,"b":Infinity,"c":-Infinity,"d":1e400,"e":-0,"f":-0.0,"g":1.5}',
     '{"a":"\\ud800","b":"\\ud83d\\ude00","c":"\\u0000"}',
     '\ufeff{"a":1}',
