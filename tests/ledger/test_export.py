@@ -299,3 +299,21 @@ def test_the_header_key_is_the_signing_keys_by_default(store: EventStore) -> Non
     header = json.loads(next(prepared.chunks()).split(b"\n")[0])
     prepared.close()
     assert header["key"] == VERIFIER.text()
+
+
+def test_from_the_first_position_the_tables_come_from_their_openings(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file from position 1 finds its tables along the index of their openings, not
+    by a scan of the events: the same tables at every size of the log, and the same
+    bytes as with the scan."""
+    log = all_events(store)
+    with store.engine.connect() as conn:
+        for last in range(0, len(log) + 1):
+            assert jsonl._tables_opened(conn, last) == jsonl._tables_between(conn, 1, last)
+    scopes = [scope_of(everything=True), scope_of(until=at(30)), scope_of(until=at(1))]
+    fast = [export(store.engine, s) for s in scopes]
+    monkeypatch.setattr(
+        jsonl, "_tables_opened", lambda conn, last: jsonl._tables_between(conn, 1, last)
+    )
+    assert fast == [export(store.engine, s) for s in scopes]

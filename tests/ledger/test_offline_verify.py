@@ -588,3 +588,63 @@ def test_a_table_opened_under_the_first_caps_verifies_as_it_was_played(
     assert verified.bets == MAX_BETS_PER_PLAYER + 1
     assert list(deep.differences(store)) == []
     store.close()
+
+
+def _edit_line(lines: list[bytes], kind: bytes, old: bytes, new: bytes) -> list[bytes]:
+    """`lines` with `old` replaced by `new` in the first line holding `kind` and `old`."""
+    n = next(i for i, line in enumerate(lines) if kind in line and old in line)
+    return [*lines[:n], lines[n].replace(old, new, 1), *lines[n + 1 :]]
+
+
+_ODD_EDITS: dict[str, Callable[[list[bytes]], list[bytes]]] = {
+    "a float in a header": lambda ls: _edit_line(ls, b'"header"', b'"first":1', b'"first":1.0'),
+    "1e16 in a checkpoint": lambda ls: _edit_line(
+        ls, b'"checkpoint"', b'"size":', b'"size":1e16,"x":'
+    ),
+    "NaN in a payload": lambda ls: _edit_line(ls, b'"DiceThrown"', b'"die1":', b'"die1":NaN,"x":'),
+    "a float in a payload": lambda ls: _edit_line(
+        ls, b'"DiceThrown"', b'"die1":', b'"die1":6.0,"x":'
+    ),
+    "a wide number in a payload": lambda ls: _edit_line(
+        ls, b'"DiceThrown"', b'"die1":', b'"die1":' + b"9" * 30 + b',"x":'
+    ),
+    "a number of 5,000 digits in the closing": lambda ls: _edit_line(
+        ls, b'"closing"', b'"size":', b'"size":' + b"9" * 5000 + b',"x":'
+    ),
+    "an escaped text in an event": lambda ls: _edit_line(
+        ls, b'"event"', b'"actor":"', b'"actor":"\\u00e9'
+    ),
+    "a lone surrogate in an event": lambda ls: _edit_line(
+        ls, b'"event"', b'"actor":"', b'"actor":"\\ud800'
+    ),
+    "a key given twice in a snapshot-less header": lambda ls: _edit_line(
+        ls, b'"header"', b'"first":', b'"first":0,"first":'
+    ),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_ODD_EDITS))
+def test_the_fast_json_gives_the_standard_librarys_verdict(
+    files: dict[str, bytes], what: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """codec reads and writes JSON with msgspec where it can: on lines that are odd in
+    every way msgspec and json differ (floats, NaN, wide numbers, escapes, keys given
+    twice), the verdict and its line are the ones json alone gives."""
+    from ledger.store import codec
+
+    lines = _ODD_EDITS[what](lines_of(files["t1"]))
+
+    def verdict() -> tuple[int, str] | int:
+        try:
+            return offline.verify(lines, VERIFIER).events
+        except offline.Disagreement as caught:
+            return caught.line, caught.reason
+
+    fast = verdict()
+
+    def refuse(*_: object) -> None:
+        raise TypeError("msgspec left out")
+
+    monkeypatch.setattr(codec, "_FAST_ENCODE", refuse)
+    monkeypatch.setattr(codec, "_FAST_DECODE", refuse)
+    assert fast == verdict()

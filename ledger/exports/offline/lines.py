@@ -6,7 +6,6 @@ only once it is checked."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -177,7 +176,7 @@ class Check:
 
     def _parse(self, number: int, raw: bytes, cut: bytes) -> dict[str, Any]:
         try:
-            record = json.loads(cut)
+            record = codec.loads(cut)
         except RecursionError:
             raise Disagreement(number, "the line is not JSON (nested too deeply)") from None
         except (ValueError, UnicodeDecodeError) as exc:
