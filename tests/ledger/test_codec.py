@@ -10,81 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine as hz
-from engine import disputes, serverdice
-from engine.events import Proposition, PropositionKind
-from engine.referee import read_round
-from engine.rules import from_mapping
 from ledger.store import codec
 from ledger.store.vocabulary import LogSealed
-
-
-def _a_table_with_every_event() -> list[hz.Event]:
-    mapping = hz.BUILTIN["hard-core"].to_mapping() | {"rounding": "round-down", "name": "x"}
-    rules = from_mapping(mapping | {"main": "called", "cover": "refuse"})
-    log: list[hz.Event] = []
-    state = hz.INITIAL
-
-    def do(events: list[hz.Event]) -> None:
-        nonlocal state
-        log.extend(events)
-        state = hz.fold(events, state)
-
-    do(hz.open_table(rules, hz.Limits(min_stake=1, max_stake=10_000, max_exposure=100_000)))
-    for p in ("ann", "bob", "cat"):
-        do(hz.seat(state, p))
-    for p, d in (("ann", 2), ("bob", 5), ("cat", 6)):
-        do(hz.cast_for_caster(state, p, d))
-    do(hz.call_main(state, 7))
-    do(hz.stake(state, 100))
-    do(hz.lay(state, "bob", 50))
-    do(hz.cover(state, 1000))
-    do(hz.lay(state, "cat", 30))
-    do(hz.refuse(state, state.open_bets[-1].id))
-    offer = hz.offer_side_bet(
-        state, "cat", Proposition(PropositionKind.NEXT_TOTAL, frozenset({2, 12})), True, 10, 300
-    )
-    do(offer)
-    do(hz.accept_side_bet(state, offer[0].bet_id, "setter"))
-    do(hz.void_throw(state, "cocked", 1, standing=4))
-    do(hz.throw(state, 1, 4))  # die 2 stood at 4; chance 5
-    do(hz.lay_odds(state, "ann", "chance", 7))  # 6/4 * 7 = 10.5: breakage 1/2
-    do(hz.throw(state, 4, 3))  # main: caster loses
-    record = read_round(1, hz.INITIAL, log, state)
-    do(disputes.open_dispute(state, record, 1, "bob", "player", "the 5 was a 6", 18, 2, 4))
-    opened = log[-1].dispute_id  # type: ignore[union-attr]
-    do(disputes.resolve(state, record, opened, "voided", "the croupier misread the die"))
-    do(hz.leave(state, "ann"))
-    do(hz.close(state))
-    return log
-
-
-def _a_server_dice_turn() -> list[hz.Event]:
-    """A server-dice table's events: its choice, a turn's commitment, the caster's client
-    seed logged, the throw drawn from it and the seed, and the seed revealed as the
-    table closes."""
-    seed = bytes(range(32))
-    state = hz.INITIAL
-    log: list[hz.Event] = []
-    for command in (
-        lambda s: hz.open_table(hz.BUILTIN["club"], dice="server"),
-        lambda s: hz.seat(s, "ann"),
-        lambda s: hz.cast_for_caster(s, "ann", 3),
-        lambda s: hz.give_seed(s, "ann's seed"),
-        lambda s: hz.server_throw(s, "ann's seed", *serverdice.draw(seed, "ann's seed", 0)),
-        lambda s: hz.close(s),
-    ):
-        events = command(state)
-        ends, begins = serverdice.turn_change(state, events)
-        commitment = serverdice.commit_to(seed.hex()) if begins else None
-        serverdice.seal(state, events, seed.hex() if ends else None, commitment)
-        log += events
-        state = hz.fold(events, state)
-    return log
+from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
 
 
 def test_every_event_type_round_trips() -> None:
     seal = LogSealed(version=1, root="ab" * 32, heads=3)  # the log's own stream
-    log = [*_a_table_with_every_event(), *_a_server_dice_turn(), seal]
+    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events
@@ -97,7 +30,7 @@ def test_every_event_type_round_trips() -> None:
 
 
 def test_breakage_is_stored_as_an_exact_fraction() -> None:
-    log = _a_table_with_every_event()
+    log = a_table_with_every_event()
     laid = next(e for e in log if type(e).__name__ == "OddsLaid")
     assert laid.breakage == Fraction(1, 2)
     assert codec.encode(laid)[2]["breakage"] == "1/2"
@@ -135,7 +68,7 @@ def test_the_fast_batch_decoder_agrees_with_the_careful_one() -> None:
         return {r.version: r.position for r in rows}.__getitem__
 
     good = []
-    for position, event in enumerate(_a_table_with_every_event(), start=101):
+    for position, event in enumerate(a_table_with_every_event(), start=101):
         name, schema, payload = codec.encode(event)
         good.append(Row(position, name, schema, event.version, codec.canonical(payload).decode()))
     decoded = decode_rows([r.columns() for r in good], positions(good))
@@ -179,7 +112,7 @@ def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
     from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
 
     events = [
-        *_a_table_with_every_event(),
+        *a_table_with_every_event(),
         AccountOpened(version=1, account="player:ann"),
         Deposited(version=1, account='player:"odd\\name\u00e9\x01', amount=10**30),
         Withdrawn(version=2, account="player:ann", amount=1),
@@ -210,7 +143,7 @@ def test_the_frame_is_the_canonical_document() -> None:
     byte for byte the canonical encoding of the whole document."""
     from ledger.store.eventstore import Recorded
 
-    for position, event in enumerate(_a_table_with_every_event(), start=1):
+    for position, event in enumerate(a_table_with_every_event(), start=1):
         name, schema, payload = codec.encode(event)
         row = Recorded(
             position,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from engine.phrase import Phrase
 from ledger.store import codec
 from ledger.store.vocabulary import LogSealed
-from tests.ledger.test_codec import _a_server_dice_turn, _a_table_with_every_event
+from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
 
 
 def _dumps(value: Any) -> bytes:
@@ -90,7 +90,7 @@ def test_canonical_is_json_dumps_nested_past_any_depth() -> None:
         codec.canonical({"a": deep})
 
 
-_EVENTS = [*_a_table_with_every_event(), *_a_server_dice_turn()]
+_EVENTS = [*a_table_with_every_event(), *a_server_dice_turn()]
 _EVENTS.append(LogSealed(version=1, root="ab" * 32, heads=3))
 
 
