@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from hypothesis import given
+from hypothesis import strategies as st
 from marshmallow import Schema, fields
 
 from ledger.api.shaped import Raw, ShapeDrift, encode, shaped
@@ -66,7 +68,7 @@ def test_raw_json_text_is_sent_as_it_is_stored() -> None:
     answer = {"items": Raw("[1,2]"), "next_after": None}
     got = _app(answer, testing=True).test_client().get("/page")
     assert got.get_json() == {"items": [1, 2], "next_after": None}
-    assert encode({"a": Raw('{"b":[1]}'), "c": [Raw("2"), "x"]}) == '{"a":{"b":[1]},"c":[2,"x"]}'
+    assert encode({"a": Raw('{"b":[1]}'), "c": [Raw("2"), "x"]}) == b'{"a":{"b":[1]},"c":[2,"x"]}'
 
 
 @pytest.mark.parametrize("text", ["\x00", "\\u0000", '"\x00abc:0"', "\\u0000:0"])
@@ -80,3 +82,45 @@ def test_a_string_that_looks_like_the_placeholder_is_sent_as_a_string(text: str)
 def test_raw_json_that_drifts_from_the_schema_fails_under_testing() -> None:
     with pytest.raises(ShapeDrift):
         _app({"items": Raw('["1"]'), "next_after": None}, testing=True).test_client().get("/page")
+
+
+# JSON values as the read models build them (no floats: money is exact), and Raw text
+# made from such values by json.dumps, as the read models store it.
+_leaves = st.none() | st.booleans() | st.integers() | st.text()
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+_with_raws = st.recursive(
+    _values | _values.map(lambda v: Raw(json.dumps(v))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _as_json_dumps_sent_it(body: Any) -> str:
+    """What the answer was before msgspec: json.dumps, each Raw parsed into its value."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Raw):
+            return json.loads(bytes(value))
+        if isinstance(value, list):
+            return [plain(x) for x in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    return json.dumps(plain(body), separators=(",", ":"))
+
+
+@given(_with_raws)
+def test_the_answer_is_the_json_value_json_dumps_sent(body: Any) -> None:
+    """msgspec's bytes are the same JSON as json.dumps' text, Raws spliced in as values."""
+    assert json.loads(encode(body)) == json.loads(_as_json_dumps_sent_it(body))
+
+
+@given(_values)
+def test_without_raws_the_bytes_are_json_dumps_but_for_escapes(body: Any) -> None:
+    """Byte for byte, but that msgspec sends a character outside ASCII as itself."""
+    assert encode(body) == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
