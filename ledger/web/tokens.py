@@ -3,7 +3,8 @@
 A token is `hz_` and 32 random bytes in URL-safe base64: enough entropy that an
 unsalted hash is safe to keep (as GitHub and others do), and a lookup by that hash is
 one index probe. A revoked token keeps its row (the audit trail can still name it) and
-is no longer recognised: as the lookup happens on every request, its next one is a 401.
+is no longer recognised: its next request is a 401, also where the server remembers the
+tokens it looked up (ledger.store.livetokens: a revocation makes every server forget them).
 
 A name is one holder's within its role: a second live token of a role and name is
 refused (NameTaken), and the database holds the rule too. A revoked token's name may be
@@ -24,7 +25,7 @@ import sqlalchemy as sa
 from engine.state import SETTER
 from ledger.books.accounts import NAME, PLAYER_RULE, account_stream, player_account, reserved
 from ledger.commands import Caller, Role
-from ledger.store import db
+from ledger.store import db, livetokens
 from ledger.store import tokens as stored
 from ledger.store.eventstore import opened
 
@@ -90,7 +91,7 @@ def holder(engine: sa.Engine, token: str) -> Holder | None:
     """The holder of a live token, or None."""
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
-    found = stored.live(engine, _digest(token))
+    found = livetokens.live(engine, _digest(token))
     if found is None:
         return None
     token_id, name, role, tag = found
@@ -128,11 +129,12 @@ def revoke(engine: sa.Engine, token_id: str) -> bool:
     """Revoke a token; False if it already was. UnknownToken if there is no such id."""
     # writes=True: on SQLite, take the write lock up front (see ledger.store.db).
     with engine.connect().execution_options(writes=True) as conn, conn.begin():
-        if stored.revoke(conn, token_id):
-            return True
-        if not stored.exists(conn, token_id):
+        done = stored.revoke(conn, token_id)
+        if not done and not stored.exists(conn, token_id):
             raise UnknownToken(token_id)
-        return False
+    if done:  # committed: now every server forgets the tokens it remembered
+        livetokens.revoked(engine)
+    return done
 
 
 FIRST_SETTER_LOCK = 0x48415A544F4B  # "HAZTOK": the advisory lock first_setter takes

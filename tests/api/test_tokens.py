@@ -3,6 +3,8 @@ token to a role and name, and the token named in every event it writes."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -164,3 +166,36 @@ def test_a_croupier_sees_what_its_token_recorded_and_its_name_did_before_tags(
 
     assert (sees(new, before), sees(new, by_old), sees(new, by_new)) == (True, False, True)
     assert (sees(dora, before), sees(dora, by_new)) == (False, False)
+
+
+REVOKE_ELSEWHERE = """
+import sys
+from ledger.cli import main
+main(["token", "revoke", sys.argv[1], "--database-url", sys.argv[2]], prog_name="hazard")
+"""
+
+
+@pytest.mark.parametrize("where", ["in this process", "in another process"])
+def test_a_revoked_token_is_refused_at_its_very_next_request(api: Api, where: str) -> None:
+    """The service may remember the tokens it has looked up (ledger.store.livetokens),
+    but a revocation, here or by `hazard token revoke` beside the server, ends a token at
+    once: its next request is a 401, whatever it had been answered just before."""
+    audrey = api.client("auditor", "audrey")
+    for _ in range(3):  # looked up, and looked up again
+        assert audrey.get("/events", query_string={"limit": 1}).status_code == 200
+    [held] = [t for t in listing(api.book.store.engine) if t.name == "audrey"]
+    if where == "in this process":
+        assert revoke(api.book.store.engine, held.id)
+    else:
+        url = api.book.store.engine.url.render_as_string(hide_password=False)
+        ran = subprocess.run(
+            [sys.executable, "-c", REVOKE_ELSEWHERE, held.id, url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert "revoked" in ran.stdout
+    refused = audrey.get("/events", query_string={"limit": 1})
+    assert refused.status_code == 401, refused.get_json()
+    assert holder(api.book.store.engine, api.tokens["auditor", "audrey"]) is None
