@@ -12,6 +12,7 @@ make it after any fork (gunicorn's workers do, without --preload).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -53,8 +54,31 @@ API_SETTINGS = {
 }
 
 
+SYNCED_MOST = 2048
+
+
+class _Hazard(Flask):
+    """Flask, but that it asks once per function whether it is a coroutine: Flask asks
+    `inspect` again for every hook and view of every request, about 3% of a settlement
+    page's time (docs/performance.md, issue 27's "http")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._synced: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        synced = self._synced.get(func)
+        if synced is None:
+            synced = super().ensure_sync(func)
+            # The app's hooks and views are a few hundred; a function made for one
+            # request (after_this_request) is not kept past the bound.
+            if len(self._synced) < SYNCED_MOST:
+                self._synced[func] = synced
+        return synced
+
+
 def create_app(book: Book | None = None, **settings: Any) -> Flask:
-    app = Flask("hazard")
+    app = _Hazard("hazard")
     # Before any route is added: `<int:round>` takes ASCII digits only (numbers.py).
     app.url_map.converters["int"] = AsciiIntConverter
     app.config.update(API_SETTINGS)

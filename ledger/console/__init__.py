@@ -20,8 +20,8 @@ import hmac
 import os
 import secrets
 
-from flask import Flask, Request, request
-from flask.sessions import SecureCookieSessionInterface
+from flask import Flask, Request, Response, request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
 
 SECRET_ENV = "HAZARD_SECRET_KEY"
 
@@ -33,6 +33,22 @@ class _Sessions(SecureCookieSessionInterface):
     def get_cookie_secure(self, app: Flask) -> bool:
         req: Request = request
         return bool(req.is_secure) or bool(app.config.get("SESSION_COOKIE_SECURE"))
+
+    # Flask opens a session for every request, the API's too, and its own interface
+    # builds the signing serializer before it looks for a cookie, and reads every cookie
+    # setting before it finds an untouched session has nothing to save: about 10 us of
+    # each API request, which sends no cookie (docs/performance.md, issue 27's "http").
+    # Both answer as Flask's do; they only look first.
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if app.secret_key and not request.cookies.get(self.get_cookie_name(app)):
+            return self.session_class()
+        return super().open_session(app, request)
+
+    def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
+        if not session and not session.modified and not session.accessed:
+            return
+        super().save_session(app, session, response)
 
 
 def register(app: Flask) -> None:
