@@ -199,3 +199,28 @@ def test_a_revoked_token_is_refused_at_its_very_next_request(api: Api, where: st
     refused = audrey.get("/events", query_string={"limit": 1})
     assert refused.status_code == 401, refused.get_json()
     assert holder(api.book.store.engine, api.tokens["auditor", "audrey"]) is None
+
+
+def test_a_revocation_during_a_lookup_is_not_missed(
+    sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup that finds the token live just before a revocation commits must not be
+    remembered past it: what it found is stamped with the revocations file as it was
+    before the lookup began (ledger.store.livetokens), which the revocation then grows."""
+    from ledger.store import livetokens
+    from ledger.store import tokens as stored
+
+    engine = sqlite_api.book.store.engine
+    secret = create(engine, Role.AUDITOR, "audrey")
+    [held] = [t for t in listing(engine) if t.name == "audrey"]
+    looked_up = stored.live
+
+    def revoked_meanwhile(engine: sa.Engine, token_hash: str) -> Any:
+        found = looked_up(engine, token_hash)  # live, as the row was read
+        monkeypatch.setattr(livetokens.stored, "live", looked_up)
+        assert revoke(engine, held.id)  # commits, forgets, and grows the file
+        return found
+
+    monkeypatch.setattr(livetokens.stored, "live", revoked_meanwhile)
+    assert holder(engine, secret) is not None  # answered as it was when the lookup ran
+    assert holder(engine, secret) is None
