@@ -52,7 +52,19 @@ _encoder = msgspec.json.Encoder()
 
 def encode(body: Any) -> bytes:
     """`body` as compact JSON, each Raw in it as its own text."""
-    return _encoder.encode(body)
+    try:
+        return _encoder.encode(body)
+    except UnicodeEncodeError:
+        # A lone surrogate, which Python strings may hold (json.loads makes one of
+        # "\\udce9") and UTF-8 cannot: written escaped, as json.dumps writes it, each
+        # Raw parsed into its value first. Rare, and slow.
+        return json.dumps(body, default=_parsed, separators=(",", ":")).encode()
+
+
+def _parsed(value: Any) -> Any:
+    if isinstance(value, Raw):
+        return json.loads(bytes(value))
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def shaped(schema: type[Schema]) -> Callable[[View], View]:

@@ -180,6 +180,16 @@ def test_an_unexpected_error_is_logged_with_its_request_id(
     assert access["level"] == "error" and access["route"] == "/broken"
 
 
+def test_a_line_with_a_lone_surrogate_is_still_one_json_line() -> None:
+    """A path WSGI decoded from bytes that are not UTF-8 can hold a lone surrogate: the
+    line is still written (as json.dumps writes it, escaped), never lost to an error."""
+    record = logging.makeLogRecord(
+        {"name": "hazard.access", "msg": "GET %s", "args": ("/x",), "path": "/\udce9"}
+    )
+    line = json.loads(jsonlogging.JsonFormatter().format(record))
+    assert line["path"] == "/\udce9"
+
+
 def test_logs_outside_a_request_have_no_request_fields() -> None:
     record = logging.makeLogRecord({"name": "hazard.x", "msg": "hi %s", "args": ("there",)})
     line = json.loads(jsonlogging.JsonFormatter().format(record))

@@ -124,3 +124,10 @@ def test_the_answer_is_the_json_value_json_dumps_sent(body: Any) -> None:
 def test_without_raws_the_bytes_are_json_dumps_but_for_escapes(body: Any) -> None:
     """Byte for byte, but that msgspec sends a character outside ASCII as itself."""
     assert encode(body) == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_a_lone_surrogate_is_sent_escaped_as_json_dumps_sent_it() -> None:
+    """A string Python holds but UTF-8 cannot (json.loads makes one of `"\\udce9"`):
+    msgspec refuses it, so the answer is made as before, by json.dumps, not a 500."""
+    body = {"s": "\udce9", "r": Raw("[1]"), "t": [Raw('{"a":"\\udce9"}')]}
+    assert json.loads(encode(body)) == {"s": "\udce9", "r": [1], "t": [{"a": "\udce9"}]}
