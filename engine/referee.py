@@ -239,7 +239,12 @@ class Referee:
         due, before = self._due, self.state
         # A command that folded its first events (a throw, before deciding its bets)
         # left that state with them: fold only the rest onto it.
-        done = due.folded if isinstance(due, Drafted) else None
+        done = None
+        if isinstance(due, Drafted) and due.folded is not None:
+            # Taken, and let go: the round book files these events for the last rounds,
+            # and a state kept with each throw of them was most of the verify's memory
+            # (a state a command for fifty rounds, in every table of the file).
+            done, due.folded = due.folded, None
         try:
             if done is None:
                 self.state = fold(due, before)
