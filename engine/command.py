@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from engine import events as ev
 from engine.errors import Rule, RuleBroken
-from engine.fold import fold
+from engine.fold import Folding
 from engine.rules import RuleSet
 from engine.state import SETTER, Phase, TableState
 
@@ -17,13 +17,15 @@ E = TypeVar("E")
 class Drafted(list[ev.Event]):
     """A command's events, as it returns them. `folded` is (n, the state its first n
     events fold to) once the command has folded them for its own use: the referee
-    folds only the rest instead of all of them again."""
+    folds only the rest instead of all of them again, and on the same copy of the
+    table (`folding`, whose state is that one)."""
 
-    __slots__ = ("folded",)
+    __slots__ = ("folded", "folding")
 
     def __init__(self) -> None:
         super().__init__()
         self.folded: tuple[int, TableState] | None = None
+        self.folding: Folding | None = None
 
 
 class Draft:
@@ -45,8 +47,10 @@ class Draft:
 
     def folded(self) -> TableState:
         """The state as the drafted events leave it."""
-        state = fold(self.events, self.state)
+        folding = Folding(self.state)
+        state = folding.fold(self.events)
         self.events.folded = (len(self.events), state)
+        self.events.folding = folding
         return state
 
 

@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from engine import events as ev
 from engine.fold import fold
 from engine.referee import Referee
 from engine.rounds import DISPUTE_WINDOW
@@ -25,7 +26,7 @@ def states_alive() -> int:
     return sum(1 for o in gc.get_objects() if type(o) is TableState)
 
 
-def states_held(events: list, rounds: int) -> int:
+def states_held(events: list[ev.Event], rounds: int) -> int:
     """The table states alive while a referee that has read `events` is."""
     before = states_alive()
     referee = Referee()
