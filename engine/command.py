@@ -31,9 +31,11 @@ class Drafted(list[ev.Event]):
 class Draft:
     """Events a command is about to return, numbered on from the state's version."""
 
-    def __init__(self, state: TableState) -> None:
+    def __init__(self, state: TableState, folding: Folding | None = None) -> None:
         self.state = state
         self.events: Drafted = Drafted()
+        self._folding = folding
+        """A fold kept open on `state` to fold the draft on (the referee's), if any."""
 
     def add(self, kind: Callable[..., E], **fields: Any) -> E:
         event = kind(version=self.state.version + len(self.events) + 1, **fields)
@@ -47,7 +49,9 @@ class Draft:
 
     def folded(self) -> TableState:
         """The state as the drafted events leave it."""
-        folding = Folding(self.state)
+        folding, self._folding = self._folding, None
+        if folding is None or folding.state is not self.state:
+            folding = Folding(self.state)
         state = folding.fold(self.events)
         self.events.folded = (len(self.events), state)
         self.events.folding = folding

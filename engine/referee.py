@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from engine import events as ev
-from engine.causes import COMMANDS, Orphan
+from engine.causes import COMMANDS, ON_THE_FOLD, Orphan, Run
 from engine.command import Drafted
 from engine.disputes import open_dispute, resolve
 from engine.errors import Disagreement, HazardError, Rule, RuleBroken
@@ -196,7 +196,7 @@ class Referee:
             run = self._judge
         try:
             require_draw_next(state, event)
-            due = run(state, event)
+            due = self._run(run, state, event)
         except Disagreement:
             raise
         except Orphan:
@@ -235,6 +235,17 @@ class Referee:
         self._next = 1
         if len(due) == 1:
             self._settle()
+
+    def _run(self, run: Run, state: TableState, event: ev.Event) -> Sequence[ev.Event]:
+        """The events of the command `event` records, run on `state`: a throw on the fold
+        kept open on it, which the group's events are then folded on (`_fold`)."""
+        on_the_fold = ON_THE_FOLD.get(event.__class__)
+        if on_the_fold is None:
+            return run(state, event)
+        folding = self._folding
+        if folding.state is not state:
+            folding = self._folding = Folding(state)
+        return on_the_fold(state, event, folding)
 
     def _settle(self) -> None:
         """The group is complete and matches: fold it onto the state, once."""

@@ -1,8 +1,8 @@
 """The referee folds each command's events on the copy of the table kept from the
-command before (engine.fold.Folding), and a throw's on the copy the throw folded for
-its own use. Held here to the plain way, every group folded afresh from the state
-before it with `fold`: the same state after every event, and on a tampered stream the
-same Disagreement, at the same version, in the same words."""
+command before (engine.fold.Folding), and runs a throw on that copy too. Held here to
+the plain way, each command run as any caller runs it and each group folded afresh
+from the state before it with `fold`: the same state after every event, and on a
+tampered stream the same Disagreement, at the same version, in the same words."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import events as ev
+from engine.causes import Run
 from engine.errors import Disagreement
 from engine.fold import fold
 from engine.referee import Referee
@@ -28,7 +29,11 @@ SETTINGS = settings(
 
 
 class FoldedAfresh(Referee):
-    """The referee with each group folded anew from the state before it."""
+    """The referee with each command run as any caller runs it, and each group folded
+    anew from the state before it."""
+
+    def _run(self, run: Run, state: TableState, event: ev.Event) -> Sequence[ev.Event]:
+        return run(state, event)
 
     def _fold(self, due: Sequence[ev.Event], before: TableState) -> TableState:
         return fold(due, before)
