@@ -19,6 +19,7 @@ from engine.errors import Disagreement
 from engine.fold import fold
 from engine.referee import Referee
 from engine.state import TableState
+from tests.engine.serverkit import ServerGame
 from tests.engine.strategies import PLAYING, RULE_SETS, histories
 
 SETTINGS = settings(
@@ -105,3 +106,16 @@ def test_the_kept_fold_gives_the_plain_verdict_under_each_rule_set(
     assert same_verdicts(h.events)[0] == "passes"
     for _ in range(3):
         same_verdicts(tampered(data, list(h.events)))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_the_kept_fold_gives_the_plain_verdict_at_a_server_dice_table(data: st.DataObject) -> None:
+    thrown_main = ("club", "french", "hard-core", "history")  # ServerGame calls no main
+    game = ServerGame(("ann", "bob", "cat"), rules=data.draw(st.sampled_from(thrown_main)))
+    for _ in range(data.draw(st.integers(1, 3))):
+        game.turn()
+    game.throw("one more")  # a turn in play: its throws not drawn again yet
+    assert same_verdicts(game.events)[0] == "passes"
+    for _ in range(3):
+        same_verdicts(tampered(data, list(game.events)))

@@ -15,7 +15,7 @@ from engine.fold import fold
 from engine.referee import Referee
 from engine.rounds import DISPUTE_WINDOW
 from engine.state import TableState
-from tests.engine.test_referee import long_game
+from tests.engine.streamkit import long_game
 
 KEPT = DISPUTE_WINDOW + 1
 """The rounds a referee keeps to judge a dispute (engine.rounds.RoundBook)."""

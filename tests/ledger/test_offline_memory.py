@@ -11,7 +11,7 @@ import random
 from engine.rounds import DISPUTE_WINDOW
 from engine.state import TableState
 from ledger.exports.offline.tables import Tables
-from tests.engine.test_referee import long_game
+from tests.engine.streamkit import long_game
 
 KEPT = DISPUTE_WINDOW + 1
 """The rounds a referee keeps to judge a dispute (engine.rounds.RoundBook)."""
