@@ -29,9 +29,11 @@ _new_state = object.__new__
 
 
 _NO_CASTS: Mapping[str, int] = MappingProxyType({})
+"""The casts when no cast-off is under way: one mapping that every such state shares."""
 
 
 def _proxy(casts: Mapping[str, int]) -> Mapping[str, int]:
+    """Casts a state can keep: a read-only view of a copy no one else holds."""
     return MappingProxyType(dict(casts))
 
 
