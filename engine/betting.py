@@ -94,7 +94,9 @@ def _require_own_room(state: TableState, player: str | None) -> None:
     always have it)."""
     if player is None or player == SETTER or state.limits.caps < 2:
         return
-    held = sum(1 for b in state.bets.values() if player in b.parties)
+    # `player in b.parties`, without building each bet's parties: run for every bet
+    # placed, over every open bet of the table.
+    held = sum(1 for b in state.bets.values() if b.yes == player or b.no == player)
     if held >= MAX_BETS_PER_PLAYER:
         raise RuleBroken(
             Rule.TOO_MANY_OWN_BETS,

@@ -25,6 +25,7 @@ from engine.betting import (
     withdraw_side_bet,
 )
 from engine.errors import Disagreement, HazardError
+from engine.fold import Folding
 from engine.phrase import Phrase
 from engine.play import call_main, give_seed, server_throw, throw, void_throw
 from engine.rules import CoverPolicy
@@ -163,6 +164,14 @@ COMMANDS: dict[type, Run] = {
     ev.DisputeResolved: _orphan,
     ev.BetAdjusted: _orphan,
 }
+ON_THE_FOLD: dict[type, Callable[[TableState, Any, Folding], list[ev.Event]]] = {
+    ev.DiceThrown: lambda s, e, f: throw(s, e.die1, e.die2, f),
+    ev.DiceDrawn: lambda s, e, f: server_throw(s, e.client_seed, e.die1, e.die2, f),
+}
+"""The commands that fold their first events to decide the rest (the throws), run on
+the fold the referee keeps open on the state (engine.fold.Folding): the same command
+as in `COMMANDS`, without a new copy of the table for every throw."""
+
 if COMMANDS.keys() != set(ev.TABLE_EVENTS):  # as the fold: fail on import, not in a replay
     raise TypeError(
         "engine.events.Event and the referee disagree on "

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from engine import events as ev
 from engine.errors import Rule, RuleBroken
-from engine.fold import fold
+from engine.fold import Folding
 from engine.rules import RuleSet
 from engine.state import SETTER, Phase, TableState
 
@@ -17,21 +17,25 @@ E = TypeVar("E")
 class Drafted(list[ev.Event]):
     """A command's events, as it returns them. `folded` is (n, the state its first n
     events fold to) once the command has folded them for its own use: the referee
-    folds only the rest instead of all of them again."""
+    folds only the rest instead of all of them again, and on the same copy of the
+    table (`folding`, whose state is that one)."""
 
-    __slots__ = ("folded",)
+    __slots__ = ("folded", "folding")
 
     def __init__(self) -> None:
         super().__init__()
         self.folded: tuple[int, TableState] | None = None
+        self.folding: Folding | None = None
 
 
 class Draft:
     """Events a command is about to return, numbered on from the state's version."""
 
-    def __init__(self, state: TableState) -> None:
+    def __init__(self, state: TableState, folding: Folding | None = None) -> None:
         self.state = state
         self.events: Drafted = Drafted()
+        self._folding = folding
+        """A fold kept open on `state` to fold the draft on (the referee's), if any."""
 
     def add(self, kind: Callable[..., E], **fields: Any) -> E:
         event = kind(version=self.state.version + len(self.events) + 1, **fields)
@@ -45,8 +49,12 @@ class Draft:
 
     def folded(self) -> TableState:
         """The state as the drafted events leave it."""
-        state = fold(self.events, self.state)
+        folding, self._folding = self._folding, None
+        if folding is None or folding.state is not self.state:
+            folding = Folding(self.state)
+        state = folding.fold(self.events)
         self.events.folded = (len(self.events), state)
+        self.events.folding = folding
         return state
 
 

@@ -26,6 +26,17 @@ _NICKED, _THREW_OUT = RoundResult.NICK, RoundResult.OUT
 
 
 _new_state = object.__new__
+
+
+_NO_CASTS: Mapping[str, int] = MappingProxyType({})
+"""The casts when no cast-off is under way: one mapping that every such state shares."""
+
+
+def _proxy(casts: Mapping[str, int]) -> Mapping[str, int]:
+    """Casts a state can keep: a read-only view of a copy no one else holds."""
+    return MappingProxyType(dict(casts))
+
+
 if len(TableState.__dataclass_fields__) != 29 or hasattr(TableState, "__post_init__"):
     raise TypeError("_Table.freeze fills every field of TableState: update it with them")
 
@@ -66,7 +77,7 @@ class _Table:
     version: int
     phase: Phase
     rules: RuleSet | None
-    seats: list[str]
+    seats: tuple[str, ...]
     caster: str | None
     round: int
     main: int | None
@@ -79,7 +90,7 @@ class _Table:
     losses: int
     abandoned: int
     contest: tuple[str, ...]
-    casts: dict[str, int]
+    casts: Mapping[str, int]
     standing: tuple[int, int] | None
     last_total: int | None
     bets: dict[str, Bet]
@@ -95,11 +106,14 @@ class _Table:
 
     def __init__(self, s: TableState) -> None:
         self.version, self.phase, self.rules, self.limits = s.version, s.phase, s.rules, s.limits
-        self.seats, self.caster, self.round = list(s.seats), s.caster, s.round
+        # The seats and the casts change a few times a table: taken as they are, and
+        # replaced, never changed in place, when they do (a state frozen from this
+        # copy shares them, and `Folding` goes on applying events to it).
+        self.seats, self.caster, self.round = s.seats, s.caster, s.round
         self.main, self.chance, self.throws = s.main, s.chance, s.throws
         self.consecutive_losses, self.consecutive_wins = s.consecutive_losses, s.consecutive_wins
         self.last_result, self.wins, self.losses = s.last_result, s.wins, s.losses
-        self.abandoned, self.contest, self.casts = s.abandoned, s.contest, dict(s.casts)
+        self.abandoned, self.contest, self.casts = s.abandoned, s.contest, s.casts
         self.standing, self.last_total, self.bets = s.standing, s.last_total, dict(s.bets)
         self.dice, self.commitment, self.nonce = s.dice, s.commitment, s.nonce
         self.client_seed, self.logs_seeds = s.client_seed, s.logs_seeds
@@ -120,7 +134,7 @@ class _Table:
             phase=self.phase,
             rules=self.rules,
             limits=self.limits,
-            seats=tuple(self.seats),
+            seats=seats if type(seats := self.seats) is tuple else tuple(seats),
             caster=self.caster,
             round=self.round,
             main=self.main,
@@ -133,7 +147,7 @@ class _Table:
             losses=self.losses,
             abandoned=self.abandoned,
             contest=self.contest,
-            casts=MappingProxyType(dict(self.casts)),
+            casts=casts if type(casts := self.casts) is MappingProxyType else _proxy(casts),
             standing=self.standing,
             last_total=self.last_total,
             dice=self.dice,
@@ -240,17 +254,19 @@ def _table_opened(t: _Table, e: ev.TableOpened) -> None:
 
 def _player_seated(t: _Table, e: ev.PlayerSeated) -> None:
     _next_version(t, e)
-    t.seats.append(e.player)
+    t.seats = (*t.seats, e.player)
 
 
 def _player_left(t: _Table, e: ev.PlayerLeft) -> None:
     _next_version(t, e)
     if e.player not in t.seats:
         raise ReplayError(f"event {e.version}: {e.player!r} left without a seat")
-    t.seats.remove(e.player)
+    seats = list(t.seats)
+    seats.remove(e.player)
+    t.seats = tuple(seats)
     if e.player in t.contest:
         t.contest = tuple(p for p in t.contest if p != e.player)
-        t.casts.pop(e.player, None)
+        t.casts = MappingProxyType({p: d for p, d in t.casts.items() if p != e.player})
     if e.player == t.caster:
         # The leaver's round ends with them, and they hold the dice no longer: until the
         # DicePassed that follows names the next caster, no round is in play.
@@ -277,8 +293,9 @@ def _table_closed(t: _Table, e: ev.TableClosed) -> None:
 
 def _die_cast(t: _Table, e: ev.DieCastForCaster) -> None:
     _next_version(t, e)
-    t.contest, t.casts = contest_for(t.contest, t.casts, t.seats)
-    t.casts[e.player] = e.die
+    t.contest, casts = contest_for(t.contest, t.casts, t.seats)
+    casts[e.player] = e.die  # a new dict, not the one a state shares
+    t.casts = MappingProxyType(casts)
 
 
 def contest_for(
@@ -302,7 +319,7 @@ def contest_for(
 def _caster_chosen(t: _Table, e: ev.CasterChosen) -> None:
     _next_version(t, e)
     t.caster = e.player
-    t.contest, t.casts = (), {}
+    t.contest, t.casts = (), _NO_CASTS
     t.round = max(t.round, 1)
     t.phase = Phase.AWAITING_MAIN
 
@@ -533,6 +550,11 @@ INITIAL = TableState()
 def fold(events: Iterable[ev.Event], state: TableState = INITIAL) -> TableState:
     """Apply `events`, in order, to `state`. Same events in, same state out."""
     t = _Table(state)
+    _apply(t, events)
+    return t.freeze()
+
+
+def _apply(t: _Table, events: Iterable[ev.Event]) -> None:
     apply = _APPLY
     try:
         for e in events:
@@ -541,4 +563,29 @@ def fold(events: Iterable[ev.Event], state: TableState = INITIAL) -> TableState:
         if isinstance(exc.args[0], type):
             raise ReplayError(f"unknown event type {exc.args[0].__name__}") from None
         raise
-    return t.freeze()
+
+
+class Folding:
+    """The fold kept open over a stream read a command at a time (the referee): each
+    command's events applied to the same private copy of the table, and `state` frozen
+    after them, the same state `fold` gives. `fold` copies the table before it applies
+    anything, which cost the referee as much as the freeze, for every command."""
+
+    __slots__ = ("_table", "state")
+
+    def __init__(self, state: TableState = INITIAL) -> None:
+        self.state = state
+        self._table: _Table | None = None
+
+    def fold(self, events: Iterable[ev.Event]) -> TableState:
+        """Apply `events` to `state`, and keep the result as the new `state`."""
+        t = self._table
+        if t is None:
+            t = self._table = _Table(self.state)
+        try:
+            _apply(t, events)
+        except BaseException:
+            self._table = None  # applied in part: copied afresh from `state` next time
+            raise
+        self.state = t.freeze()
+        return self.state

@@ -19,6 +19,9 @@ from engine.rules import Rounding
 from engine.state import SETTER, Bet
 
 ESCROW = "escrow:"
+_EXACT = Fraction(0)
+"""No breakage: a Fraction made once, as every settlement and every exact odds payout
+names it (a Fraction is immutable, so one serves them all)."""
 
 
 def escrow(bet_id: str) -> str:
@@ -75,7 +78,7 @@ def settled_breakage(bet: Bet, winner: str) -> Fraction:
     holds), and it is paid only to a winning bettor: the setter taking back its own
     stake, with the bettor's, is paid exactly.
     """
-    return bet.breakage if winner != SETTER else Fraction(0)
+    return bet.breakage if winner != SETTER else _EXACT
 
 
 def refund_transfers(bet: Bet) -> tuple[ev.Transfer, ...]:
@@ -101,7 +104,7 @@ def odds_payout(
     ratio = odds_ratio(main, chance, on_chance)
     exact = ratio * stake
     if exact.denominator == 1:
-        return int(exact), Fraction(0)
+        return int(exact), _EXACT
     # The amounts are named fields of the refusal (RuleBroken.amounts): the engine writes
     # them in minor units, and a page in the club's money.
     odds = f"odds of {ratio.numerator}/{ratio.denominator} on a stake of " + "{stake} would pay "

@@ -34,8 +34,21 @@ def p_chance_first(main: int, chance: int) -> Fraction:
 def odds_ratio(main: int, chance: int, on_chance: bool = True) -> Fraction:
     """What an odds bet pays per unit staked: Hoyle's ways(main)/ways(chance) on the
     chance, the inverse on the main. Both are the fair price of the bet."""
+    ratio = _RATIOS.get((main, chance, on_chance))
+    if ratio is not None:
+        return ratio
     ratio = Fraction(WAYS[main], WAYS[chance])
     return ratio if on_chance else 1 / ratio
+
+
+_RATIOS = {
+    (main, chance, on): Fraction(WAYS[main], WAYS[chance]) ** (1 if on else -1)
+    for main in TOTALS
+    for chance in TOTALS
+    for on in (True, False)
+}
+"""`odds_ratio` of every pair of totals, worked out once: every odds bet laid, and every
+one the referee lays again, asks for one."""
 
 
 def main_odds(rules: RuleSet, main: int) -> MainOdds:

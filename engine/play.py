@@ -7,6 +7,7 @@ from engine.betting import resolve
 from engine.command import Draft, open_rules, pass_to_left, require_caster
 from engine.dice import MAINS, is_die, require_dice
 from engine.errors import Rule, RuleBroken
+from engine.fold import Folding
 from engine.rules import DicePass, MainMethod
 from engine.serverdice import (
     already_given,
@@ -49,12 +50,16 @@ def _require_throwing(state: TableState) -> None:
         raise RuleBroken(Rule.THROW_BEFORE_MAIN, "the caster must call a main before throwing")
 
 
-def throw(state: TableState, die1: int, die2: int) -> list[ev.Event]:
+def throw(
+    state: TableState, die1: int, die2: int, folding: Folding | None = None
+) -> list[ev.Event]:
     """The croupier records a throw. Returns the throw, the settlement of every bet it
-    decides and, when the rule set says so, the dice passing to the left."""
+    decides and, when the rule set says so, the dice passing to the left. `folding`, a
+    fold kept open on `state` (the referee's), is where the throw is folded to decide
+    its bets, rather than on a new copy of the table."""
     require_croupier_dice(state)
     _require_throwing(state)
-    draft = Draft(state)
+    draft = Draft(state, folding)
     _thrown(state, draft, die1, die2)
     return draft.events
 
@@ -77,16 +82,18 @@ def give_seed(state: TableState, client_seed: str) -> list[ev.Event]:
     return draft.events
 
 
-def server_throw(state: TableState, client_seed: str, die1: int, die2: int) -> list[ev.Event]:
+def server_throw(
+    state: TableState, client_seed: str, die1: int, die2: int, folding: Folding | None = None
+) -> list[ev.Event]:
     """The server throws, at a server-dice table: `client_seed` is the caster's, the one
     logged for this throw (`give_seed`; a table written before seeds were logged has
     none), and the dice are what `engine.serverdice.draw` gives for it from the turn's
     server seed and `state.nonce` (the ledger draws them; once the seed is revealed
     anyone can draw them again). Returns `DiceDrawn` and then what `throw` returns for
-    those dice."""
+    those dice (`folding` as for `throw`)."""
     require_server_throw(state, client_seed)
     require_logged(state, client_seed)
-    draft = Draft(state)
+    draft = Draft(state, folding)
     draft.add(ev.DiceDrawn, client_seed=client_seed, nonce=state.nonce, die1=die1, die2=die2)
     _thrown(state, draft, die1, die2)
     return draft.events

@@ -57,11 +57,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from engine import events as ev
-from engine.causes import COMMANDS, Orphan
+from engine.causes import COMMANDS, ON_THE_FOLD, Orphan, Run
 from engine.command import Drafted
 from engine.disputes import open_dispute, resolve
 from engine.errors import Disagreement, HazardError, Rule, RuleBroken
-from engine.fold import INITIAL, fold
+from engine.fold import INITIAL, Folding, fold
 from engine.phrase import Phrase, of_refusal
 from engine.rounds import RoundBook, RoundRecord
 from engine.serverdice import SERVER, commit_to, draw, is_seed, require_draw_next, turn_change
@@ -96,6 +96,8 @@ class Referee:
         source: str = "the file",
     ) -> None:
         self.state = state
+        self._folding = Folding(state)
+        """The fold kept open on `state`, to fold each group's events on."""
         self.source = source
         """Where the events checked come from, as its messages say it: an export file,
         or the log in the database (`hazard verify --deep`)."""
@@ -194,7 +196,7 @@ class Referee:
             run = self._judge
         try:
             require_draw_next(state, event)
-            due = run(state, event)
+            due = self._run(run, state, event)
         except Disagreement:
             raise
         except Orphan:
@@ -234,19 +236,22 @@ class Referee:
         if len(due) == 1:
             self._settle()
 
+    def _run(self, run: Run, state: TableState, event: ev.Event) -> Sequence[ev.Event]:
+        """The events of the command `event` records, run on `state`: a throw on the fold
+        kept open on it, which the group's events are then folded on (`_fold`)."""
+        on_the_fold = ON_THE_FOLD.get(event.__class__)
+        if on_the_fold is None:
+            return run(state, event)
+        folding = self._folding
+        if folding.state is not state:
+            folding = self._folding = Folding(state)
+        return on_the_fold(state, event, folding)
+
     def _settle(self) -> None:
         """The group is complete and matches: fold it onto the state, once."""
         due, before = self._due, self.state
-        # A command that folded its first events (a throw, before deciding its bets)
-        # left that state with them: fold only the rest onto it.
-        done = due.folded if isinstance(due, Drafted) else None
         try:
-            if done is None:
-                self.state = fold(due, before)
-            elif done[0] == len(due):
-                self.state = done[1]
-            else:
-                self.state = fold(due[done[0] :], done[1])
+            self.state = self._fold(due, before)
         except HazardError as exc:  # the engine's own events do not fold: an engine bug
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
         if due[0].__class__ in _PLACED:
@@ -265,6 +270,24 @@ class Referee:
         assert self._cause is not None
         self._last = (self._cause, due, before)
         self._due, self._next = (), 0
+
+    def _fold(self, due: Sequence[ev.Event], before: TableState) -> TableState:
+        """The state after the group `due`, which `before` was the state before: the
+        same as `fold(due, before)`, folded on the copy of the table kept from the last
+        group rather than on a new one."""
+        if isinstance(due, Drafted) and due.folding is not None and due.folded is not None:
+            # The command folded its first events (a throw, before deciding its bets):
+            # the rest go on its copy. Taken, and let go: the round book files these
+            # events for the last rounds, and a state kept with each throw of them was
+            # most of the verify's memory (fifty rounds' worth, in every table).
+            (done, after), folding = due.folded, due.folding
+            due.folded = due.folding = None
+            self._folding = folding
+            return after if done == len(due) else folding.fold(due[done:])
+        folding = self._folding
+        if folding.state is not before:  # the state was come to otherwise (on trust)
+            folding = self._folding = Folding(before)
+        return folding.fold(due)
 
     # -- disputes ------------------------------------------------------------------------
 

@@ -146,7 +146,9 @@ class RoundBook:
         if self._watch:
             self._follow(events)
         if kept is not None:
-            kept[1].append(events)
+            # Filed as a tuple: the command's own list (engine.command.Drafted) is half
+            # as big again, and the book holds fifty rounds of them in every table.
+            kept[1].append(tuple(events))
             kept[2][0] += len(events)
             if self._most is not None and kept[2][0] > self._most:
                 self._too_long(number)
