@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -93,3 +94,35 @@ def store(engine: sa.Engine) -> Iterator[EventStore]:
     store = EventStore(engine, signer=SIGNER)
     yield store
     store.close()
+
+
+@pytest.fixture(autouse=True)
+def verify_in_shares_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every offline check a test makes (`offline.verify`) is made twice, serially and
+    on two processes (ledger.exports.offline.shares), and the two must agree: the same
+    `Verified` on a good file, and on a bad one the two-process check must not verify
+    it, and `verify(..., jobs=2)` must raise the serial check's Disagreement (line and
+    words). What the test sees is the serial check's."""
+    from ledger.exports import offline
+    from ledger.exports.offline import shares
+
+    serial = offline.verify
+
+    def both(
+        lines: Any, key: Any = None, progress: Any = None, policy: Any = None, jobs: int = 1
+    ) -> Any:
+        lines = list(lines)
+        try:
+            verified = serial(lines, key, progress, policy)
+        except offline.Disagreement as exc:
+            with pytest.raises(shares.Unshared):
+                shares.shared(lines, key, None, policy, 2)
+            with pytest.raises(offline.Disagreement) as caught:
+                serial(lines, key, None, policy, jobs=2)
+            assert (caught.value.line, str(caught.value)) == (exc.line, str(exc))
+            raise
+        assert shares.shared(lines, key, None, policy, 2) == verified
+        assert serial(lines, key, None, policy, jobs=2) == verified
+        return verified
+
+    monkeypatch.setattr(offline, "verify", both)

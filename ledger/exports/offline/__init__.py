@@ -35,6 +35,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 
+from ledger.exports.offline import shares
 from ledger.exports.offline.lines import Check, Progress
 from ledger.exports.verdict import (
     FIGURES,
@@ -92,15 +93,23 @@ def verify(
     key: Verifier | None = None,
     progress: Progress | None = None,
     policy: Policy | None = None,
+    jobs: int = 1,
 ) -> Verified:
-    """Check the whole file; what was verified, or Disagreement."""
-    check = Check(key, progress, policy)
+    """Check the whole file; what was verified, or Disagreement. With `jobs` above 1,
+    on that many processes (ledger.exports.offline.shares), with the same verdict: a
+    file on disk or lines in memory; lines from a pipe are checked serially, as is a
+    file that does not verify, so that its Disagreement is the serial check's."""
     # The cyclic collector held off: a check allocates a row, an event and a table
     # state or two per line, none in a cycle, and the collector's passes over the
     # tables' states cost a tenth of the time. Reference counting frees them as usual.
     was = gc.isenabled()
     gc.disable()
     try:
+        if jobs > 1:
+            verified = shares.verify(lines, key, progress, policy, jobs)
+            if verified is not None:
+                return verified
+        check = Check(key, progress, policy)
         for _ in check.run(lines):
             pass
     finally:
