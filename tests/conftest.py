@@ -11,6 +11,7 @@ time and a failure there is reproducible from the log.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterator
@@ -102,12 +103,14 @@ def verify_in_shares_too(monkeypatch: pytest.MonkeyPatch) -> None:
     on two processes (ledger.exports.offline.shares), and the two must agree: the same
     `Verified` on a good file, and on a bad one the two-process check must not verify
     it, and `verify(..., jobs=2)` must raise the serial check's Disagreement (line and
-    words). What the test sees is the serial check's."""
+    words). What the test sees is the serial check's; the check alone is
+    `offline.verify.__wrapped__`."""
     from ledger.exports import offline
     from ledger.exports.offline import shares
 
     serial = offline.verify
 
+    @functools.wraps(serial)
     def both(
         lines: Any, key: Any = None, progress: Any = None, policy: Any = None, jobs: int = 1
     ) -> Any:

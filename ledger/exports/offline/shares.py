@@ -32,10 +32,12 @@ line in file order that disagrees, with the same words.
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import hashlib
 import multiprocessing
 import os
+from binascii import unhexlify
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -60,7 +62,7 @@ from ledger.exports.verdict import (
     Verified,
 )
 from ledger.store.eventstore import Recorded
-from ledger.store.log import merkle
+from ledger.store.log import merkle, times
 from ledger.store.log.heads import SEALS, _Posting
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
@@ -207,6 +209,14 @@ class _Complete(Completeness):
         super().event(number, row, event)
         if len(self.posted) != posted:
             self.posted_at.append(row.position)
+
+    @property
+    def placing(self) -> bool:
+        """Whether `place` has anything to check (no seal awaits its checkpoint line, and
+        a whole log has no time range): most lines, in a whole log, it has not."""
+        return self.awaiting is not None or (
+            self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all"
+        )
 
     def place(self, number: int, row: Recorded) -> None:
         """What an event another process checks asks of the order of lines here."""
@@ -407,14 +417,17 @@ class _Parent(_Share):
         if position != tree.size + 1 or position > tree.last:
             raise Unshared(f"line {number}: out of place")
         try:
-            tree.frontier.append(bytes.fromhex(leaf.decode()))
-            row = Recorded(position, stream.decode(), 0, "", 0, "", "", None, at.decode(), "", "")
-        except (ValueError, UnicodeDecodeError):
+            tree.frontier.append(unhexlify(leaf))
+            when = at.decode()
+        except (binascii.Error, UnicodeDecodeError):
             raise Unshared(f"line {number}: its leaf or time cannot be read") from None
-        self.times.event(number, row)
         complete = self.complete
         assert isinstance(complete, _Complete)
-        complete.place(number, row)
+        if complete.placing or times.out_of_order(when, self.times.last):
+            row = Recorded(position, stream.decode(), 0, "", 0, "", "", None, when, "", "")
+            self.times.event(number, row)
+            complete.place(number, row)
+        self.times.last = when
         if self.progress is not None:
             self.countdown -= 1
             if self.countdown == 0:
