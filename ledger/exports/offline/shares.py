@@ -37,7 +37,9 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import threading
 from binascii import unhexlify
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -197,10 +199,9 @@ class _Complete(Completeness):
     """Completeness in a share: a whole log's seals held by the parent alone, over
     every process's events."""
 
-    at_seal: Callable[[list[Any]], list[Any] | None] | None = None
-    """Given this process's events since the last seal: every process's, in position
-    order, to fold and hold the seal to (the parent); None (the others, which send
-    theirs)."""
+    at_seal: Callable[[_Seal, list[Any]], None] | None = None
+    """Given a seal and this process's events since the one before: the parent holds
+    the seal to every process's (`hold`), once it has them; the others send theirs."""
     posted_at: list[int] = field(default_factory=list)
     """The position of each of `posted`."""
 
@@ -226,10 +227,14 @@ class _Complete(Completeness):
 
     def _hold_seal(self, seal: _Seal) -> None:
         assert self.at_seal is not None
-        rows = self.at_seal(self.pending.rows)
-        self.pending.rows = rows if rows is not None else []
-        if rows is not None:
-            super()._hold_seal(seal)
+        rows, self.pending.rows = self.pending.rows, []
+        self.at_seal(seal, rows)
+
+    def hold(self, seal: _Seal, rows: list[Any]) -> None:
+        """The seal held to the heads, folded from every process's events before it
+        (in position order)."""
+        self.pending.rows = rows
+        super()._hold_seal(seal)
 
 
 class _Unplaced(Tree):
@@ -284,7 +289,7 @@ class _Share(Check):
         self.complete = complete
         return header
 
-    def _at_seal(self, rows: list[Any]) -> list[Any] | None:
+    def _at_seal(self, seal: _Seal, rows: list[Any]) -> None:
         raise NotImplementedError
 
     def _snapshot(self, number: int, record: dict[str, Any]) -> Snapshot:
@@ -354,7 +359,7 @@ class _Child(_Share):
         self.body = True
         return True
 
-    def _at_seal(self, rows: list[Any]) -> list[Any] | None:
+    def _at_seal(self, seal: _Seal, rows: list[Any]) -> None:
         # As tuples: a dataclass pickles at a fifth of the speed.
         self.parent.send(
             ("seal", [(r.position, r.stream, r.version, r.type, r.hash, r.accounts) for r in rows])
@@ -391,10 +396,12 @@ class _Parent(_Share):
         processes: int,
         progress: Progress | None,
         policy: Policy | None,
-        children: Sequence[Connection],
+        inboxes: Sequence[_Inbox],
     ) -> None:
         super().__init__(key, 0, processes, progress, policy)
-        self.children = children
+        self.inboxes = inboxes
+        self.sealed: deque[tuple[_Seal, list[Any]]] = deque()
+        """The seals read and not yet held, with this process's events before each."""
         self.theirs = [hashlib.sha256() for _ in range(processes)]
         """What each process's digest must be, from the places cut out here."""
         self.countdown = PROGRESS_EVERY
@@ -435,19 +442,31 @@ class _Parent(_Share):
                 self._progress()
         return True
 
-    def _at_seal(self, rows: list[Any]) -> list[Any] | None:
-        for child in self.children:
-            kind, theirs = _receive(child)
-            if kind != "seal":
-                raise Unshared(theirs)
-            rows.extend(_Posting(*row) for row in theirs)
-        rows.sort(key=_position)
-        return rows
+    def _at_seal(self, seal: _Seal, rows: list[Any]) -> None:
+        self.sealed.append((seal, rows))
+        self._hold(wait=False)
+
+    def _hold(self, wait: bool) -> None:
+        """Hold each seal read so far whose events every process has sent (with `wait`,
+        every one, waiting for them): a process that lags behind is not waited for at
+        each seal, but only at the closing."""
+        complete = self.complete
+        assert isinstance(complete, _Complete)
+        while self.sealed and (wait or all(inbox.ready() for inbox in self.inboxes)):
+            seal, rows = self.sealed.popleft()
+            for inbox in self.inboxes:
+                kind, theirs = inbox.take()
+                if kind != "seal":
+                    raise Unshared(theirs)
+                rows.extend(_Posting(*row) for row in theirs)
+            rows.sort(key=_position)
+            complete.hold(seal, rows)
 
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
+        self._hold(wait=True)
         lefts = [self._left()]
-        for me, child in enumerate(self.children, start=1):
-            kind, left = _receive(child)
+        for me, inbox in enumerate(self.inboxes, start=1):
+            kind, left = inbox.take()
             if kind != "done":
                 raise Unshared(left)
             if left.said != self.theirs[me].digest():
@@ -486,12 +505,40 @@ class _Parent(_Share):
         self.tables.settlements = sum(left.settlements for left in lefts)
 
 
-def _receive(child: Connection) -> tuple[str, Any]:
-    try:
-        kind, what = child.recv()
-    except (EOFError, OSError) as exc:
-        raise Unshared(f"a process ended: {exc!r}") from None
-    return str(kind), what
+class _Inbox:
+    """What a process sends the parent, received as it comes by a thread of the
+    parent's: a process is never held up because the parent has not read what it
+    sent (at each seal, more than a pipe holds)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.got: deque[tuple[str, Any]] = deque()
+        self.came = threading.Condition()
+        self.thread = threading.Thread(target=self._receive, daemon=True)
+        self.thread.start()
+
+    def _receive(self) -> None:
+        kind = ""
+        while kind not in ("done", "failed"):
+            try:
+                kind, what = self.connection.recv()
+            except (EOFError, OSError) as exc:
+                kind, what = "failed", f"a process ended: {exc!r}"
+            with self.came:
+                self.got.append((kind, what))
+                self.came.notify()
+
+    def ready(self) -> bool:
+        """Whether something came; a process that failed fails the check at once."""
+        if self.got and self.got[0][0] == "failed":
+            raise Unshared(self.got[0][1])
+        return bool(self.got)
+
+    def take(self) -> tuple[str, Any]:
+        with self.came:
+            self.came.wait_for(lambda: bool(self.got))
+            kind, what = self.got.popleft()
+        return kind, what
 
 
 # -- the processes ---------------------------------------------------------------------
@@ -534,6 +581,7 @@ def shared(
     if it does not verify so, or cannot be shared."""
     context = multiprocessing.get_context("fork")
     children: list[tuple[Any, Connection]] = []
+    inboxes: list[_Inbox] = []
     try:
         for me in range(1, processes):
             mine, theirs = context.Pipe(duplex=False)
@@ -543,7 +591,8 @@ def shared(
             child.start()
             theirs.close()
             children.append((child, mine))
-        check = _Parent(key, processes, progress, policy, [c for _, c in children])
+        inboxes.extend(_Inbox(c) for _, c in children)  # after the last fork: threads
+        check = _Parent(key, processes, progress, policy, inboxes)
         try:
             with _opened(source) as lines:
                 for _ in check.run(lines):
@@ -552,12 +601,15 @@ def shared(
             raise Unshared(str(exc)) from None
         return check.verified()
     finally:
-        for child, connection in children:
-            connection.close()
+        for child, _ in children:
             child.join(timeout=0.1)
-            if child.is_alive():  # it disagreed before its end, or was not heard to the end
+            if child.is_alive():  # the check failed before it was done
                 child.terminate()
                 child.join()
+        for inbox in inboxes:  # each hears its process's end, if not its last word
+            inbox.thread.join()
+        for _, connection in children:
+            connection.close()
 
 
 def _child(
