@@ -98,7 +98,7 @@ def test_a_file_that_does_not_verify_in_shares_is_checked_serially(
 
 # -- at random -----------------------------------------------------------------------------
 
-TAMPERINGS = ["cut", "byte", "swap", "drop", "repeat", "rehashed"]
+TAMPERINGS = ["cut", "byte", "swap", "drop", "repeat"]
 
 
 def tamper(lines: list[bytes], how: str, data: st.DataObject) -> list[bytes]:
@@ -108,7 +108,7 @@ def tamper(lines: list[bytes], how: str, data: st.DataObject) -> list[bytes]:
     if how == "cut":
         lines[i] = line[: data.draw(st.integers(0, len(line) - 1), label="kept")] + b"\n"
     elif how == "byte":
-        j = data.draw(st.integers(0, len(line) - 2), label="at")
+        j = data.draw(st.integers(0, max(len(line) - 2, 0)), label="at")
         new = data.draw(st.sampled_from(b'0123456789abcdef":,{}\\ x'), label="byte")
         lines[i] = line[:j] + bytes([new]) + line[j + 1 :]
     elif how == "swap":
@@ -116,22 +116,26 @@ def tamper(lines: list[bytes], how: str, data: st.DataObject) -> list[bytes]:
         lines[i], lines[j] = lines[j], lines[i]
     elif how == "drop":
         del lines[i]
-    elif how == "repeat":
+    else:
         lines.insert(i, line)
-    else:  # an event's content changed, its leaf and its stream's chain made anew
-        recs: list[dict[str, Any]] = [json.loads(x) for x in lines]
-        events = [n for n, r in enumerate(recs, 1) if r.get("record") == "event"]
-        number = data.draw(st.sampled_from(events), label="event")
-        payload = recs[number - 1]["payload"]
-        numbers = sorted(k for k, v in payload.items() if isinstance(v, int))
-        if numbers:
-            key = data.draw(st.sampled_from(numbers), label="field")
-            payload[key] += data.draw(st.sampled_from([-1, 1, 100]), label="by")
-        else:
-            payload["note"] = "forged"
-        rehash(recs, number)
-        lines = [codec.canonical(r) + b"\n" for r in recs]
     return lines
+
+
+def rehashed(lines: list[bytes], data: st.DataObject) -> list[bytes]:
+    """An event's content changed, its leaf and its stream's chain made anew: only the
+    engine's replay, the money or the tree can catch it."""
+    recs: list[dict[str, Any]] = [json.loads(line) for line in lines]
+    events = [n for n, r in enumerate(recs, 1) if r.get("record") == "event"]
+    number = data.draw(st.sampled_from(events), label="event")
+    payload = recs[number - 1]["payload"]
+    numbers = sorted(k for k, v in payload.items() if isinstance(v, int))
+    if numbers:
+        key = data.draw(st.sampled_from(numbers), label="field")
+        payload[key] += data.draw(st.sampled_from([-1, 1, 100]), label="by")
+    else:
+        payload["note"] = "forged"
+    rehash(recs, number)
+    return [codec.canonical(r) + b"\n" for r in recs]
 
 
 @settings(
@@ -145,7 +149,9 @@ def test_a_tampered_file_gets_the_serial_verdict_in_shares(
 ) -> None:
     scope = data.draw(st.sampled_from(SCOPES), label="scope")
     lines = lines_of(files[scope])
-    for _ in range(data.draw(st.integers(1, 2), label="tamperings")):
+    if data.draw(st.booleans(), label="rehashed"):
+        lines = rehashed(lines, data)
+    for _ in range(data.draw(st.integers(0 if lines != lines_of(files[scope]) else 1, 2))):
         lines = tamper(lines, data.draw(st.sampled_from(TAMPERINGS), label="how"), data)
     serial = outcome(lambda: verify_unpaired(lines, VERIFIER))
     assert outcome(lambda: verify_unpaired(lines, VERIFIER, jobs=2)) == serial

@@ -28,6 +28,9 @@ What is checked, in the order of the format's "What hazard verify checks", and w
 - the closing's counts (`closing`) and money (`money`) are recomputed from the events;
 - the closing's cosigned checkpoint is a prefix of its checkpoint and, under the
   reader's policy, holds: the log's signature and a quorum of cosignatures (`witnesses`).
+
+`verify(..., jobs=N)` makes the same check on N processes, each checking the streams
+it is given, with the serial check's verdict (`shares`).
 """
 
 from __future__ import annotations
