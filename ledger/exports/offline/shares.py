@@ -214,8 +214,9 @@ class _Complete(Completeness):
 
     @property
     def placing(self) -> bool:
-        """Whether `place` has anything to check (no seal awaits its checkpoint line, and
-        a whole log has no time range): most lines, in a whole log, it has not."""
+        """Whether `place` has anything to check: a seal awaiting its checkpoint line, or
+        a file with a time range (a whole log's has none: most of its lines need no
+        `place`)."""
         return self.awaiting is not None or (
             self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all"
         )
