@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger.exports.offline import Disagreement, Verified, shares
-from ledger.exports.offline import verify as verify_unpaired
+from ledger.exports.offline import verify as verify_alone  # not made both ways (conftest)
 from ledger.store import codec
 from tests.ledger.offlinekit import exported_files, rehash
 from tests.signing import VERIFIER
@@ -47,26 +47,26 @@ def test_a_good_file_verifies_in_shares_as_it_does_serially(
     files: dict[str, bytes], scope: str, processes: int
 ) -> None:
     lines = lines_of(files[scope])
-    serial = verify_unpaired(lines, VERIFIER)
+    serial = verify_alone(lines, VERIFIER)
     # shared() never falls back to the serial check: it verified in shares.
     assert shares.shared(lines, VERIFIER, None, None, processes) == serial
-    assert verify_unpaired(lines, VERIFIER, jobs=processes) == serial
+    assert verify_alone(lines, VERIFIER, jobs=processes) == serial
 
 
 def test_a_file_on_disk_is_read_by_every_process(files: dict[str, bytes], tmp_path: Path) -> None:
     path = tmp_path / "all.jsonl"
     path.write_bytes(files["all"])
-    serial = verify_unpaired(lines_of(files["all"]), VERIFIER)
+    serial = verify_alone(lines_of(files["all"]), VERIFIER)
     with path.open("rb") as f:
         assert shares.verify(f, VERIFIER, None, None, 2) == serial
         assert f.tell() == 0  # not read here: the check in shares opens it itself
-        assert verify_unpaired(f, VERIFIER, jobs=2) == serial
+        assert verify_alone(f, VERIFIER, jobs=2) == serial
 
 
 def test_lines_from_a_pipe_are_checked_serially(files: dict[str, bytes]) -> None:
     lines = lines_of(files["t1"])
     assert shares.verify(iter(lines), VERIFIER, None, None, 2) is None
-    assert verify_unpaired(iter(lines), VERIFIER, jobs=2) == verify_unpaired(lines, VERIFIER)
+    assert verify_alone(iter(lines), VERIFIER, jobs=2) == verify_alone(lines, VERIFIER)
 
 
 def test_progress_is_told_in_shares(files: dict[str, bytes]) -> None:
@@ -87,12 +87,12 @@ def test_a_file_that_does_not_verify_in_shares_is_checked_serially(
         recs[i]["payload"]["note"] = 1
     lines = [codec.canonical(r) + b"\n" for r in recs]
     with pytest.raises(Disagreement) as serial:
-        verify_unpaired(lines, VERIFIER)
+        verify_alone(lines, VERIFIER)
     assert serial.value.line == first + 1
     with pytest.raises(shares.Unshared):
         shares.shared(lines, VERIFIER, None, None, 2)
     with pytest.raises(Disagreement) as shared:
-        verify_unpaired(lines, VERIFIER, jobs=2)
+        verify_alone(lines, VERIFIER, jobs=2)
     assert (shared.value.line, str(shared.value)) == (serial.value.line, str(serial.value))
 
 
@@ -153,8 +153,8 @@ def test_a_tampered_file_gets_the_serial_verdict_in_shares(
         lines = rehashed(lines, data)
     for _ in range(data.draw(st.integers(0 if lines != lines_of(files[scope]) else 1, 2))):
         lines = tamper(lines, data.draw(st.sampled_from(TAMPERINGS), label="how"), data)
-    serial = outcome(lambda: verify_unpaired(lines, VERIFIER))
-    assert outcome(lambda: verify_unpaired(lines, VERIFIER, jobs=2)) == serial
+    serial = outcome(lambda: verify_alone(lines, VERIFIER))
+    assert outcome(lambda: verify_alone(lines, VERIFIER, jobs=2)) == serial
     if isinstance(serial, tuple):  # shares never verify what the serial check does not
         with pytest.raises(shares.Unshared):
             shares.shared(lines, VERIFIER, None, None, 2)
