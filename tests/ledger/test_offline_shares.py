@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.exports.offline import Disagreement, Verified, shares
+from ledger.exports.offline import Disagreement, Verified, events, shares
 from ledger.exports.offline import verify as verify_alone  # not made both ways (conftest)
 from ledger.store import codec
 from tests.ledger.offlinekit import exported_files, rehash
@@ -160,3 +160,26 @@ def test_a_tampered_file_gets_the_serial_verdict_in_shares(
             shares.shared(lines, VERIFIER, None, None, 2)
     else:
         assert shares.shared(lines, VERIFIER, None, None, 2) == serial
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+def test_the_place_cut_out_of_a_line_is_the_one_its_owner_reads(
+    files: dict[str, bytes], scope: str
+) -> None:
+    placed = 0
+    for line in lines_of(files[scope]):
+        cut = line.rstrip(b"\n")
+        whole = events.CANONICAL.fullmatch(cut)
+        found = shares._stream(cut)
+        if whole is None:  # not an event: every process reads it whole
+            assert found is None
+            continue
+        read = events.fast(whole)
+        assert read is not None and found is not None
+        row, _, leaf = read
+        stream, tail = found
+        assert (stream.decode(), *shares._place(cut, tail)) == (
+            row.stream, row.position, leaf.encode(), row.recorded_at.encode()
+        )  # fmt: skip
+        placed += 1
+    assert placed > 10
