@@ -11,11 +11,13 @@ time and a failure there is reproducible from the log.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -93,3 +95,36 @@ def store(engine: sa.Engine) -> Iterator[EventStore]:
     store = EventStore(engine, signer=SIGNER)
     yield store
     store.close()
+
+
+@pytest.fixture(autouse=True)
+def verify_in_shares_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every offline check a test makes (`offline.verify`) is made twice, serially and
+    on two processes (ledger.exports.offline.shares), and the two must agree: the same
+    `Verified` on a good file, verified in shares (not by falling back to the serial
+    check), and on a bad one `verify(..., jobs=2)` must raise the serial check's
+    Disagreement (line and words). What the test sees is the serial check's; the check alone is
+    `offline.verify.__wrapped__`."""
+    from ledger.exports import offline
+    from ledger.exports.offline import shares
+
+    serial = offline.verify
+
+    @functools.wraps(serial)
+    def both(
+        lines: Any, key: Any = None, progress: Any = None, policy: Any = None, jobs: int = 1
+    ) -> Any:
+        lines = list(lines)
+        try:
+            verified = serial(lines, key, progress, policy)
+        except offline.Disagreement as exc:
+            # Shares that verified it would return, not raise.
+            with pytest.raises(offline.Disagreement) as caught:
+                serial(lines, key, None, policy, jobs=2)
+            assert (caught.value.line, str(caught.value)) == (exc.line, str(exc))
+            raise
+        # shared() itself, which raises where verify would fall back to the serial check.
+        assert shares.shared(lines, key, None, policy, 2) == verified
+        return verified
+
+    monkeypatch.setattr(offline, "verify", both)

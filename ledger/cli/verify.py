@@ -15,6 +15,7 @@ from ledger.books import deep as read_models
 from ledger.cli import _book
 from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import offline
+from ledger.exports.offline import shares
 from ledger.store.eventstore import EventStore
 from ledger.store.log import check, parting
 from ledger.store.log.checkpoint import NoteError
@@ -78,6 +79,13 @@ RESTARTS = {
     "settlements, rounds, disputes, snapshots) from the events and name the first row "
     "that differs in each",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="with FILE: check it on N processes, with the same verdict (default: the cores "
+    "this process may run on; 1: one process; a FILE read from stdin is checked on one)",
+)
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(
     receipt_paths: tuple[str, ...],
@@ -85,6 +93,7 @@ def verify(
     state_path: str | None,
     policy_path: str | None,
     deep: bool,
+    jobs: int | None,
     file: str | None,
 ) -> None:
     """Check the log: positions without a gap, every stream's hash chain, every leaf and
@@ -113,8 +122,10 @@ def verify(
                 f"{', '.join(used)} check the database; with FILE, only the file is checked "
                 "(and only --key and --policy apply)"
             )
-        _verify_file(file, vkey, policy_path)
+        _verify_file(file, vkey, policy_path, jobs if jobs is not None else shares.cores())
         return
+    if jobs is not None:
+        raise click.UsageError("--jobs checks a FILE on several processes: give the FILE")
     policy = None
     if policy_path is not None:
         policy, verifier, source = reader_policy(policy_path, vkey)
@@ -215,9 +226,10 @@ def _echo_findings(report: check.Report) -> None:
         click.echo(f"  ... and {report.more} more")
 
 
-def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
+def _verify_file(file: str, vkey: str | None, policy_path: str | None, jobs: int) -> None:
     """`hazard verify FILE`: the offline check of an export (ledger.exports.offline),
-    under the caller's policy when given (whose log is then the key expected)."""
+    under the caller's policy when given (whose log is then the key expected), on
+    `jobs` processes."""
     policy, verifier = None, None
     if policy_path is not None:
         policy, verifier, _ = reader_policy(policy_path, vkey)
@@ -233,7 +245,7 @@ def _verify_file(file: str, vkey: str | None, policy_path: str | None) -> None:
     except OSError as exc:
         raise click.ClickException(f"cannot read {file}: {exc.strerror or exc}") from None
     try:
-        verified = offline.verify(stream, verifier, progress if show else None, policy)
+        verified = offline.verify(stream, verifier, progress if show else None, policy, jobs)
     except offline.Disagreement as exc:
         if show:
             click.echo("", err=True)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from ledger.books.book import Book
 from ledger.cli import main
+from ledger.exports import offline
+from ledger.exports.offline import shares
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
 from ledger.store.log.checkpoint import open_checkpoint
@@ -216,3 +219,60 @@ def test_cli_refuses_the_database_options_with_a_file(
         assert result.exit_code == 2 and "with FILE, only the file is checked" in result.output
     result = CliRunner().invoke(main, ["verify", str(tmp_path / "missing.jsonl")])
     assert result.exit_code == 1 and "cannot read" in result.output
+
+
+@pytest.mark.parametrize("scope", ["all", "bob"])
+def test_cli_says_the_same_on_every_number_of_processes(
+    files: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    path = tmp_path / "file.jsonl"
+    path.write_bytes(files[scope])
+    # The check alone, not also made both ways (tests/conftest.py): which way it is made
+    # is what is counted here.
+    monkeypatch.setattr(offline, "verify", offline.verify.__wrapped__)  # type: ignore[attr-defined]
+    taken: list[int] = []
+    real = shares.shared
+
+    def counted(*args: Any) -> Any:
+        taken.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(shares, "shared", counted)
+    said = {
+        jobs: CliRunner().invoke(main, ["verify", str(path), "--jobs", jobs])
+        for jobs in ("1", "2", "3")
+    }
+    assert taken == [2, 3]  # --jobs 1 is the serial check, the others shared
+    assert said["1"].exit_code == 0, said["1"].output
+    assert said["1"].output.startswith("verified\n")
+    assert said["2"].output == said["1"].output == said["3"].output
+    monkeypatch.setattr(shares, "cores", lambda: 2)
+    assert CliRunner().invoke(main, ["verify", str(path)]).output == said["1"].output
+    assert taken == [2, 3, 2]  # without --jobs, on the cores there are
+
+
+def test_cli_names_the_same_first_line_on_two_processes(
+    files: dict[str, bytes], tmp_path: Path
+) -> None:
+    recs = records(files["all"])
+    for bet in ("b9", "b8"):  # two lines disagree: the first in the file is named
+        recs[settled(recs, bet) - 1]["payload"]["winner"] = "bob"
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"".join(encoded(recs)))
+    one, two = (
+        CliRunner().invoke(main, ["verify", str(path), "--jobs", jobs]) for jobs in ("1", "2")
+    )
+    first = min(settled(recs, "b8"), settled(recs, "b9"))
+    assert one.exit_code == two.exit_code == 1
+    assert one.output.startswith(f"line {first}: ") and two.output == one.output
+
+
+def test_cli_jobs_is_for_a_file(files: dict[str, bytes], tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["verify", "--jobs", "2"])
+    assert result.exit_code == 2 and "--jobs checks a FILE" in result.output
+    path = tmp_path / "t1.jsonl"
+    path.write_bytes(files["t1"])
+    result = CliRunner().invoke(main, ["verify", str(path), "--jobs", "0"])
+    assert result.exit_code == 2 and "--jobs" in result.output
+    result = CliRunner().invoke(main, ["verify", "-", "--jobs", "2"], input=files["t1"])
+    assert result.exit_code == 0 and result.output.startswith("verified\n")  # on one

@@ -28,6 +28,9 @@ What is checked, in the order of the format's "What hazard verify checks", and w
 - the closing's counts (`closing`) and money (`money`) are recomputed from the events;
 - the closing's cosigned checkpoint is a prefix of its checkpoint and, under the
   reader's policy, holds: the log's signature and a quorum of cosignatures (`witnesses`).
+
+`verify(..., jobs=N)` makes the same check on N processes, each checking the streams
+it is given, with the serial check's verdict (`shares`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 
+from ledger.exports.offline import shares
 from ledger.exports.offline.lines import Check, Progress
 from ledger.exports.verdict import (
     FIGURES,
@@ -92,15 +96,23 @@ def verify(
     key: Verifier | None = None,
     progress: Progress | None = None,
     policy: Policy | None = None,
+    jobs: int = 1,
 ) -> Verified:
-    """Check the whole file; what was verified, or Disagreement."""
-    check = Check(key, progress, policy)
+    """Check the whole file; what was verified, or Disagreement. With `jobs` above 1,
+    on that many processes (ledger.exports.offline.shares), with the same verdict: a
+    file on disk or lines in memory; lines from a pipe are checked serially, as is a
+    file that does not verify, so that its Disagreement is the serial check's."""
     # The cyclic collector held off: a check allocates a row, an event and a table
     # state or two per line, none in a cycle, and the collector's passes over the
     # tables' states cost a tenth of the time. Reference counting frees them as usual.
     was = gc.isenabled()
     gc.disable()
     try:
+        if jobs > 1:
+            verified = shares.verify(lines, key, progress, policy, jobs)
+            if verified is not None:
+                return verified
+        check = Check(key, progress, policy)
         for _ in check.run(lines):
             pass
     finally:

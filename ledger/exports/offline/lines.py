@@ -68,11 +68,16 @@ class Check:
         """The events the file holds, by type."""
         self.decode = RowDecoder(seen=256)
         self.complete: Completeness | None = None
+        self.elsewhere: Callable[[int, bytes], bool] | None = None
+        """A check shared among processes (ledger.exports.offline.shares): given each
+        line after the header, whether it was an event another process checks, and
+        taken here only for its place in the file (its position, leaf and time)."""
 
     def run(self, lines: Iterable[bytes]) -> Iterator[Item]:
         """Each line's record, once checked; Disagreement at the first that is not."""
         number = 0
         match_event = events.CANONICAL.fullmatch
+        elsewhere = self.elsewhere
         progress = self.progress
         countdown = PROGRESS_EVERY
         it = iter(lines)
@@ -87,6 +92,8 @@ class Check:
                 raise Disagreement(
                     number, "a line follows the closing record, which must be the file's last"
                 )
+            if elsewhere is not None and self.header is not None and elsewhere(number, cut):
+                continue
             if self.body:
                 m = match_event(cut)
                 if m is not None:
