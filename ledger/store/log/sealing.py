@@ -17,11 +17,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine.money import ESCROW, holds
 from ledger.store import codec, db
 from ledger.store.eventstore import CorruptEvent, Known, Recorded, RowDecoder
 from ledger.store.log import heads as hd
 from ledger.store.log.heads import Head, Heads
-from ledger.store.vocabulary import MOVES_MONEY, LogSealed, transfers_of
+from ledger.store.vocabulary import (
+    MOVES_MONEY,
+    TABLE_PREFIX,
+    LogSealed,
+    player_account,
+    transfers_of,
+)
 
 ACTOR = "ledger"
 """Who writes a seal: the ledger itself, never a caller."""
@@ -36,9 +43,19 @@ class SealError(Exception):
 
 
 def accounts_of(row: Any) -> list[str]:
-    """The ledger accounts an event's transfers touch (escrows included: heads.changes
-    leaves them out)."""
-    return [a for t in transfers_of(row.stream, row.event()) for a in (t.source, t.target)]
+    """The ledger accounts an event's transfers touch, but a table's bets' escrows, which
+    have no head (heads.chained; heads.changes leaves any out). A table's are named from
+    its local names as transfers_of names them, without making its transfers: a
+    restore, and the migration that built the first heads, ask it of every event."""
+    stream = row.stream
+    if not stream.startswith(TABLE_PREFIX):
+        return [a for t in transfers_of(stream, row.event()) for a in (t.source, t.target)]
+    return [
+        player_account(local)
+        for t in holds(row.event())
+        for local in (t.source, t.target)
+        if not local.startswith(ESCROW)
+    ]
 
 
 # -- The heads a store keeps -------------------------------------------------------------
