@@ -116,7 +116,8 @@ def checked_once(conn: sa.Connection) -> Iterator[None]:
 
     The restore's transaction holds it all: a restore that fails rolls the keys and
     the trigger back with the rows. Without the right to alter the tables (not their
-    owner), or on SQLite, every row is checked as it is written, as before."""
+    owner), if another session holds them past the lock timeout, and on SQLite, every
+    row is checked as it is written."""
     if conn.dialect.name != "postgresql":
         yield
         return
@@ -127,7 +128,9 @@ def checked_once(conn: sa.Connection) -> Iterator[None]:
                 conn.exec_driver_sql(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
             conn.exec_driver_sql(f"ALTER TABLE events DISABLE TRIGGER {TIME_TRIGGER}")
         deferred = True
-    except sa.exc.ProgrammingError:  # not the tables' owner: the server checks each row
+    except (sa.exc.ProgrammingError, sa.exc.OperationalError):
+        # Not the tables' owner, or another session held them past the lock timeout:
+        # the server checks each row as it is written, as it would for any write.
         deferred = False
     yield
     if not deferred:

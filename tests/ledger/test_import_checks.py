@@ -95,3 +95,20 @@ def test_an_event_the_time_trigger_refuses_is_refused_by_a_restore_with_nothing_
 
     with target.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one() == 0
+
+
+def test_a_restore_that_may_not_alter_the_tables_has_every_row_checked_as_written(
+    played: EventStore, target: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the checks cannot be left to the end (here: a trigger the server does not
+    know, as it refuses a role that does not own the tables), nothing of them is
+    changed, and the restore writes the same rows with the server checking each."""
+    from ledger.store import restoring
+    from tests.ledger.restorekit import TABLES, rows
+
+    monkeypatch.setattr(restoring, "TIME_TRIGGER", "no_such_trigger")
+    before = _guarantees(target)
+    restore.restore(target, lines(export(played.engine)), key=SIGNER.verifier)
+    assert _guarantees(target) == before
+    for table in TABLES:
+        assert rows(target, table) == rows(played.engine, table), table.name
