@@ -54,3 +54,27 @@ def test_a_log_without_seals_is_restored_without_holding_every_event(
     assert restored.events > 10 * batch
     half = next(count for done, count in alive if done >= restored.events // 2)
     assert alive[-1][1] <= half, alive
+
+
+def test_the_accounts_a_restore_looks_up_are_not_kept_once_their_batch_is_written(
+    target: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each batch reads the standing of the accounts it posts to (a bet's escrow among
+    them: thousands a batch). SQLAlchemy's cache of compiled statements kept the first
+    list of names each statement was run with, hundreds of names a statement, for as
+    long as the engine lives: the statement now takes the names as a parameter."""
+    from sqlalchemy.sql.elements import BindParameter
+
+    monkeypatch.setattr(restore, "BATCH", 3)
+    data = (DATA / "format1-all.jsonl").read_bytes().splitlines(keepends=True)
+    restore.restore(target, data)
+    gc.collect()
+
+    kept = [
+        o.value
+        for o in gc.get_objects()
+        if isinstance(o, BindParameter)
+        and isinstance(o.value, list)
+        and any(isinstance(v, str) and v.startswith(("player:", "escrow:")) for v in o.value)
+    ]
+    assert kept == []
