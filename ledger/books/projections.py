@@ -132,12 +132,19 @@ def standings(conn: sa.Connection, names: Iterable[str]) -> dict[str, tuple[int,
     balance and the setter's list of players. An account absent has neither: (0, 0)."""
     wanted = sorted(set(names))
     found: dict[str, tuple[int, int]] = {}
-    a = accounts.c
     for start in range(0, len(wanted), STANDINGS_AT_ONCE):
         chunk = wanted[start : start + STANDINGS_AT_ONCE]
-        query = sa.select(a.account, a.balance, a.credit_limit).where(a.account.in_(chunk))
-        found.update({r.account: (r.balance, r.credit_limit) for r in conn.execute(query)})
+        rows = conn.execute(_STANDINGS, {"names": chunk})
+        found.update({r.account: (r.balance, r.credit_limit) for r in rows})
     return found
+
+
+_STANDINGS = sa.select(accounts.c.account, accounts.c.balance, accounts.c.credit_limit).where(
+    accounts.c.account.in_(sa.bindparam("names", expanding=True))
+)
+"""The names as a parameter, not in the statement: SQLAlchemy's cache of compiled
+statements keeps the statement it was first run as, and with the names in it, the
+hundreds of names of a batch's accounts for as long as the engine lives."""
 
 
 def _set_balances(conn: sa.Connection, values: list[tuple[int, int, str]]) -> None:

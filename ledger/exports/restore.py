@@ -133,8 +133,13 @@ def restore(
             # steps, and waits for it back behind the reading thread (bench.exports:
             # a fifth slower, where PostgreSQL's restore is a fourteenth faster).
             items = _read_ahead(items)
-        projections.replay(conn, writer.batches(items), tables)
-        return writer.finish(tables.states, policy)
+        try:
+            with restoring.checked_once(conn):
+                projections.replay(conn, writer.batches(items), tables)
+                restored = writer.finish(tables.states, policy)
+        except restoring.Earlier as exc:
+            raise RestoreError(f"{exc}: nothing was restored") from None
+        return restored
 
 
 def require_empty_database(engine: sa.Engine) -> None:

@@ -349,3 +349,21 @@ def test_a_heads_leaf_is_the_hash_of_its_canonical_json_array() -> None:
     ):
         text = codec.canonical({"h": head.view()})[len(b'{"h":') : -1]
         assert head.leaf() == merkle.leaf_hash(text)
+
+
+def test_the_accounts_a_rebuild_folds_are_the_chained_accounts_of_every_events_transfers() -> None:
+    """sealing.accounts_of names a table's accounts from its local names without making
+    the transfers: for every kind of event, the accounts with a head are transfers_of's."""
+    from ledger.store.eventstore import Known
+    from ledger.store.vocabulary import Deposited, Withdrawn, transfers_of
+    from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
+
+    events = [*a_table_with_every_event(), *a_server_dice_turn()]
+    rows = [("table:t1", e) for e in events]
+    rows += [("account:ann", Deposited(1, "player:ann", 50)),
+             ("account:ann", Withdrawn(2, "player:ann", 20))]  # fmt: skip
+    assert any(transfers_of(stream, e) for stream, e in rows)
+    for stream, event in rows:
+        row = Known.of((1, stream, event.version, "T", 1, "{}", "", None, "", "", ""), event)
+        made = {a for t in transfers_of(stream, event) for a in (t.source, t.target)}
+        assert set(sealing.accounts_of(row)) == {a for a in made if hd.chained(a)}, event

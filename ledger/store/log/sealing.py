@@ -17,11 +17,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from engine.money import ESCROW, holds
 from ledger.store import codec, db
 from ledger.store.eventstore import CorruptEvent, Known, Recorded, RowDecoder
 from ledger.store.log import heads as hd
 from ledger.store.log.heads import Head, Heads
-from ledger.store.vocabulary import MOVES_MONEY, LogSealed, transfers_of
+from ledger.store.vocabulary import (
+    MOVES_MONEY,
+    TABLE_PREFIX,
+    LogSealed,
+    player_account,
+    transfers_of,
+)
 
 ACTOR = "ledger"
 """Who writes a seal: the ledger itself, never a caller."""
@@ -36,9 +43,19 @@ class SealError(Exception):
 
 
 def accounts_of(row: Any) -> list[str]:
-    """The ledger accounts an event's transfers touch (escrows included: heads.changes
-    leaves them out)."""
-    return [a for t in transfers_of(row.stream, row.event()) for a in (t.source, t.target)]
+    """The ledger accounts an event's transfers touch, but a table's bets' escrows, which
+    have no head (heads.chained; heads.changes leaves any out). A table's are named from
+    its local names as transfers_of names them, without making its transfers: a
+    restore, and the migration that built the first heads, ask it of every event."""
+    stream = row.stream
+    if not stream.startswith(TABLE_PREFIX):
+        return [a for t in transfers_of(stream, row.event()) for a in (t.source, t.target)]
+    return [
+        player_account(local)
+        for t in holds(row.event())
+        for local in (t.source, t.target)
+        if not local.startswith(ESCROW)
+    ]
 
 
 # -- The heads a store keeps -------------------------------------------------------------
@@ -227,35 +244,44 @@ class Rebuild:
     """`heads_log` written afresh from every event, fed in position order from the
     first (`feed`, a batch at a time), every seal checked on the way (SealError at the
     first that disagrees); `finish` after the last. What a database from before there
-    were seals (migration 0012) and a restored log start from."""
+    were seals (migration 0012) and a restored log start from.
+
+    Each batch is folded into the heads as it comes, and only the heads it moved are
+    kept until the next seal, never its rows: a log from before seals has no seal to
+    end the fold at, and a restore of it held every event until the end."""
 
     def __init__(self, conn: sa.Connection) -> None:
         self.conn = conn
         self.heads = Heads()
-        self.tail: list[Any] = []
-        """The events since the last seal."""
+        self.moved: dict[int, Head] = {}
+        """The heads moved since the last seal, by index, each as it stands now."""
 
     def feed(self, rows: Sequence[Any]) -> None:
         start = 0
         for i, row in enumerate(rows):
             if row.stream != hd.SEALS:
                 continue
-            pending = [*self.tail, *rows[start:i]]
-            self.tail = []
+            self._fold(rows[start:i])
             start = i + 1
-            for seal_row, _, moved in check([*pending, row], self.heads):
-                store_moved(self.conn, seal_row.position, moved)
-        self.tail.extend(rows[start:])
+            for seal_row, _, _ in check([row], self.heads):
+                store_moved(self.conn, seal_row.position, sorted(self.moved.items()))
+            self.moved = {}
+        self._fold(rows[start:])
+
+    def _fold(self, rows: Sequence[Any]) -> None:
+        """Move the heads by `rows` (no seal among them), as `check` would at the next
+        seal: folded in parts, each head steps from where the part before left it."""
+        if rows:
+            self.moved.update(_moved(self.heads, rows))
+            self.heads.size = rows[-1].position
 
     def finish(self) -> Heads:
         # What moved after the last seal (all of it, on a log from before seals) is
         # kept at the last event's position, where a write's catch-up reads it from.
-        heads, tail = self.heads, self.tail
-        if tail:
-            moved = _moved(heads, tail)
-            heads.size = tail[-1].position
-            store_moved(self.conn, heads.size, moved)
-        return heads
+        if self.moved:
+            store_moved(self.conn, self.heads.size, sorted(self.moved.items()))
+            self.moved = {}
+        return self.heads
 
 
 def rebuild(conn: sa.Connection, batches: Iterable[Sequence[Any]]) -> Heads:
