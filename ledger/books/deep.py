@@ -38,8 +38,15 @@ import sqlalchemy as sa
 
 import engine as hz
 from ledger.books import projections
-from ledger.store import snapshots
-from ledger.store.eventstore import CorruptEvent, EventStore, Recorded, Refused
+from ledger.store import db, snapshots
+from ledger.store.eventstore import (
+    CorruptEvent,
+    EventStore,
+    Known,
+    Recorded,
+    Refused,
+    RowDecoder,
+)
 from ledger.store.schema import (
     accounts,
     adjustments,
@@ -231,10 +238,10 @@ def _replay(
     def copied() -> Iterator[Sequence[Recorded]]:
         done = 0
         report("events", 0, total)
-        for rows in projections.batches(store, source, BATCH):
-            # The settlements read the events that placed their bets back from the
-            # database they write to (tableviews._bet_positions).
-            replayed.execute(events.insert(), [row._asdict() for row in rows])
+        for rows in decoded(source, BATCH):
+            # The dice-fairness counts of a dispute read a throw's dice back from the
+            # database they write to (dicetallies._recorded).
+            db.insert_tuples(replayed, events.name, Recorded._fields, rows)
             last[:] = rows
             yield rows
             done += len(rows)
@@ -250,6 +257,24 @@ def _replay(
         span = f"{last[0].position} to {last[-1].position}" if last else "?"
         return Difference("events", (), f"positions {span}", None, str(exc), None)
     return None
+
+
+_ALL_EVENTS = (
+    f"SELECT {', '.join(Recorded._fields)} FROM events WHERE position > ? ORDER BY position LIMIT ?"
+)
+
+
+def decoded(conn: sa.Connection, batch: int = BATCH) -> Iterator[list[Known]]:
+    """Every event of the log in position order, `batch` at a time, each row with its
+    event decoded once: the postings and the tables' views both ask a row for its
+    event (Known), and a row of SQLAlchemy's cost as much again as reading it. The
+    store's fast decode (RowDecoder), which gives what `decode_row` gives, or raises
+    the same CorruptEvent naming the row's position."""
+    decode = RowDecoder()
+    after = 0
+    while rows := db.fetch(conn, _ALL_EVENTS, (after, batch)):
+        yield [Known.of(row, decode(row[0], row[3], row[4], row[2], row[5])) for row in rows]
+        after = rows[-1][0]
 
 
 def _compare(

@@ -16,9 +16,10 @@ from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import snapshots
-from ledger.store.eventstore import EventStore
+from ledger.store.eventstore import EventStore, decode_row
 from ledger.store.schema import accounts, postings, rounds, settlement_parties, settlements
 from tests.ledger.deepkit import play
+from tests.ledger.tamperkit import Log, set_row, unguarded
 from tests.signing import SIGNER
 
 
@@ -229,3 +230,36 @@ def test_a_forged_snapshot_is_named_by_table_and_version(played: EventStore) -> 
         "state.caster",
     )
     assert (difference.stored, difference.expected) == ("bob", at_25.caster)
+
+
+def test_the_replay_reads_every_event_as_the_store_reads_and_decodes_it(
+    played: EventStore,
+) -> None:
+    """The check's own read of the log (each row's event decoded once, by the store's
+    fast decode) gives the rows `read_all` gives, and the events `decode_row` makes of
+    them, across batches of any size."""
+    stored = played.read_all(0, limit=100_000)
+    with played.engine.connect() as conn:
+        rows = [row for batch in deep.decoded(conn, batch=7) for row in batch]
+    assert [tuple(row) for row in rows] == [tuple(row) for row in stored]
+    assert [row.event() for row in rows] == [decode_row(row) for row in stored]
+
+
+def test_an_event_that_cannot_be_read_ends_the_replay_at_its_position(
+    played: EventStore, tmp_path: Any
+) -> None:
+    with played.engine.connect() as conn:
+        bet = conn.execute(
+            sa.text("SELECT position FROM events WHERE type = 'StakeLaid' ORDER BY position")
+        ).first()
+    assert bet is not None
+    log = Log(played.engine, 0, "", tmp_path)
+    with unguarded(log) as conn:
+        set_row(conn, bet.position, payload='{"bet_id": "b9", "stake": "lots"}')
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.row) == (
+        "events",
+        (bet.position,),
+        f"position {bet.position}",
+    )
+    assert str(difference.stored).startswith(f"event at position {bet.position}: ")
