@@ -263,3 +263,47 @@ def test_an_event_that_cannot_be_read_ends_the_replay_at_its_position(
         f"position {bet.position}",
     )
     assert str(difference.stored).startswith(f"event at position {bet.position}: ")
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """What the fast comparison (`deep._same`) answered for each read model."""
+    answers: dict[str, bool] = {}
+    same = deep._same
+
+    def spy(model: Any, source: sa.Connection, replayed: sa.Connection) -> bool:
+        answers[model.table.name] = same(model, source, replayed)
+        return answers[model.table.name]
+
+    monkeypatch.setattr(deep, "_same", spy)
+    return answers
+
+
+def test_the_fast_comparison_passes_every_read_model_of_a_clean_history(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = _spied(monkeypatch)
+    assert found(played) == []
+    assert answers == {model.table.name: True for model in deep.MODELS}
+
+
+@pytest.mark.parametrize(
+    "table, statement",
+    [
+        ("accounts", accounts.update().where(accounts.c.account == "player:ann").values(balance=1)),
+        ("postings", postings.update().where(postings.c.id == 3).values(balance=-1)),
+        ("postings", postings.delete().where(postings.c.id == 5)),
+        ("settlements", settlements.update().values(recorded_at="2000-01-01T00:00:00.000000Z")),
+        ("settlement_parties", settlement_parties.delete()),
+        ("rounds", rounds.update().where(rounds.c.round == 2).values(result="caster-won")),
+    ],
+)
+def test_the_fast_comparison_leaves_each_edited_read_model_to_the_row_by_row_one(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch, table: str, statement: Any
+) -> None:
+    """An edited read model is never passed by the fast path: it goes to the row by
+    row comparison, which names it; every other read model is passed."""
+    assert edit(played.engine, statement)
+    answers = _spied(monkeypatch)
+    differences = found(played)
+    assert [d.table for d in differences] == [table]
+    assert answers == {model.table.name: model.table.name != table for model in deep.MODELS}
