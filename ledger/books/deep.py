@@ -399,7 +399,7 @@ def _cursor(conn: sa.Connection) -> Iterator[Any]:
     """A driver's cursor in `conn`'s transaction that reads a batch at a time: on
     PostgreSQL a server-side (named) one, which holds no more than a batch in memory."""
     if conn.dialect.name == "postgresql":
-        cursor = conn.connection.cursor(name="hazard_deep")  # type: ignore[call-arg]
+        cursor = conn.connection.cursor(name="hazard_deep")
     else:
         cursor = conn.connection.cursor()
     try:
