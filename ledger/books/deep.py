@@ -70,6 +70,11 @@ replayed (done and total in events), then each table's name while it is compared
 (done and total in rows; total None when not known)."""
 
 BATCH = 5000
+SEEN = 256
+"""Payload texts of each event type whose decoded fields the replay keeps for the next
+row with the same text: a table's throws and stakes repeat a few texts, and every
+settlement is a text of its own, so more kept only holds memory that grows with the log
+up to the store's cap."""
 EVERY = 10_000
 """Rows compared between two progress reports."""
 
@@ -222,7 +227,11 @@ def _scratch_engine(path: Path) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=OFF")
         cursor.execute("PRAGMA synchronous=OFF")
-        cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB
+        # 8 MiB: at 64 MiB the cache alone was a quarter of the check's memory at a
+        # million events (peak RSS 174 against 112 MiB over the first 300,000 events'
+        # replay), for 7% less CPU an event; the pages it drops stay in the system's
+        # file cache.
+        cursor.execute("PRAGMA cache_size=-8192")
         cursor.close()
 
     metadata.create_all(engine, tables=[events, *(m.table for m in MODELS)])
@@ -271,7 +280,7 @@ def decoded(conn: sa.Connection, batch: int = BATCH) -> Iterator[list[Known]]:
     event (Known), and a row of SQLAlchemy's cost as much again as reading it. The
     store's fast decode (RowDecoder), which gives what `decode_row` gives, or raises
     the same CorruptEvent naming the row's position."""
-    decode = RowDecoder()
+    decode = RowDecoder(seen=SEEN)
     after = 0
     while rows := db.fetch(conn, _ALL_EVENTS, (after, batch)):
         yield [Known.of(row, decode(row[0], row[3], row[4], row[2], row[5])) for row in rows]
