@@ -38,7 +38,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.books import projections
+from ledger.books import projections, tableviews
 from ledger.store import db, snapshots
 from ledger.store.eventstore import (
     CorruptEvent,
@@ -201,16 +201,16 @@ def differences(
                     source = source.execution_options(isolation_level="REPEATABLE READ")
                 with source.begin():
                     with scratch.begin() as replayed:
-                        broken = _replay(store, source, replayed, report)
-                    if broken is not None:
-                        yield broken
+                        reached = _replay(store, source, replayed, report)
+                    if isinstance(reached, Difference):
+                        yield reached
                         return
                     with scratch.connect() as replayed:
                         for model in MODELS:
                             found = _compare(model, source, replayed, report)
                             if found is not None:
                                 yield found
-                    found = _snapshots(store, source, report)
+                    found = _snapshots(store, source, report, reached)
                     if found is not None:
                         yield found
         finally:
@@ -240,8 +240,10 @@ def _scratch_engine(path: Path) -> sa.Engine:
 
 def _replay(
     store: EventStore, source: sa.Connection, replayed: sa.Connection, report: Progress
-) -> Difference | None:
-    """Replay every event of `source` into the scratch database `replayed`."""
+) -> Difference | dict[Key, Difference | None]:
+    """Replay every event of `source` into the scratch database `replayed`: a
+    difference of table "events" if an event cannot be replayed, else what each
+    snapshot the replay reached came to (`_Watched`)."""
     total = int(source.execute(sa.select(sa.func.count()).select_from(events)).scalar_one())
     last: list[Recorded] = []
 
@@ -257,8 +259,10 @@ def _replay(
             done += len(rows)
             report("events", done, total)
 
+    tables = tableviews.Replay(replayed)
+    watched = tables.views = _Watched(replayed, source)
     try:
-        projections.replay(replayed, copied())
+        projections.replay(replayed, copied(), tables)
     except CorruptEvent as exc:
         return Difference(
             "events", (exc.position,), f"position {exc.position}", None, str(exc), None
@@ -266,7 +270,7 @@ def _replay(
     except Refused as exc:
         span = f"{last[0].position} to {last[-1].position}" if last else "?"
         return Difference("events", (), f"positions {span}", None, str(exc), None)
-    return None
+    return watched.reached
 
 
 _ALL_EVENTS = (
@@ -437,35 +441,40 @@ def _merged(
             a, b = next(left, None), next(right, None)
 
 
-def _snapshots(store: EventStore, source: sa.Connection, report: Progress) -> Difference | None:
+def _snapshots(
+    store: EventStore,
+    source: sa.Connection,
+    report: Progress,
+    reached: dict[Key, Difference | None],
+) -> Difference | None:
     """The first snapshot whose state is not the table's state folded from its events
     up to that version, with how many are not. Loading a table starts from its newest
     snapshot, so a forged one would decide the commands after it. A snapshot in a
-    format this code does not read is passed over by loading, and here."""
+    format this code does not read is passed over by loading, and here.
+
+    Those the replay `reached` are held to its fold already (`_Watched`); any other (a
+    version past its stream's last event, a stream the replay does not fold) is held
+    here to its stream's events, loaded and folded."""
     s = snapshots_table
     stream_order = s.c.stream.collate("C") if source.dialect.name == "postgresql" else s.c.stream
-    query = (
-        sa.select(s.c.stream, s.c.version, s.c.state)
-        .order_by(stream_order, s.c.version)
-        .execution_options(yield_per=100)
-    )
+    query = sa.select(s.c.stream, s.c.version).order_by(stream_order, s.c.version)
     first: Difference | None = None
     count = done = 0
     table: tuple[str, list[hz.Event]] | None = None
-    state = hz.INITIAL
     report("snapshots", 0, None)
-    for stream, version, blob in source.execute(query):
+    for stream, version in source.execute(query).all():
         done += 1
-        if table is None or table[0] != stream:
-            # Events are never changed, so a connection of the store's own reads the
-            # same ones up to any version this snapshot names.
-            table, state = (stream, store.load(stream)), hz.INITIAL
-        found = _snapshot_differs(stream, version, bytes(blob), table[1], state)
-        if isinstance(found, Difference):
+        if (stream, version) in reached:
+            found = reached[stream, version]
+        else:
+            if table is None or table[0] != stream:
+                # Events are never changed, so a connection of the store's own reads
+                # the same ones up to any version this snapshot names.
+                table = (stream, store.load(stream))
+            found = _snapshot_differs(stream, version, _blob(source, stream, version), table[1])
+        if found is not None:
             count += 1
             first = first or found
-        elif found is not None:
-            state = found
     report("snapshots", done, done)
     if first is None:
         return None
@@ -474,15 +483,28 @@ def _snapshots(store: EventStore, source: sa.Connection, report: Progress) -> Di
     )
 
 
+def _blob(source: sa.Connection, stream: str, version: int) -> bytes:
+    found = db.fetch(
+        source, "SELECT state FROM snapshots WHERE stream = ? AND version = ?", (stream, version)
+    )
+    return bytes(found[0][0])
+
+
 def _snapshot_differs(
-    stream: str, version: int, blob: bytes, events: list[hz.Event], state: hz.TableState
-) -> Difference | hz.TableState | None:
-    """The difference of one snapshot from the fold, or the folded state at its
-    version when there is none (None: a format passed over)."""
-    key, label = (stream, version), f"{stream} version {version}"
+    stream: str, version: int, blob: bytes, events: list[hz.Event]
+) -> Difference | None:
+    """The difference of one snapshot from its stream's `events` folded to its version
+    (None: none, or a format passed over)."""
     if version > len(events):
+        key, label = (stream, version), f"{stream} version {version}"
         return Difference("snapshots", key, label, None, {"version": version}, None)
-    folded = hz.fold(events[state.version : version], state)
+    return _held_to(stream, version, blob, hz.fold(events[:version], hz.INITIAL))
+
+
+def _held_to(stream: str, version: int, blob: bytes, folded: hz.TableState) -> Difference | None:
+    """The difference of one snapshot from the table's state `folded` at its version
+    (None: none, or a format passed over)."""
+    key, label = (stream, version), f"{stream} version {version}"
     try:
         cached = snapshots.decode_state(blob)
     except Exception as exc:  # whatever a forged blob makes the decoder raise
@@ -498,4 +520,32 @@ def _snapshot_differs(
             return Difference(
                 "snapshots", key, label, f"state.{field}", mine.get(field), theirs[field]
             )
-    return folded
+    return None
+
+
+class _Watched(tableviews.Held):
+    """The replay's read models (tableviews.Held), which also hold each snapshot the
+    replay reaches to the table's state it folded there: the one fold of every table
+    serves both, where loading each table again and folding it cost as much as a
+    tenth of the check."""
+
+    def __init__(self, conn: sa.Connection, source: sa.Connection) -> None:
+        super().__init__(conn)
+        self.source = source
+        self.wanted: dict[str, set[int]] = {}
+        """The versions of each table's snapshots, as stored."""
+        for stream, version in db.fetch(source, "SELECT stream, version FROM snapshots"):
+            self.wanted.setdefault(stream, set()).add(int(version))
+        self.reached: dict[Key, Difference | None] = {}
+        """What each snapshot reached came to, by (stream, version)."""
+
+    def seen(self, stream: str, steps: Sequence[tableviews.Step]) -> None:
+        super().seen(stream, steps)
+        wanted = self.wanted.get(stream)
+        if not wanted:
+            return
+        for step in steps:
+            version = step.row.version
+            if version in wanted:
+                blob = _blob(self.source, stream, version)
+                self.reached[stream, version] = _held_to(stream, version, blob, step.after)

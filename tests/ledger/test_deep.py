@@ -307,3 +307,53 @@ def test_the_fast_comparison_leaves_each_edited_read_model_to_the_row_by_row_one
     differences = found(played)
     assert [d.table for d in differences] == [table]
     assert answers == {model.table.name: model.table.name != table for model in deep.MODELS}
+
+
+def _loads(played: EventStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The streams the check loads from the store (each a read and a fold of its own)."""
+    loaded: list[str] = []
+    load = played.load
+
+    def spy(stream: str, *args: Any, **kwargs: Any) -> list[hz.Event]:
+        loaded.append(stream)
+        return load(stream, *args, **kwargs)
+
+    monkeypatch.setattr(played, "load", spy)
+    return loaded
+
+
+def test_a_snapshot_the_replay_reaches_is_held_to_its_own_fold(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each snapshot is held to the state the read models' replay folded at its version,
+    not to the table loaded and folded again: the same differences, named alike."""
+    history = played.load("table:t1")
+    at_25 = hz.fold(history[:25])
+    snapshots.save(played, "table:t1", hz.fold(history[:20]))
+    snapshots.save(played, "table:t1", dataclasses.replace(at_25, caster="bob"))
+    snapshots.save(played, "table:t1", dataclasses.replace(hz.fold(history[:30]), main=12))
+    loaded = _loads(played, monkeypatch)
+    [difference] = found(played)
+    assert (difference.key, difference.column, difference.rows) == (
+        ("table:t1", 25),
+        "state.caster",
+        2,
+    )
+    assert loaded == []
+
+
+def test_a_snapshot_past_its_table_s_last_event_is_named(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = played.load("table:t1")
+    past = dataclasses.replace(hz.fold(history), version=len(history) + 3)
+    snapshots.save(played, "table:t1", past)
+    loaded = _loads(played, monkeypatch)
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "snapshots",
+        ("table:t1", len(history) + 3),
+        None,
+    )
+    assert difference.stored == {"version": len(history) + 3}
+    assert loaded == ["table:t1"]  # the replay never reached it: loaded to be held
