@@ -17,8 +17,16 @@ from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import snapshots
 from ledger.store.eventstore import EventStore, decode_row
-from ledger.store.schema import accounts, postings, rounds, settlement_parties, settlements
+from ledger.store.schema import (
+    accounts,
+    dice_counts,
+    postings,
+    rounds,
+    settlement_parties,
+    settlements,
+)
 from tests.ledger.deepkit import play
+from tests.ledger.exportkit import play_disputes
 from tests.ledger.tamperkit import Log, set_row, unguarded
 from tests.signing import SIGNER
 
@@ -357,3 +365,21 @@ def test_a_snapshot_past_its_table_s_last_event_is_named(
     )
     assert difference.stored == {"version": len(history) + 3}
     assert loaded == ["table:t1"]  # the replay never reached it: loaded to be held
+
+
+def test_a_throw_corrected_batches_after_it_is_counted_as_the_dice_showed(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dispute's correction moves its throw's count from the dice recorded to the dice
+    shown, reading the recorded dice back from the scratch database when the throw was
+    replayed in an earlier batch: the throws the scratch database keeps for it are
+    enough, on a log replayed two events a batch."""
+    store = EventStore(engine, signer=SIGNER)
+    club = Club(Book(store))
+    play(club)
+    play_disputes(club)  # t3: its 4+4 corrected to 4+5
+    monkeypatch.setattr(deep, "BATCH", 2)
+    assert found(store) == []
+    assert edit(engine, dice_counts.update().where(dice_counts.c.die1 == 4).values(throws=9))
+    assert {d.table for d in found(store)} == {"dice_counts"}
+    store.close()
