@@ -119,6 +119,7 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     engine = db.make_engine(url)
     verifier = load_signer(key).verifier
     started = time.perf_counter()
+    cpu = time.process_time()
     seconds: float | None = None  # set by a phase that checks its result off the clock
     parts: dict[str, float] = {}
     if phase == "pipeline":
@@ -179,6 +180,9 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     return {
         "events": events,
         "seconds": seconds,
+        # The process's own CPU time: on a machine shared with other work, what the phase
+        # cost when the wall clock says mostly how long it waited for a core.
+        "cpu_seconds": time.process_time() - cpu,
         "rate": events / seconds,
         "rss_mib": _rss_mib(),
         "parts": parts,
@@ -197,7 +201,10 @@ def _measured(phase: str, url: str, key: str) -> dict[str, Any]:
     )  # fmt: skip
     run: dict[str, Any] = json.loads(out.stdout)
     parts = "".join(f", {name} {s:.1f} s" for name, s in run["parts"].items())
-    _say(f"  {phase}: {run['rate']:,.0f} events/s, {run['rss_mib']:.0f} MiB{parts}")
+    _say(
+        f"  {phase}: {run['rate']:,.0f} events/s, {run['cpu_seconds']:.1f} s of CPU,"
+        f" {run['rss_mib']:.0f} MiB{parts}"
+    )
     return run
 
 
@@ -207,6 +214,7 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "events": runs[0]["events"],
         "median_rate": statistics.median(r["rate"] for r in runs),
         "median_seconds": statistics.median(r["seconds"] for r in runs),
+        "median_cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
         "peak_rss_mib": max(r["rss_mib"] for r in runs),
     }
     if runs[0]["parts"]:
@@ -262,6 +270,7 @@ def report(results: dict[str, Any]) -> str:
             parts = "".join(f", {n} {s:.1f} s" for n, s in r.get("median_parts", {}).items())
             lines.append(
                 f"  {phase:11}  {r['median_rate']:>10,.0f} events/s  {r['median_seconds']:8.1f} s"
+                f"  ({r['median_cpu_seconds']:.1f} s of CPU)"
                 f"  peak RSS {r['peak_rss_mib']:.0f} MiB  ({r['runs']} run(s){parts})"
             )
         deep, pipe = played.get("verify-deep"), played.get("pipeline")
@@ -276,6 +285,12 @@ def report(results: dict[str, Any]) -> str:
             lines.append(
                 f"  verify --deep on played tables  {rate:,.0f} events/s  {against}"
                 f"  goal >= {DEEP_GOAL:,} events/s  {verdict}"
+            )
+            by_cpu = pipe["median_cpu_seconds"] / deep["median_cpu_seconds"]
+            per_cpu = deep["events"] / deep["median_cpu_seconds"]
+            lines.append(
+                f"  the same by CPU time  {per_cpu:,.0f} events a CPU-second"
+                f"  {by_cpu:.2f}x the pipeline's"
             )
             lines.append(
                 f"  peak RSS, verify --deep  {mb:.0f} MB  goal < {RSS_GOAL_MB} MB  "

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,16 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.books import projections
-from ledger.store import snapshots
-from ledger.store.eventstore import CorruptEvent, EventStore, Recorded, Refused
+from ledger.books import projections, tableviews
+from ledger.store import db, snapshots
+from ledger.store.eventstore import (
+    CorruptEvent,
+    EventStore,
+    Known,
+    Recorded,
+    Refused,
+    RowDecoder,
+)
 from ledger.store.schema import (
     accounts,
     adjustments,
@@ -61,7 +69,15 @@ Progress = Callable[[str, int, int | None], None]
 replayed (done and total in events), then each table's name while it is compared
 (done and total in rows; total None when not known)."""
 
-BATCH = 5000
+BATCH = 2000
+"""Events replayed, and rows of each side compared, at once: a batch of settlements is
+a few MiB on each side, and at 5,000 the batches were a tenth of the check's peak
+memory at a million events."""
+SEEN = 256
+"""Payload texts of each event type whose decoded fields the replay keeps for the next
+row with the same text: a table's throws and stakes repeat a few texts, and every
+settlement is a text of its own, so more kept only holds memory that grows with the log
+up to the store's cap."""
 EVERY = 10_000
 """Rows compared between two progress reports."""
 
@@ -188,16 +204,16 @@ def differences(
                     source = source.execution_options(isolation_level="REPEATABLE READ")
                 with source.begin():
                     with scratch.begin() as replayed:
-                        broken = _replay(store, source, replayed, report)
-                    if broken is not None:
-                        yield broken
+                        reached = _replay(store, source, replayed, report)
+                    if isinstance(reached, Difference):
+                        yield reached
                         return
                     with scratch.connect() as replayed:
                         for model in MODELS:
                             found = _compare(model, source, replayed, report)
                             if found is not None:
                                 yield found
-                    found = _snapshots(store, source, report)
+                    found = _snapshots(store, source, report, reached)
                     if found is not None:
                         yield found
         finally:
@@ -205,8 +221,9 @@ def differences(
 
 
 def _scratch_engine(path: Path) -> sa.Engine:
-    """A throwaway SQLite file with the read models' tables and the events they read:
-    no journal, no fsync (it is deleted after), a bounded page cache."""
+    """A throwaway SQLite file with the read models' tables and the events table (which
+    holds the throws a replay reads back): no journal, no fsync (it is deleted after),
+    a bounded page cache."""
     engine = sa.create_engine(f"sqlite:///{path}")
 
     @sa.event.listens_for(engine, "connect")
@@ -214,7 +231,12 @@ def _scratch_engine(path: Path) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=OFF")
         cursor.execute("PRAGMA synchronous=OFF")
-        cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB
+        # 4 MiB: at 64 MiB the cache alone was a quarter of the check's memory at a
+        # million events (peak RSS 174 MiB over the first 300,000 events' replay,
+        # against 86 with this and batches of 2,000), for no more CPU an event that
+        # the shared machine could tell; the pages it drops stay in the system's file
+        # cache.
+        cursor.execute("PRAGMA cache_size=-4096")
         cursor.close()
 
     metadata.create_all(engine, tables=[events, *(m.table for m in MODELS)])
@@ -223,25 +245,32 @@ def _scratch_engine(path: Path) -> sa.Engine:
 
 def _replay(
     store: EventStore, source: sa.Connection, replayed: sa.Connection, report: Progress
-) -> Difference | None:
-    """Replay every event of `source` into the scratch database `replayed`."""
+) -> Difference | dict[Key, Difference | None]:
+    """Replay every event of `source` into the scratch database `replayed`: a
+    difference of table "events" if an event cannot be replayed, else what each
+    snapshot the replay reached came to (`_Watched`)."""
     total = int(source.execute(sa.select(sa.func.count()).select_from(events)).scalar_one())
     last: list[Recorded] = []
 
     def copied() -> Iterator[Sequence[Recorded]]:
         done = 0
         report("events", 0, total)
-        for rows in projections.batches(store, source, BATCH):
-            # The settlements read the events that placed their bets back from the
-            # database they write to (tableviews._bet_positions).
-            replayed.execute(events.insert(), [row._asdict() for row in rows])
+        for rows in decoded(source, BATCH):
+            # The one read of the events a replay makes on the database it writes to:
+            # a dispute's correction reads its throw's dice back (dicetallies._recorded;
+            # a settlement's bets come from the replay's memory, tableviews.Held). So
+            # the throws alone are copied: the rest were a sixteenth of the check's CPU.
+            throws = [row for row in rows if row.type == "DiceThrown"]
+            db.insert_tuples(replayed, events.name, Recorded._fields, throws)
             last[:] = rows
             yield rows
             done += len(rows)
             report("events", done, total)
 
+    tables = tableviews.Replay(replayed)
+    watched = tables.views = _Watched(replayed, source)
     try:
-        projections.replay(replayed, copied())
+        projections.replay(replayed, copied(), tables)
     except CorruptEvent as exc:
         return Difference(
             "events", (exc.position,), f"position {exc.position}", None, str(exc), None
@@ -249,7 +278,25 @@ def _replay(
     except Refused as exc:
         span = f"{last[0].position} to {last[-1].position}" if last else "?"
         return Difference("events", (), f"positions {span}", None, str(exc), None)
-    return None
+    return watched.reached
+
+
+_ALL_EVENTS = (
+    f"SELECT {', '.join(Recorded._fields)} FROM events WHERE position > ? ORDER BY position LIMIT ?"
+)
+
+
+def decoded(conn: sa.Connection, batch: int = BATCH) -> Iterator[list[Known]]:
+    """Every event of the log in position order, `batch` at a time, each row with its
+    event decoded once: the postings and the tables' views both ask a row for its
+    event (Known), and a row of SQLAlchemy's cost as much again as reading it. The
+    store's fast decode (RowDecoder), which gives what `decode_row` gives, or raises
+    the same CorruptEvent naming the row's position."""
+    decode = RowDecoder(seen=SEEN)
+    after = 0
+    while rows := db.fetch(conn, _ALL_EVENTS, (after, batch)):
+        yield [Known.of(row, decode(row[0], row[3], row[4], row[2], row[5])) for row in rows]
+        after = rows[-1][0]
 
 
 def _compare(
@@ -259,10 +306,13 @@ def _compare(
     what the events make (`replayed`), with how many do."""
     name = model.table.name
     total = int(replayed.execute(sa.select(sa.func.count()).select_from(model.table)).scalar_one())
+    report(name, 0, total)
+    if _same(model, source, replayed):
+        report(name, total, total)
+        return None
     stored, expected = _rows(model, source), _rows(model, replayed)
     first: Difference | None = None
     count = done = 0
-    report(name, 0, total)
     for key, mine, theirs in _merged(stored, expected):
         done += 1
         if done % EVERY == 0:
@@ -306,21 +356,9 @@ def _differs(
 
 def _rows(model: _Model, conn: sa.Connection) -> Iterator[tuple[Key, tuple[Any, ...]]]:
     """(key, values) of every row of the model in key order, read a batch at a time
-    (a server-side cursor on PostgreSQL). Strings are ordered by their bytes (COLLATE
-    "C" on PostgreSQL, SQLite's own order), which is Python's order of str."""
+    (a server-side cursor on PostgreSQL)."""
     table = model.table
-    ordering = [c for c in model.key if c != "n"] + (
-        ["amount", "balance"] if table is postings else []
-    )
-    postgres = conn.dialect.name == "postgresql"
-    order = [
-        table.c[c].collate("C")
-        if postgres and isinstance(table.c[c].type, sa.String)
-        else table.c[c]
-        for c in ordering
-    ]
-    columns = [table.c[c] for c in (*[c for c in model.key if c != "n"], *model.values)]
-    query = sa.select(*columns).order_by(*order).execution_options(yield_per=BATCH)
+    query = _ordered(model, conn).execution_options(yield_per=BATCH)
     width = len(model.key) - (1 if table is postings else 0)
     if table is not postings:
         for row in conn.execute(query):
@@ -333,6 +371,62 @@ def _rows(model: _Model, conn: sa.Connection) -> Iterator[tuple[Key, tuple[Any, 
         n = n + 1 if pair == previous else 0
         previous = pair
         yield (*pair, n), tuple(row[width:])
+
+
+def _ordered(model: _Model, conn: sa.Connection) -> sa.Select[Any]:
+    """Every row of the model, its key's columns (but a posting's `n`, which `_rows`
+    counts) then its values, in key order: a posting's in the order of all its columns,
+    so that two postings alike but for their amount or balance come in one order on
+    either side. Strings are ordered by their bytes (COLLATE "C" on PostgreSQL,
+    SQLite's own order), which is Python's order of str."""
+    table = model.table
+    ordering = [c for c in model.key if c != "n"] + (
+        ["amount", "balance"] if table is postings else []
+    )
+    postgres = conn.dialect.name == "postgresql"
+    order = [
+        table.c[c].collate("C")
+        if postgres and isinstance(table.c[c].type, sa.String)
+        else table.c[c]
+        for c in ordering
+    ]
+    columns = [table.c[c] for c in (*[c for c in model.key if c != "n"], *model.values)]
+    return sa.select(*columns).order_by(*order)
+
+
+def _same(model: _Model, source: sa.Connection, replayed: sa.Connection) -> bool:
+    """Whether the model's rows stored are the rows the events make, every one.
+
+    The check's fast path: both sides in the same total order (`_ordered`: by a key,
+    or by every column), read through the drivers a batch at a time, and each pair of
+    batches compared whole, with no row made into a key and values. Equal batches all
+    through mean equal rows; anything else (a row missing, extra or changed, or a value
+    stored in another type) is left to `_compare`, which finds and names the rows that
+    differ. The drivers' values compare as SQLAlchemy's do: the same ints and strings,
+    and a boolean as SQLite's 0 or 1, which equal False and True."""
+    with _cursor(source) as stored, _cursor(replayed) as expected:
+        stored.execute(str(_ordered(model, source).compile(dialect=source.dialect)))
+        expected.execute(str(_ordered(model, replayed).compile(dialect=replayed.dialect)))
+        while True:
+            mine, theirs = stored.fetchmany(BATCH), expected.fetchmany(BATCH)
+            if mine != theirs:
+                return False
+            if not mine:
+                return True
+
+
+@contextmanager
+def _cursor(conn: sa.Connection) -> Iterator[Any]:
+    """A driver's cursor in `conn`'s transaction that reads a batch at a time: on
+    PostgreSQL a server-side (named) one, which holds no more than a batch in memory."""
+    if conn.dialect.name == "postgresql":
+        cursor = conn.connection.cursor(name="hazard_deep")
+    else:
+        cursor = conn.connection.cursor()
+    try:
+        yield cursor
+    finally:
+        cursor.close()
 
 
 def _merged(
@@ -355,35 +449,40 @@ def _merged(
             a, b = next(left, None), next(right, None)
 
 
-def _snapshots(store: EventStore, source: sa.Connection, report: Progress) -> Difference | None:
+def _snapshots(
+    store: EventStore,
+    source: sa.Connection,
+    report: Progress,
+    reached: dict[Key, Difference | None],
+) -> Difference | None:
     """The first snapshot whose state is not the table's state folded from its events
     up to that version, with how many are not. Loading a table starts from its newest
     snapshot, so a forged one would decide the commands after it. A snapshot in a
-    format this code does not read is passed over by loading, and here."""
+    format this code does not read is passed over by loading, and here.
+
+    Those the replay `reached` are held to its fold already (`_Watched`); any other (a
+    version past its stream's last event, a stream the replay does not fold) is held
+    here to its stream's events, loaded and folded."""
     s = snapshots_table
     stream_order = s.c.stream.collate("C") if source.dialect.name == "postgresql" else s.c.stream
-    query = (
-        sa.select(s.c.stream, s.c.version, s.c.state)
-        .order_by(stream_order, s.c.version)
-        .execution_options(yield_per=100)
-    )
+    query = sa.select(s.c.stream, s.c.version).order_by(stream_order, s.c.version)
     first: Difference | None = None
     count = done = 0
     table: tuple[str, list[hz.Event]] | None = None
-    state = hz.INITIAL
     report("snapshots", 0, None)
-    for stream, version, blob in source.execute(query):
+    for stream, version in source.execute(query).all():
         done += 1
-        if table is None or table[0] != stream:
-            # Events are never changed, so a connection of the store's own reads the
-            # same ones up to any version this snapshot names.
-            table, state = (stream, store.load(stream)), hz.INITIAL
-        found = _snapshot_differs(stream, version, bytes(blob), table[1], state)
-        if isinstance(found, Difference):
+        if (stream, version) in reached:
+            found = reached[stream, version]
+        else:
+            if table is None or table[0] != stream:
+                # Events are never changed, so a connection of the store's own reads
+                # the same ones up to any version this snapshot names.
+                table = (stream, store.load(stream))
+            found = _snapshot_differs(stream, version, _blob(source, stream, version), table[1])
+        if found is not None:
             count += 1
             first = first or found
-        elif found is not None:
-            state = found
     report("snapshots", done, done)
     if first is None:
         return None
@@ -392,15 +491,28 @@ def _snapshots(store: EventStore, source: sa.Connection, report: Progress) -> Di
     )
 
 
+def _blob(source: sa.Connection, stream: str, version: int) -> bytes:
+    found = db.fetch(
+        source, "SELECT state FROM snapshots WHERE stream = ? AND version = ?", (stream, version)
+    )
+    return bytes(found[0][0])
+
+
 def _snapshot_differs(
-    stream: str, version: int, blob: bytes, events: list[hz.Event], state: hz.TableState
-) -> Difference | hz.TableState | None:
-    """The difference of one snapshot from the fold, or the folded state at its
-    version when there is none (None: a format passed over)."""
-    key, label = (stream, version), f"{stream} version {version}"
+    stream: str, version: int, blob: bytes, events: list[hz.Event]
+) -> Difference | None:
+    """The difference of one snapshot from its stream's `events` folded to its version
+    (None: none, or a format passed over)."""
     if version > len(events):
+        key, label = (stream, version), f"{stream} version {version}"
         return Difference("snapshots", key, label, None, {"version": version}, None)
-    folded = hz.fold(events[state.version : version], state)
+    return _held_to(stream, version, blob, hz.fold(events[:version], hz.INITIAL))
+
+
+def _held_to(stream: str, version: int, blob: bytes, folded: hz.TableState) -> Difference | None:
+    """The difference of one snapshot from the table's state `folded` at its version
+    (None: none, or a format passed over)."""
+    key, label = (stream, version), f"{stream} version {version}"
     try:
         cached = snapshots.decode_state(blob)
     except Exception as exc:  # whatever a forged blob makes the decoder raise
@@ -416,4 +528,32 @@ def _snapshot_differs(
             return Difference(
                 "snapshots", key, label, f"state.{field}", mine.get(field), theirs[field]
             )
-    return folded
+    return None
+
+
+class _Watched(tableviews.Held):
+    """The replay's read models (tableviews.Held), which also hold each snapshot the
+    replay reaches to the table's state it folded there: the one fold of every table
+    serves both, where loading each table again and folding it cost as much as a
+    tenth of the check."""
+
+    def __init__(self, conn: sa.Connection, source: sa.Connection) -> None:
+        super().__init__(conn)
+        self.source = source
+        self.wanted: dict[str, set[int]] = {}
+        """The versions of each table's snapshots, as stored."""
+        for stream, version in db.fetch(source, "SELECT stream, version FROM snapshots"):
+            self.wanted.setdefault(stream, set()).add(int(version))
+        self.reached: dict[Key, Difference | None] = {}
+        """What each snapshot reached came to, by (stream, version)."""
+
+    def seen(self, stream: str, steps: Sequence[tableviews.Step]) -> None:
+        super().seen(stream, steps)
+        wanted = self.wanted.get(stream)
+        if not wanted:
+            return
+        for step in steps:
+            version = step.row.version
+            if version in wanted:
+                blob = _blob(self.source, stream, version)
+                self.reached[stream, version] = _held_to(stream, version, blob, step.after)

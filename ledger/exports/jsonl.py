@@ -488,6 +488,9 @@ def _write(engine: sa.Engine, plan: _Plan, out: _Out, progress: Progress | None)
                 }
             )
         )
+    # Handed on now, before the body's first page is read: the first byte waits for the
+    # head's few reads only, not for a page of events and a chunk of their lines.
+    yield from out.flush(force=True)
     body = _Body(engine, plan, start)
     yield from body.run(out, progress)
     size, _root, issued_at, note = plan.checkpoint

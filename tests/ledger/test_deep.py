@@ -16,9 +16,18 @@ from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
 from ledger.store import snapshots
-from ledger.store.eventstore import EventStore
-from ledger.store.schema import accounts, postings, rounds, settlement_parties, settlements
+from ledger.store.eventstore import EventStore, decode_row
+from ledger.store.schema import (
+    accounts,
+    dice_counts,
+    postings,
+    rounds,
+    settlement_parties,
+    settlements,
+)
 from tests.ledger.deepkit import play
+from tests.ledger.exportkit import play_disputes
+from tests.ledger.tamperkit import Log, set_row, unguarded
 from tests.signing import SIGNER
 
 
@@ -229,3 +238,148 @@ def test_a_forged_snapshot_is_named_by_table_and_version(played: EventStore) -> 
         "state.caster",
     )
     assert (difference.stored, difference.expected) == ("bob", at_25.caster)
+
+
+def test_the_replay_reads_every_event_as_the_store_reads_and_decodes_it(
+    played: EventStore,
+) -> None:
+    """The check's own read of the log (each row's event decoded once, by the store's
+    fast decode) gives the rows `read_all` gives, and the events `decode_row` makes of
+    them, across batches of any size."""
+    stored = played.read_all(0, limit=100_000)
+    with played.engine.connect() as conn:
+        rows = [row for batch in deep.decoded(conn, batch=7) for row in batch]
+    assert [tuple(row) for row in rows] == [tuple(row) for row in stored]
+    assert [row.event() for row in rows] == [decode_row(row) for row in stored]
+
+
+def test_an_event_that_cannot_be_read_ends_the_replay_at_its_position(
+    played: EventStore, tmp_path: Any
+) -> None:
+    with played.engine.connect() as conn:
+        bet = conn.execute(
+            sa.text("SELECT position FROM events WHERE type = 'StakeLaid' ORDER BY position")
+        ).first()
+    assert bet is not None
+    log = Log(played.engine, 0, "", tmp_path)
+    with unguarded(log) as conn:
+        set_row(conn, bet.position, payload='{"bet_id": "b9", "stake": "lots"}')
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.row) == (
+        "events",
+        (bet.position,),
+        f"position {bet.position}",
+    )
+    assert str(difference.stored).startswith(f"event at position {bet.position}: ")
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """What the fast comparison (`deep._same`) answered for each read model."""
+    answers: dict[str, bool] = {}
+    same = deep._same
+
+    def spy(model: Any, source: sa.Connection, replayed: sa.Connection) -> bool:
+        answers[model.table.name] = same(model, source, replayed)
+        return answers[model.table.name]
+
+    monkeypatch.setattr(deep, "_same", spy)
+    return answers
+
+
+def test_the_fast_comparison_passes_every_read_model_of_a_clean_history(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = _spied(monkeypatch)
+    assert found(played) == []
+    assert answers == {model.table.name: True for model in deep.MODELS}
+
+
+@pytest.mark.parametrize(
+    "table, statement",
+    [
+        ("accounts", accounts.update().where(accounts.c.account == "player:ann").values(balance=1)),
+        ("postings", postings.update().where(postings.c.id == 3).values(balance=-1)),
+        ("postings", postings.delete().where(postings.c.id == 5)),
+        ("settlements", settlements.update().values(recorded_at="2000-01-01T00:00:00.000000Z")),
+        ("settlement_parties", settlement_parties.delete()),
+        ("rounds", rounds.update().where(rounds.c.round == 2).values(result="caster-won")),
+    ],
+)
+def test_the_fast_comparison_leaves_each_edited_read_model_to_the_row_by_row_one(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch, table: str, statement: Any
+) -> None:
+    """An edited read model is never passed by the fast path: it goes to the row by
+    row comparison, which names it; every other read model is passed."""
+    assert edit(played.engine, statement)
+    answers = _spied(monkeypatch)
+    differences = found(played)
+    assert [d.table for d in differences] == [table]
+    assert answers == {model.table.name: model.table.name != table for model in deep.MODELS}
+
+
+def _loads(played: EventStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The streams the check loads from the store (each a read and a fold of its own)."""
+    loaded: list[str] = []
+    load = played.load
+
+    def spy(stream: str, *args: Any, **kwargs: Any) -> list[hz.Event]:
+        loaded.append(stream)
+        return load(stream, *args, **kwargs)
+
+    monkeypatch.setattr(played, "load", spy)
+    return loaded
+
+
+def test_a_snapshot_the_replay_reaches_is_held_to_its_own_fold(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each snapshot is held to the state the read models' replay folded at its version,
+    not to the table loaded and folded again: the same differences, named alike."""
+    history = played.load("table:t1")
+    at_25 = hz.fold(history[:25])
+    snapshots.save(played, "table:t1", hz.fold(history[:20]))
+    snapshots.save(played, "table:t1", dataclasses.replace(at_25, caster="bob"))
+    snapshots.save(played, "table:t1", dataclasses.replace(hz.fold(history[:30]), main=12))
+    loaded = _loads(played, monkeypatch)
+    [difference] = found(played)
+    assert (difference.key, difference.column, difference.rows) == (
+        ("table:t1", 25),
+        "state.caster",
+        2,
+    )
+    assert loaded == []
+
+
+def test_a_snapshot_past_its_table_s_last_event_is_named(
+    played: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = played.load("table:t1")
+    past = dataclasses.replace(hz.fold(history), version=len(history) + 3)
+    snapshots.save(played, "table:t1", past)
+    loaded = _loads(played, monkeypatch)
+    [difference] = found(played)
+    assert (difference.table, difference.key, difference.column) == (
+        "snapshots",
+        ("table:t1", len(history) + 3),
+        None,
+    )
+    assert difference.stored == {"version": len(history) + 3}
+    assert loaded == ["table:t1"]  # the replay never reached it: loaded to be held
+
+
+def test_a_throw_corrected_batches_after_it_is_counted_as_the_dice_showed(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dispute's correction moves its throw's count from the dice recorded to the dice
+    shown, reading the recorded dice back from the scratch database when the throw was
+    replayed in an earlier batch: the throws the scratch database keeps for it are
+    enough, on a log replayed two events a batch."""
+    store = EventStore(engine, signer=SIGNER)
+    club = Club(Book(store))
+    play(club)
+    play_disputes(club)  # t3: its 4+4 corrected to 4+5
+    monkeypatch.setattr(deep, "BATCH", 2)
+    assert found(store) == []
+    assert edit(engine, dice_counts.update().where(dice_counts.c.die1 == 4).values(throws=9))
+    assert {d.table for d in found(store)} == {"dice_counts"}
+    store.close()

@@ -317,3 +317,40 @@ def test_from_the_first_position_the_tables_come_from_their_openings(
         jsonl, "_tables_opened", lambda conn, last: jsonl._tables_between(conn, 1, last)
     )
     assert fast == [export(store.engine, s) for s in scopes]
+
+
+@pytest.mark.parametrize("scope", [{"everything": True}, {"table": "t1"}, {"since": at(20)}])
+def test_the_header_is_handed_on_before_an_event_is_read(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch, scope: dict[str, Any]
+) -> None:
+    """The first bytes a client gets are the header (and the tables' snapshots), sent
+    before the body's first page is read: the time to the first byte is the head's
+    reads, however long the log or slow its first page."""
+    whole = export(store.engine, scope_of(**scope))
+    read: list[str] = []
+    pages = jsonl._Body._pages
+
+    def counted(body: Any) -> Iterator[list[Any]]:
+        read.append("page")
+        yield from pages(body)
+
+    monkeypatch.setattr(jsonl._Body, "_pages", counted)
+    chunks = jsonl.prepare(store.engine, scope_of(**scope), key=VERIFIER).chunks()
+    first = next(chunks)
+    assert read == []
+    lines = [json.loads(line) for line in first.splitlines()]
+    assert lines[0]["record"] == "header"
+    assert {line["record"] for line in lines[1:]} <= {"snapshot"}
+    assert first + b"".join(chunks) == whole
+
+
+@pytest.mark.parametrize("scope", [{"everything": True}, {"table": "t1"}, {"player": "cat"}])
+def test_every_line_is_the_canonical_form_of_what_it_says(
+    store: EventStore, scope: dict[str, Any]
+) -> None:
+    """The lines written by hand around the stored payload text (the export's hot loop)
+    are byte for byte what the canonical encoder makes of them, as every other line is."""
+    lines = export(store.engine, scope_of(**scope)).splitlines(keepends=True)
+    assert len(lines) > 10
+    for line in lines:
+        assert codec.canonical(json.loads(line)) + b"\n" == line
