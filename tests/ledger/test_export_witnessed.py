@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from ledger.books import projections
 from ledger.exports import jsonl, offline, restore
 from ledger.exports.scope import scope_of
-from ledger.store import codec, db
+from ledger.store import codec
 from ledger.store.eventstore import EventStore
 from ledger.store.log import check, merkle
 from ledger.store.log.checkpoint import (
@@ -43,7 +43,6 @@ from tests.ledger.cosignkit import (
     sizes,
 )
 from tests.ledger.exportkit import evening, export
-from tests.ledger.restorekit import empty_database
 from tests.ledger.tamperkit import OTHER, Log, unguarded, whole_log_rehashed_and_resigned
 from tests.signing import SIGNER, VERIFIER
 
@@ -268,19 +267,6 @@ def test_an_export_of_the_insider_s_rewrite_fails_under_the_policy(
 
 
 # -- a restore under the policy ---------------------------------------------------------
-
-
-@pytest.fixture
-def target_url(database_url: str, tmp_path: Path) -> Iterator[str]:
-    yield from empty_database(database_url, tmp_path)
-
-
-@pytest.fixture
-def target(target_url: str) -> Iterator[sa.Engine]:
-    engine = db.make_engine(target_url)
-    db.upgrade(engine)
-    yield engine
-    engine.dispose()
 
 
 def _cosignature_rows(engine: sa.Engine) -> list[tuple[Any, ...]]:

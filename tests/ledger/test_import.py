@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,7 +17,6 @@ from ledger import bootstrap
 from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.log import check
 from ledger.store.schema import (
@@ -31,7 +29,6 @@ from tests.ledger.deepkit import play
 from tests.ledger.restorekit import (
     TABLES,
     counts,
-    empty_database,
     export,
     lines,
     played_store,
@@ -49,19 +46,6 @@ restore = pytest.importorskip("ledger.exports.restore")
 @pytest.fixture
 def played(engine: sa.Engine) -> Iterator[EventStore]:
     yield from played_store(engine)
-
-
-@pytest.fixture
-def target_url(database_url: str, tmp_path: Path) -> Iterator[str]:
-    yield from empty_database(database_url, tmp_path)
-
-
-@pytest.fixture
-def target(target_url: str) -> Iterator[sa.Engine]:
-    engine = db.make_engine(target_url)
-    db.upgrade(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_a_whole_log_round_trips_byte_for_byte_with_every_table_the_same(

@@ -7,16 +7,14 @@ refused, with nothing written."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import events
-from tests.ledger.restorekit import empty_database, export, lines, played_store
+from tests.ledger.restorekit import export, lines, played_store
 from tests.signing import SIGNER
 
 offline = pytest.importorskip("ledger.exports.offline")
@@ -26,15 +24,6 @@ restore = pytest.importorskip("ledger.exports.restore")
 @pytest.fixture
 def played(engine: sa.Engine) -> Iterator[EventStore]:
     yield from played_store(engine)
-
-
-@pytest.fixture
-def target(database_url: str, tmp_path: Path) -> Iterator[sa.Engine]:
-    for url in empty_database(database_url, tmp_path):
-        engine = db.make_engine(url)
-        db.upgrade(engine)
-        yield engine
-        engine.dispose()
 
 
 def _guarantees(engine: sa.Engine) -> list[tuple[Any, ...]]:

@@ -5,28 +5,16 @@ the seals are, so a log of millions restores in the memory of a few batches."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from ledger.store import db
 from ledger.store.eventstore import Known
-from tests.ledger.restorekit import empty_database
 
 restore = pytest.importorskip("ledger.exports.restore")
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture
-def target(database_url: str, tmp_path: Path) -> Iterator[sa.Engine]:
-    for url in empty_database(database_url, tmp_path):
-        engine = db.make_engine(url)
-        db.upgrade(engine)
-        yield engine
-        engine.dispose()
 
 
 def _live_rows() -> int:

@@ -8,7 +8,6 @@ falling across two batches is written as it would be within one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -16,12 +15,11 @@ import sqlalchemy as sa
 from ledger.books import deep
 from ledger.books.book import Book
 from ledger.service import Club
-from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import metadata
 from tests.ledger.deepkit import play
 from tests.ledger.exportkit import play_disputes
-from tests.ledger.restorekit import empty_database, export, lines, rows
+from tests.ledger.restorekit import export, lines, rows
 from tests.signing import SIGNER
 
 restore = pytest.importorskip("ledger.exports.restore")
@@ -41,15 +39,6 @@ def played(engine: sa.Engine) -> Iterator[EventStore]:
     play_disputes(club)
     yield store
     store.close()
-
-
-@pytest.fixture
-def target(database_url: str, tmp_path: Path) -> Iterator[sa.Engine]:
-    for url in empty_database(database_url, tmp_path):
-        engine = db.make_engine(url)
-        db.upgrade(engine)
-        yield engine
-        engine.dispose()
 
 
 @pytest.mark.parametrize("batch", [1, 7, 64, 5000])
