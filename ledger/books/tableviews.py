@@ -43,7 +43,7 @@ import engine as hz
 from engine import events as ev
 from engine.fold import Folding
 from ledger.books import dicetallies, disputeviews
-from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views
+from ledger.books.accounts import TABLE_PREFIX, book_account, transfer_views, transfers_of
 from ledger.store import codec, db
 from ledger.store.eventstore import EventStore, Recorded, decode_row
 from ledger.store.schema import events as events_table
@@ -539,7 +539,7 @@ def _write_settlements(
                 "winner": event.winner if isinstance(event, ev.BetSettled) else None,
                 "reason": event.reason if isinstance(event, ev.BetVoided) else None,
                 "recorded_at": step.row.recorded_at,
-                "transfers": _canonical(_transfers(stream, event)),
+                "transfers": _transfers_text(transfers_of(stream, event)),
                 "sources": _positions_text(sources),
                 "adjusted": 0,
             }
@@ -579,9 +579,31 @@ def _bet_positions(
     return found
 
 
-def _transfers(stream: str, event: ev.BetSettled | ev.BetVoided) -> list[dict[str, Any]]:
-    """A settlement's transfers in the ledger's accounts, exactly as the book posts them."""
-    return transfer_views(stream, event)
+def _transfers_text(transfers: Sequence[ev.Transfer]) -> str:
+    """A settlement's transfers in the ledger's accounts, exactly as the book posts them
+    (`transfers_of`), as `_canonical` writes `transfer_views` of them: written straight,
+    every settlement has them and the encoder's look at each value first cost as much
+    as the rest of its row. Text the way json writes it (the canonical form's), and
+    anything not plain text and integers left to `_canonical`."""
+    if not all(
+        type(t.source) is str and type(t.target) is str and type(t.amount) is int for t in transfers
+    ):
+        return _canonical(
+            [{"source": t.source, "target": t.target, "amount": t.amount} for t in transfers]
+        )
+    quoted = _QUOTED
+    return (
+        "["
+        + ",".join(
+            f'{{"amount":{t.amount},"source":{quoted(t.source)},"target":{quoted(t.target)}}}'
+            for t in transfers
+        )
+        + "]"
+    )
+
+
+_QUOTED: Callable[[str], str] = json.encoder.encode_basestring
+"""A text as json writes it with ensure_ascii off, as the canonical form has it."""
 
 
 def _canonical(value: Any) -> str:

@@ -446,6 +446,20 @@ def test_a_settlement_s_sources_are_written_as_the_canonical_encoder_writes_them
     assert tableviews._positions_text(positions) == tableviews._canonical(positions)
 
 
+_TRANSFERS = st.lists(
+    st.builds(ev.Transfer, st.text(), st.text(), st.integers(-(2**70), 2**70)), max_size=4
+)
+
+
+@given(_TRANSFERS)
+def test_a_settlement_s_transfers_are_written_as_the_canonical_encoder_writes_them(
+    transfers: list[ev.Transfer],
+) -> None:
+    """Any text (quotes, backslashes, control characters, any script) and any integer."""
+    views = [{"source": t.source, "target": t.target, "amount": t.amount} for t in transfers]
+    assert tableviews._transfers_text(transfers) == tableviews._canonical(views)
+
+
 # -- rebuilding -----------------------------------------------------------------------------
 
 
