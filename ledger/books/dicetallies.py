@@ -47,8 +47,32 @@ Main = tuple[str, int, bool]
 
 def rules_key(rules: RuleSet) -> str:
     """The digest of a rule set's every rule: SHA-256 of its canonical mapping, in hex.
-    Migration 0017 computes it the same way for the rounds played before it."""
+    Migration 0017 computes it the same way for the rounds played before it.
+
+    Kept for the last rule sets asked about, by the object: every round a table
+    decides asks for its table's, which is one object from the table's opening on
+    (a table's states share it), and hashing it again was a thirtieth of a replay's
+    writes. The object is kept with its digest, so that its id is not reused while
+    the digest is held; a RuleSet is frozen, so its digest never changes."""
+    held = _KEYS.get(id(rules))
+    if held is not None and held[0] is rules:
+        return held[1]
+    key = digest_of(rules)
+    if len(_KEYS) >= KEYS_HELD:
+        _KEYS.clear()
+    _KEYS[id(rules)] = (rules, key)
+    return key
+
+
+def digest_of(rules: RuleSet) -> str:
+    """`rules_key` computed afresh, not kept."""
     return hashlib.sha256(codec.canonical(rules.to_mapping())).hexdigest()
+
+
+KEYS_HELD = 256
+"""Rule sets whose digests `rules_key` keeps: a replay's tables in play at once, or
+more; past it, they are dropped and computed again."""
+_KEYS: dict[int, tuple[RuleSet, str]] = {}
 
 
 def decided(round_row: dict[str, Any] | None) -> tuple[int, bool] | None:

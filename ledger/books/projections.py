@@ -24,7 +24,7 @@ from ledger.store import db
 from ledger.store.eventstore import EventStore, Recorded, Refused
 from ledger.store.log.chains import parsed
 from ledger.store.schema import accounts, events, postings
-from ledger.store.vocabulary import CreditLimitSet
+from ledger.store.vocabulary import MOVES_MONEY, CreditLimitSet
 
 
 class Overdraft(Refused):
@@ -71,6 +71,8 @@ def apply(conn: sa.Connection, rows: Iterable[Recorded], check: bool = True) -> 
         event = row.event()
         if isinstance(event, CreditLimitSet):
             limits[event.account] = event.limit
+        if row.type not in MOVES_MONEY:
+            continue  # a throw, a seal, a seat taken...: a third of a played log, no money
         transfers = transfers_of(row.stream, event)
         if isinstance(event, BetAdjusted):
             adjusted.update(t.source for t in transfers)

@@ -250,3 +250,23 @@ def test_after_any_play_the_kept_counts_are_what_the_events_count(
         assert kept == counted
     finally:
         store.close()
+
+
+def test_a_rule_set_s_digest_kept_is_the_digest_computed_afresh() -> None:
+    """`rules_key` keeps the digests of the rule sets it was asked about: each answer,
+    the first and every later, is the digest computed afresh, for every built-in rule
+    set, an equal copy of one (a different object), and a rule set changed from one;
+    and past the digests it keeps, it computes them again."""
+    from dataclasses import replace
+
+    from engine import rulesets
+
+    sets = [*rulesets.BUILTIN.values()]
+    sets += [replace(sets[0]), replace(sets[0], odds_multiple=sets[0].odds_multiple + 1)]
+    for _ in range(3):
+        for rules in sets:
+            assert dicetallies.rules_key(rules) == dicetallies.digest_of(rules)
+    assert dicetallies.rules_key(sets[-1]) != dicetallies.rules_key(sets[0])
+    many = [replace(sets[0], name=f"set {n}") for n in range(dicetallies.KEYS_HELD + 3)]
+    for rules in many + many:
+        assert dicetallies.rules_key(rules) == dicetallies.digest_of(rules)

@@ -400,6 +400,66 @@ def test_closing_an_emptied_table_ends_no_round_live_or_rebuilt(
     assert read_models(engine) == live
 
 
+# -- the fold and the texts, against the slow way ------------------------------------------
+
+
+class _Row:
+    """As much of a stored row as the fold reads: its version and its event."""
+
+    def __init__(self, event: hz.Event) -> None:
+        self.version, self._event = event.version, event
+
+    def event(self) -> hz.Event:
+        return self._event
+
+
+@given(histories(), st.data())
+@settings(max_examples=60, deadline=None)
+def test_the_fold_kept_open_gives_each_event_the_states_a_fresh_fold_gives(
+    h: History, data: st.DataObject
+) -> None:
+    """`tableviews._fold` keeps one fold open over the rows (engine.fold.Folding): each
+    step's states either side are those `hz.fold` gives one event at a time from the
+    same start, from any step of the history, and when a command's own fold is taken
+    for one of the rows (the `folded` of an append)."""
+    events = [e for step in h.steps for e in step.events]
+    if not events:
+        return
+    start = data.draw(st.integers(0, len(events) - 1))
+    state = hz.fold(events[:start])
+    expected = []
+    for event in events[start:]:
+        after = hz.fold([event], state)
+        expected.append((event, state, after))
+        state = after
+    rows = [_Row(e) for e in events[start:]]
+    known = data.draw(st.integers(0, len(rows)))
+    folded = (known, expected[known - 1][2]) if known else None
+    steps = list(tableviews._fold(expected[0][1], rows, folded))  # type: ignore[arg-type]
+    assert [(s.event, s.before, s.after) for s in steps] == expected
+
+
+@given(st.lists(st.integers(0, 2**63 - 1)))
+def test_a_settlement_s_sources_are_written_as_the_canonical_encoder_writes_them(
+    positions: list[int],
+) -> None:
+    assert tableviews._positions_text(positions) == tableviews._canonical(positions)
+
+
+_TRANSFERS = st.lists(
+    st.builds(ev.Transfer, st.text(), st.text(), st.integers(-(2**70), 2**70)), max_size=4
+)
+
+
+@given(_TRANSFERS)
+def test_a_settlement_s_transfers_are_written_as_the_canonical_encoder_writes_them(
+    transfers: list[ev.Transfer],
+) -> None:
+    """Any text (quotes, backslashes, control characters, any script) and any integer."""
+    views = [{"source": t.source, "target": t.target, "amount": t.amount} for t in transfers]
+    assert tableviews._transfers_text(transfers) == tableviews._canonical(views)
+
+
 # -- rebuilding -----------------------------------------------------------------------------
 
 
