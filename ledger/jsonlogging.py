@@ -96,6 +96,15 @@ def handler(stream: TextIO | None = None) -> logging.Handler:
 
 def configure(level: int = logging.INFO, stream: TextIO | None = None) -> None:
     """JSON lines for the `hazard` loggers; idempotent."""
+    # Where a line was logged from (a walk up the stack), and which thread and process
+    # logged it: no line holds them (JsonFormatter writes the message, the request's
+    # context and the extras), and finding them was a fifth of the CPU of every
+    # request's line (docs/performance.md, issue 27's "http2"). These are the knobs
+    # the logging module's documentation gives for it ("Optimization").
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     logger = logging.getLogger(LOGGER)
     logger.setLevel(level)
     if not any(isinstance(h.formatter, JsonFormatter) for h in logger.handlers):

@@ -66,12 +66,12 @@ def table_state(query: dict[str, Any], table: str) -> tuple[dict[str, Any], int,
 def _route(rule: str, write: TableWrite) -> None:
     """POST /tables/<table>/<rule>: the body its schema reads, run as the caller."""
 
-    def view(headers: dict[str, Any], *args: Any, table: str) -> dict[str, Any]:
+    def view(headers: dict[str, Any], *args: Any, table: str) -> tuple[dict[str, Any], int]:
         if write.schema is None:
             bodies.no_body(request)  # one sent anyway is refused, not ignored
         body = args[0] if args else {}
         who = caller()
-        return tablewrites.run(rule, table, who, body, sent_by(who, headers))
+        return tablewrites.run(rule, table, who, body, sent_by(who, headers)), 201
 
     view.__name__ = rule.replace("-", "_").replace("/", "_")
     view.__doc__ = write.doc
@@ -79,6 +79,9 @@ def _route(rule: str, write: TableWrite) -> None:
     if write.schema is not None:
         wrapped = blp.arguments(write.schema)(wrapped)
     wrapped = blp.arguments(s.TableWriteHeadersSchema, location="headers")(wrapped)
+    # The answer is built in WriteResultSchema's shape (ledger.commands.tables): sent
+    # as it is, not dumped field by field (a twentieth of a throw's CPU, bench.apicpu).
+    wrapped = shaped(s.WriteResultSchema)(wrapped)
     wrapped = blp.response(201, s.WriteResultSchema)(wrapped)
     wrapped = blp.alt_response(404, schema=ProblemSchema, description="No such table")(wrapped)
     wrapped = blp.alt_response(409, schema=ProblemSchema, description="Stale If-Match")(wrapped)

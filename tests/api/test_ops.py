@@ -190,6 +190,45 @@ def test_a_line_with_a_lone_surrogate_is_still_one_json_line() -> None:
     assert line["path"] == "/\udce9"
 
 
+def test_configured_logging_writes_every_field_of_a_requests_line(
+    sqlite_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`configure` turns off the logging module's lookups of where a line was logged
+    from and by which thread and process, which no line holds: a request's line, and an
+    error's with its traceback, have the same fields and values as without it."""
+
+    def lines(configured: bool) -> list[dict[str, Any]]:
+        for knob in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
+            monkeypatch.setattr(logging, knob, getattr(logging, knob))  # restored after
+        logger = logging.getLogger(jsonlogging.LOGGER)
+        monkeypatch.setattr(logger, "handlers", [])
+        monkeypatch.setattr(logger, "propagate", logger.propagate)
+        monkeypatch.setattr(logger, "level", logger.level)
+        stream = io.StringIO()
+        if configured:
+            jsonlogging.configure(stream=stream)
+            assert logging._srcfile is None  # type: ignore[attr-defined]
+        else:
+            logger.addHandler(jsonlogging.handler(stream))
+            logger.setLevel(logging.INFO)
+        client = sqlite_api.client(None)
+        client.get("/tables/t9", headers={"X-Request-Id": "req-1"})
+        client.get("/broken", headers={"X-Request-Id": "bug-42"})
+        found = [json.loads(line) for line in stream.getvalue().splitlines()]
+        for line in found:
+            line.pop("time"), line.pop("duration_ms", None)
+            line["exception"] = line.get("exception", "").splitlines()[-1:]
+        return found
+
+    def broken() -> str:
+        raise RuntimeError("a bug")
+
+    sqlite_api.app.add_url_rule("/broken", view_func=broken)
+    plain = lines(configured=False)
+    assert [line["logger"] for line in plain] == ["hazard.access", "hazard.api", "hazard.access"]
+    assert lines(configured=True) == plain
+
+
 def test_logs_outside_a_request_have_no_request_fields() -> None:
     record = logging.makeLogRecord({"name": "hazard.x", "msg": "hi %s", "args": ("there",)})
     line = json.loads(jsonlogging.JsonFormatter().format(record))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 import sqlalchemy as sa
 
@@ -476,3 +479,34 @@ def test_everyone_lays_over_the_api_is_every_lay_or_none(api: Api) -> None:
     placed = [e["payload"] for e in laid["events"] if e["type"] == "StakeLaid"]
     assert [(p["bettor"], p["amount"]) for p in placed] == [("bob", 50), ("cat", 50)]
     assert bank.ok("get", "/players/bob/balance")["balance"] == 950
+
+
+def test_a_throws_answer_is_the_commands_answer_as_its_schema_would_dump_it(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table write's answer is sent as the command built it (ledger.api.shaped), not
+    dumped field by field: the same JSON value marshmallow's dump gave, a settled bet's
+    transfers and all."""
+    from ledger.api.shaped import encode
+    from ledger.web import schemas, tablewrites
+
+    built: list[dict[str, Any]] = []
+    run = tablewrites.run
+
+    def remembered(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(run(*args, **kwargs))
+        return built[-1]
+
+    bank = api.client()
+    _table_in_play(bank)
+    bank.ok("post", "/tables/t1/main", {"main": 7})
+    bank.ok("post", "/tables/t1/stakes", {"amount": 100})
+    monkeypatch.setattr(tablewrites, "run", remembered)
+    for dice in ({"die1": 5, "die2": 3}, {"die1": 3, "die2": 4}):  # a chance of 8, then 7
+        answer = bank.post("/tables/t1/throws", json=dice)
+        assert answer.status_code == 201, answer.get_json()
+        assert answer.get_json() == json.loads(
+            json.dumps(schemas.WriteResultSchema().dump(built[-1]))
+        )
+        assert answer.data == encode(built[-1]) + b"\n"  # sent as built, undumped
+    assert any(e["transfers"] for e in answer.get_json()["events"])  # the stake settled
