@@ -26,15 +26,12 @@ import json
 import re
 from typing import Any, NoReturn
 
-import flask
 import flask_smorest
 from flask import Request
 from flask_smorest import abort
 from marshmallow import Schema
 from webargs import core
 from webargs.flaskparser import FlaskParser
-
-from ledger.api import quickargs
 
 MAX_DEPTH = 32
 """How deep a body may nest. A custom rule set, the deepest body taken, is four levels."""
@@ -147,19 +144,7 @@ def _bad(detail: str) -> NoReturn:
 
 
 class Parser(FlaskParser):
-    """webargs' Flask parser, reading bodies with `read` and refusing non-JSON ones,
-    and a settlement query's plain parameters with ledger.api.quickargs."""
-
-    def parse(self, argmap: Any, req: Request | None = None, **kwargs: Any) -> Any:
-        if (
-            kwargs.get("location") == "query"
-            and kwargs.get("validate") is None
-            and isinstance(argmap, Schema)
-        ):
-            loaded = quickargs.quick(argmap, (req or flask.request).args)
-            if loaded is not None:
-                return loaded
-        return super().parse(argmap, req, **kwargs)
+    """webargs' Flask parser, reading bodies with `read` and refusing non-JSON ones."""
 
     def load_json(self, req: Request, schema: Schema) -> Any:
         encoding = req.headers.get("Content-Encoding", "identity").strip()
