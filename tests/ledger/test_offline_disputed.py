@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from ledger.books.book import Book
 from ledger.exports import offline
-from ledger.exports.offline import disputed
+from ledger.exports.offline import disputed, shares
 from ledger.exports.offline.lines import Check
 from ledger.exports.scope import scope_of
 from ledger.service import Club
@@ -84,3 +84,10 @@ def test_a_referee_told_no_dispute_comes_stops_at_one_rather_than_judge_it_blind
 ) -> None:
     with pytest.raises(RuntimeError, match="none was to come"):
         checked(data.splitlines(keepends=True), frozenset())
+
+
+def test_on_two_processes_each_keeps_rounds_only_where_a_dispute_comes(data: bytes) -> None:
+    # shares.shared raises Unshared rather than fall back to one process, and a process
+    # whose referee met a dispute it was told would not come could not share the check.
+    lines = data.splitlines(keepends=True)
+    assert shares.shared(lines, VERIFIER, None, None, 2) == checked(lines, None)

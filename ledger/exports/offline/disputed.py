@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ledger.exports.offline import events
@@ -42,7 +43,12 @@ def tables(lines: Iterable[bytes]) -> frozenset[str] | None:
             return None
     except (AttributeError, OSError):
         return None
-    with open(name, "rb") as f:
+    return in_file(Path(name))
+
+
+def in_file(path: Path) -> frozenset[str] | None:
+    """The streams the dispute lines of the export file at `path` are on."""
+    with path.open("rb") as f:
         return _streams(_marked(f))
 
 
