@@ -86,6 +86,10 @@ class Referee:
     (`TableState.wins + losses + abandoned`), so this is that sum's growth. `bets`
     counts the bets placed: `CasterStaked`, `StakeLaid`, `OddsLaid` and
     `SideBetOffered` events checked.
+
+    To judge a dispute, a referee keeps the last rounds it read (engine.rounds.RoundBook).
+    A caller that knows no dispute comes on the stream (the offline verify looks through
+    the file first) says `disputes=False`, and the referee keeps none of them.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class Referee:
         on_group: Callable[[Sequence[ev.Event], TableState, TableState], None] | None = None,
         judge_disputes: bool = True,
         source: str = "the file",
+        disputes: bool = True,
     ) -> None:
         self.state = state
         self._folding = Folding(state)
@@ -104,7 +109,10 @@ class Referee:
         self.bets = 0
         self._on_group = on_group
         self._judging = judge_disputes
-        self._book = RoundBook(whole_from=1 if state.version == 0 else None)
+        self._book = RoundBook(whole_from=1 if state.version == 0 else None) if disputes else None
+        """The last rounds, to judge a dispute over one; None when the caller has looked
+        at the stream ahead and no dispute comes (`disputes=False`): fifty rounds of
+        events and states a table, kept for nothing."""
         self.trusted: list[int] = []
         """The versions of dispute events taken as the file gives them: a dispute over a
         round this referee did not see whole (it began after the round did)."""
@@ -256,7 +264,8 @@ class Referee:
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
         if due[0].__class__ in _PLACED:
             self.bets += 1
-        self._book.add(due, before, self.state)
+        if self._book is not None:
+            self._book.add(due, before, self.state)
         if self._on_group is not None:
             self._on_group(due, before, self.state)
         if self.state.dice == SERVER:
@@ -294,6 +303,10 @@ class Referee:
     def _judge(self, state: TableState, event: ev.Event) -> list[ev.Event]:
         """Run the dispute command `event` records, on the record of its round; or take
         it on trust when this referee did not see that round whole."""
+        if self._book is None:
+            # The caller said no dispute comes on this stream: judging one without its
+            # round would give another verdict, so the caller's mistake stops the check.
+            raise RuntimeError(f"a dispute at version {event.version}, where none was to come")
         if isinstance(event, ev.DisputeOpened):
             number: int | None = event.round
         else:
@@ -343,7 +356,8 @@ class Referee:
         self.trusted.append(event.version)
         if isinstance(event, ev.DisputeResolved):
             self._trusting = event.dispute_id
-        self._book.add((event,), before, self.state)
+        if self._book is not None:
+            self._book.add((event,), before, self.state)
         if self._on_group is not None:
             self._on_group((event,), before, self.state)
         self._due, self._next = (), 0

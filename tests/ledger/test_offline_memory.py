@@ -22,7 +22,7 @@ def states_alive() -> int:
     return sum(1 for o in gc.get_objects() if type(o) is TableState)
 
 
-def states_held(rounds: int) -> int:
+def states_held(rounds: int, disputed: frozenset[str] | None = None) -> int:
     """The table states alive while the offline verify's tables hold two tables that
     have each played `rounds` rounds, their events interleaved as in a file."""
     games = [long_game(name, random.Random(rounds), rounds) for name in ("english", "club")]
@@ -33,7 +33,7 @@ def states_held(rounds: int) -> int:
         for i, e in enumerate(g.events)
     )
     before = states_alive()
-    tables = Tables(None)
+    tables = Tables(None, disputed=disputed)
     for stream in streams:
         tables.open(stream)
     for number, (_, stream, e) in enumerate(lines, start=2):
@@ -49,3 +49,11 @@ def test_the_tables_hold_the_same_states_for_a_short_file_and_a_long_one() -> No
     # each table: a state before each round kept, the table now, the last command's
     assert long <= 2 * (KEPT + 3), f"{long} states held after {4 * KEPT} rounds a table"
     assert long <= short + 4
+
+
+def test_the_tables_no_dispute_comes_on_keep_no_rounds() -> None:
+    # The offline verify reads the file ahead for the tables a dispute comes on
+    # (ledger.exports.offline.disputed); a referee of any other keeps no round to judge
+    # one: what a table costs is the table now, whatever the rounds it has played.
+    held = states_held(4 * KEPT, disputed=frozenset())
+    assert held <= 2 * 3, f"{held} states held by two tables no dispute comes on"

@@ -7,7 +7,7 @@ only once it is checked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from ledger.books.accounts import TABLE_PREFIX
@@ -51,6 +51,7 @@ class Check:
         key: Verifier | None,
         progress: Progress | None = None,
         policy: Policy | None = None,
+        disputed: Collection[str] | None = None,
     ) -> None:
         self.expected = key
         self.progress = progress
@@ -62,6 +63,9 @@ class Check:
         self.tree = Tree()
         self.times = Times()
         self.chains = Chains()
+        self.disputed = disputed
+        """The tables a dispute comes on, looked for ahead (ledger.exports.offline.disputed);
+        None: any may have one."""
         self.tables = Tables({})
         self.tally = Tally()
         self.types: dict[str, int] = {}
@@ -219,7 +223,7 @@ class Check:
             self.chains.loose = frozenset({SEALS})
         self.tree.start(header)
         self.times.start(header)
-        self.tables = Tables(header.rule_sets)
+        self.tables = Tables(header.rule_sets, disputed=self.disputed)
         return header
 
     def _snapshot(self, number: int, record: dict[str, Any]) -> Snapshot:

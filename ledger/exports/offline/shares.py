@@ -47,6 +47,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, cast
 
+from ledger.exports.offline import disputed
 from ledger.exports.offline.complete import FIRST_FORMAT, Completeness, _Seal, _Stream
 from ledger.exports.offline.events import Read
 from ledger.exports.offline.fields import is_int
@@ -582,19 +583,22 @@ def shared(
     """The check in shares of the file at `source` (a path, or its lines); Unshared
     if it does not verify so, or cannot be shared."""
     context = multiprocessing.get_context("fork")
+    # Every process's referees keep rounds only for the tables a dispute comes on.
+    ahead = disputed.in_file(source) if isinstance(source, Path) else disputed.tables(source)
     children: list[tuple[Any, Connection]] = []
     inboxes: list[_Inbox] = []
     try:
         for me in range(1, processes):
             mine, theirs = context.Pipe(duplex=False)
             child = context.Process(
-                target=_child, args=(me, processes, source, key, theirs), daemon=True
+                target=_child, args=(me, processes, source, key, theirs, ahead), daemon=True
             )
             child.start()
             theirs.close()
             children.append((child, mine))
         inboxes.extend(_Inbox(c) for _, c in children)  # after the last fork: threads
         check = _Parent(key, processes, progress, policy, inboxes)
+        check.disputed = ahead
         try:
             with _opened(source) as lines:
                 for _ in check.run(lines):
@@ -620,9 +624,11 @@ def _child(
     source: Path | Sequence[bytes],
     key: Verifier | None,
     parent: Connection,
+    ahead: frozenset[str] | None,
 ) -> None:
     try:
         check = _Child(key, me, processes, parent)
+        check.disputed = ahead
         with _opened(source) as lines:
             for _ in check.run(lines):
                 pass

@@ -10,7 +10,7 @@ has no header to list them)."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine import events as ev
@@ -34,8 +34,8 @@ class _Table:
 
     __slots__ = ("drawn", "recent", "referee")
 
-    def __init__(self, state: TableState, source: str) -> None:
-        self.referee = Referee(state, source=source)
+    def __init__(self, state: TableState, source: str, disputes: bool) -> None:
+        self.referee = Referee(state, source=source, disputes=disputes)
         self.recent: deque[tuple[int, int]] = deque(maxlen=64)
         self.drawn: dict[int, int] = {}
 
@@ -47,12 +47,20 @@ class _Table:
 
 
 class Tables:
-    def __init__(self, rule_sets: Mapping[str, RuleSet] | None, source: str = "the file") -> None:
+    def __init__(
+        self,
+        rule_sets: Mapping[str, RuleSet] | None,
+        source: str = "the file",
+        disputed: Collection[str] | None = None,
+    ) -> None:
         self.rule_sets = rule_sets
         """The header's, by name: the only rule sets a table may play under (None: the
         one each table's TableOpened names, as in the database)."""
         self.source = source
         """Where the events come from, in the referee's words: "the file" or "the log"."""
+        self.disputed = disputed
+        """The tables a dispute may come on (ledger.exports.offline.disputed); None: any.
+        The referee of any other keeps no rounds to judge one."""
         self.tables: dict[str, _Table] = {}
         self.snapshotted: dict[str, Snapshot] = {}
         self.settlements = 0
@@ -96,14 +104,17 @@ class Tables:
                 number, f"the snapshot's state is at version {state.version}, not {version}"
             )
         self._rules(number, stream, state.rules, "the snapshot's")
-        self.tables[stream] = _Table(state, self.source)
+        self.tables[stream] = _Table(state, self.source, self._disputes(stream))
         snapshot = Snapshot(number, stream, position, version, str(digest), state, document)
         self.snapshotted[stream] = snapshot
         return snapshot
 
     def open(self, stream: str) -> None:
         """The table's stream begins in the file: it replays from no state."""
-        self.tables[stream] = _Table(INITIAL, self.source)
+        self.tables[stream] = _Table(INITIAL, self.source, self._disputes(stream))
+
+    def _disputes(self, stream: str) -> bool:
+        return self.disputed is None or stream in self.disputed
 
     def event(self, number: int, stream: str, event: ev.Event) -> None:
         """Run the table's next event (line `number`) through its referee."""

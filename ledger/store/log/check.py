@@ -43,7 +43,7 @@ from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
 
-BATCH = 20_000
+BATCH = 5_000
 """Events read per query: large enough that a query's cost is spread thin, small
 enough that memory stays a few megabytes."""
 
@@ -232,9 +232,19 @@ def check_log(
             break
         check.batch(rows)
         done += len(rows)
+        del rows  # let go before the next is read: one batch of rows in memory, not two
         if progress is not None:
             progress(done, total)
     return check.finish()
+
+
+class _Quoted(codec.Quoted):
+    """The texts a pass quotes, fewer kept: its streams, actors and types are a few
+    thousand, but nearly every write has its own time (and idempotency key), and
+    100,000 of them held for the whole pass are a dozen megabytes."""
+
+    __slots__ = ()
+    LIMIT = 8_192
 
 
 class _Pass:
@@ -262,7 +272,7 @@ class _Pass:
         self.broken: set[str] = set()
         """Streams whose chain broke: named once, then no longer followed."""
         self.turns: dict[str, _Turn] = {}
-        self.quoted = codec.Quoted()
+        self.quoted = _Quoted()
         self.tree_differs = False
         self.folding = sealing.Folding() if resume is None else None
         """The heads, folded from the first event to hold every seal to them (a pass

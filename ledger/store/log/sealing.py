@@ -301,7 +301,10 @@ class Folding:
     def __init__(self) -> None:
         self.heads = Heads()
         self.pending = hd.Pending()
-        self.decode = RowDecoder()
+        # Few payload texts kept decoded: the events it decodes move money, and nearly
+        # every settlement's text is its own; 4,096 of each type, kept for the whole
+        # pass, were a quarter of the log check's memory at a million events.
+        self.decode = RowDecoder(seen=256)
 
     def event(
         self,
