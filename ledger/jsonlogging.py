@@ -96,15 +96,13 @@ def handler(stream: TextIO | None = None) -> logging.Handler:
 
 def configure(level: int = logging.INFO, stream: TextIO | None = None) -> None:
     """JSON lines for the `hazard` loggers; idempotent."""
-    # Where a line was logged from (a walk up the stack), and which thread and process
-    # logged it: no line holds them (JsonFormatter writes the message, the request's
-    # context and the extras), and finding them was a fifth of the CPU of every
-    # request's line (docs/performance.md, issue 27's "http2"). These are the knobs
-    # the logging module's documentation gives for it ("Optimization").
+    # Where a line was logged from (a walk up the stack): no line holds it (JsonFormatter
+    # writes the message, the request's context and the extras), and the walk was most
+    # of the lookups that made a fifth of the CPU of every request's line
+    # (docs/performance.md, issue 27's "http2"); the logging module's documentation
+    # gives this knob for it ("Optimization"). The process and the thread stay: the
+    # knobs are the whole process's, and gunicorn's own lines print `[%(process)d]`.
     logging._srcfile = None
-    logging.logThreads = False
-    logging.logProcesses = False
-    logging.logMultiprocessing = False
     logger = logging.getLogger(LOGGER)
     logger.setLevel(level)
     if not any(isinstance(h.formatter, JsonFormatter) for h in logger.handlers):

@@ -7,8 +7,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -227,6 +229,25 @@ def test_configured_logging_writes_every_field_of_a_requests_line(
     plain = lines(configured=False)
     assert [line["logger"] for line in plain] == ["hazard.access", "hazard.api", "hazard.access"]
     assert lines(configured=True) == plain
+
+
+def test_configured_logging_leaves_other_formats_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The knobs are the whole process's: gunicorn's own lines (`[%(process)d]`) and
+    any other handler's still find the process and thread they name. Turning the
+    process lookup off made every gunicorn line after `configure` a logging error."""
+    for knob in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
+        monkeypatch.setattr(logging, knob, getattr(logging, knob))  # restored after
+    logger = logging.getLogger(jsonlogging.LOGGER)
+    monkeypatch.setattr(logger, "handlers", [])
+    monkeypatch.setattr(logger, "level", logger.level)
+    jsonlogging.configure(stream=io.StringIO())
+    record = logging.getLogger("gunicorn.error").makeRecord(
+        "gunicorn.error", logging.INFO, __file__, 1, "Worker exiting (pid: %s)", (7,), None
+    )
+    gunicorns = logging.Formatter("[%(process)d] [%(thread)d] [%(levelname)s] %(message)s")
+    assert gunicorns.format(record) == (
+        f"[{os.getpid()}] [{threading.get_ident()}] [INFO] Worker exiting (pid: 7)"
+    )
 
 
 def test_logs_outside_a_request_have_no_request_fields() -> None:
