@@ -81,10 +81,11 @@ RESTARTS = {
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=shares.MOST_JOBS),
     metavar="N",
     help="with FILE: check it on N processes, with the same verdict (default: the cores "
-    "this process may run on; 1: one process; a FILE read from stdin is checked on one)",
+    f"this process may run on, at most {shares.MOST_JOBS}; 1: one process; a FILE read "
+    "from stdin is checked on one)",
 )
 @click.argument("file", required=False, metavar="[FILE]")
 def verify(

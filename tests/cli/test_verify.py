@@ -274,5 +274,8 @@ def test_cli_jobs_is_for_a_file(files: dict[str, bytes], tmp_path: Path) -> None
     path.write_bytes(files["t1"])
     result = CliRunner().invoke(main, ["verify", str(path), "--jobs", "0"])
     assert result.exit_code == 2 and "--jobs" in result.output
+    # Thousands of processes ran out of file descriptors (an OSError's traceback).
+    result = CliRunner().invoke(main, ["verify", str(path), "--jobs", "99999"])
+    assert result.exit_code == 2 and "99999 is not in the range 1<=x<=64" in result.output
     result = CliRunner().invoke(main, ["verify", "-", "--jobs", "2"], input=files["t1"])
     assert result.exit_code == 0 and result.output.startswith("verified\n")  # on one

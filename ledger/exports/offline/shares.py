@@ -547,11 +547,17 @@ class _Inbox:
 # -- the processes ---------------------------------------------------------------------
 
 
+MOST_JOBS = 64
+"""The most processes `hazard verify FILE --jobs N` starts: past the cores, more only
+cost (each reads the whole file), and thousands would run out of file descriptors."""
+
+
 def cores() -> int:
-    """The cores this process may run on: `hazard verify FILE`'s processes unless told."""
+    """The cores this process may run on (at most MOST_JOBS): `hazard verify FILE`'s
+    processes unless told."""
     if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
+        return min(max(1, len(os.sched_getaffinity(0))), MOST_JOBS)
+    return min(os.cpu_count() or 1, MOST_JOBS)
 
 
 def verify(
