@@ -113,7 +113,7 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
     """One measurement, in this (child) process."""
     from ledger.store import db
     from ledger.store.eventstore import EventStore, Recorded
-    from ledger.store.log import check, merkle, tree
+    from ledger.store.log import merkle, tree
     from ledger.store.log.keys import load_signer
 
     engine = db.make_engine(url)
@@ -137,10 +137,7 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
         from ledger.audit import refereed
         from ledger.books import deep
 
-        with engine.connect() as conn, conn.begin():
-            check.snapshot(conn)
-            report = check.check_log(conn, verifier)
-        assert report.ok, report.findings[:3]
+        report = _log_checked(engine, verifier)
         parts["log check"] = time.perf_counter() - started
         rules = refereed.replay(engine)
         assert rules.breach is None, rules.breach
@@ -155,18 +152,13 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
         with engine.connect() as conn:
             cursor = conn.connection.cursor()
             cursor.execute(f"SELECT {', '.join(Recorded._fields)} FROM events ORDER BY position")
-            while rows := cursor.fetchmany(10_000):
-                for row in rows:
-                    frontier.append(merkle.leaf_hash(Recorded(*row).hashed()))
+            for row in _fetched(cursor):
+                frontier.append(merkle.leaf_hash(Recorded(*row).hashed()))
             stored = merkle.tree_hash(frontier.size, tree.reader(conn))
         assert frontier.root() == stored, "the tree the events give is not the stored one"
         events = frontier.size
     elif phase == "log":
-        with engine.connect() as conn, conn.begin():
-            check.snapshot(conn)
-            report = check.check_log(conn, verifier)
-        assert report.ok, report.findings[:3]
-        events = report.events
+        events = _log_checked(engine, verifier).events
     else:
         from ledger.books import deep
 
@@ -187,6 +179,17 @@ def _phase(phase: str, url: str, key: str) -> dict[str, Any]:
         "rss_mib": _rss_mib(),
         "parts": parts,
     }
+
+
+def _log_checked(engine: Any, verifier: Any) -> Any:
+    """The log check's report on `engine`'s database, which must find nothing."""
+    from ledger.store.log import check
+
+    with engine.connect() as conn, conn.begin():
+        check.snapshot(conn)
+        report = check.check_log(conn, verifier)
+    assert report.ok, report.findings[:3]
+    return report
 
 
 def _fetched(cursor: Any) -> Iterator[tuple[Any, ...]]:
