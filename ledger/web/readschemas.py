@@ -298,8 +298,9 @@ VERIFY_MAX = 500_000
 
 
 DEEP_MAX = 20_000
-"""The most events a request's deep check replays: about 3,000 events a second
-(ledger.books.deep), so this stays well inside the worker timeout."""
+"""The most events a request's deep check replays (ledger.books.deep): it ran at 5,000
+to 16,000 events a second in bench.verify (docs/performance.md, issue 27), so this is
+a few seconds at worst, well inside the worker timeout."""
 
 
 class VerifyQuerySchema(Schema):
