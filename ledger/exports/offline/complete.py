@@ -81,6 +81,9 @@ class Completeness:
     """Each table's local account names, as ledger accounts (accounts.book_account)."""
     pending: hd.Pending = field(default_factory=hd.Pending)
     """A whole log's events since the last seal, folded into `heads` at the next."""
+    ranged: bool = False
+    """Whether each event is held to a since or an until (`_in_range`): a whole log's
+    has neither, and its check asks at every line."""
 
     @classmethod
     def of(cls, header: Header, format_version: int) -> Completeness:
@@ -90,6 +93,9 @@ class Completeness:
             check.account = player_account(str(scope.get("player")))
         if scope["kind"] == "all" and format_version > FIRST_FORMAT:
             check.heads = Heads()
+        check.ranged = format_version > FIRST_FORMAT and (
+            scope.get("since") is not None or scope.get("until") is not None
+        )
         return check
 
     @property
@@ -98,10 +104,13 @@ class Completeness:
 
     # -- line by line ----------------------------------------------------------------
 
-    def event(self, number: int, row: Recorded, event: Any) -> None:
-        self._seal_checkpointed(number)
+    def event(self, number: int, row: Recorded, event: Any, posted: Any = None) -> None:
+        """The event on line `number`; `posted`, a table's event's accounts as the
+        money's tally found them (Tally.count), else None: they are found here."""
+        if self.awaiting is not None:
+            self._seal_checkpointed(number)
         stream = row.stream
-        if self.format_version > FIRST_FORMAT:
+        if self.ranged:
             self._in_range(number, row)
         if stream == hd.SEALS:
             seal = _Seal(
@@ -118,9 +127,9 @@ class Completeness:
             self.streams[stream] = _Stream((row.version, row.prev_hash), (row.version, row.hash))
         else:
             known.last = (row.version, row.hash)
-        accounts: AbstractSet[str] = _NO_ACCOUNTS
+        accounts: AbstractSet[str] | list[str] = _NO_ACCOUNTS
         if row.type in MOVES_MONEY and (self.heads is not None or self.account is not None):
-            accounts = self._posts_to(stream, event)
+            accounts = self._posts_to(stream, event) if posted is None else posted
         if self.account is not None and self.account in accounts:
             self.posted.append(row.hash)
         if self.heads is not None:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ledger.exports.offline import disputed
-from ledger.exports.offline.complete import FIRST_FORMAT, Completeness, _Seal, _Stream
+from ledger.exports.offline.complete import Completeness, _Seal, _Stream
 from ledger.exports.offline.events import Read
 from ledger.exports.offline.fields import is_int
 from ledger.exports.offline.lines import PROGRESS_EVERY, Check, Progress
@@ -207,10 +207,10 @@ class _Complete(Completeness):
     posted_at: list[int] = field(default_factory=list)
     """The position of each of `posted`."""
 
-    def event(self, number: int, row: Recorded, event: Any) -> None:
-        posted = len(self.posted)
-        super().event(number, row, event)
-        if len(self.posted) != posted:
+    def event(self, number: int, row: Recorded, event: Any, posted: Any = None) -> None:
+        before = len(self.posted)
+        super().event(number, row, event, posted)
+        if len(self.posted) != before:
             self.posted_at.append(row.position)
 
     @property
@@ -218,14 +218,12 @@ class _Complete(Completeness):
         """Whether `place` has anything to check: a seal awaiting its checkpoint line, or
         a file with a time range (a whole log's has none: most of its lines need no
         `place`)."""
-        return self.awaiting is not None or (
-            self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all"
-        )
+        return self.awaiting is not None or self.ranged
 
     def place(self, number: int, row: Recorded) -> None:
         """What an event another process checks asks of the order of lines here."""
         self._seal_checkpointed(number)
-        if self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all":
+        if self.ranged:
             self._in_range(number, row)
 
     def _hold_seal(self, seal: _Seal) -> None:
