@@ -81,6 +81,9 @@ class Completeness:
     """Each table's local account names, as ledger accounts (accounts.book_account)."""
     pending: hd.Pending = field(default_factory=hd.Pending)
     """A whole log's events since the last seal, folded into `heads` at the next."""
+    windowed: bool = False
+    """A table's or a player's file, whose closing holds `streams` to its head proofs:
+    no other file's check keeps them."""
     ranged: bool = False
     """Whether each event is held to a since or an until (`_in_range`): a whole log's
     has neither, and its check asks at every line."""
@@ -93,6 +96,7 @@ class Completeness:
             check.account = player_account(str(scope.get("player")))
         if scope["kind"] == "all" and format_version > FIRST_FORMAT:
             check.heads = Heads()
+        check.windowed = scope["kind"] in ("table", "player")
         check.ranged = format_version > FIRST_FORMAT and (
             scope.get("since") is not None or scope.get("until") is not None
         )
@@ -122,11 +126,14 @@ class Completeness:
             if self.contiguous and self.format_version > FIRST_FORMAT:
                 self.awaiting = seal
             return
-        known = self.streams.get(stream)
-        if known is None:
-            self.streams[stream] = _Stream((row.version, row.prev_hash), (row.version, row.hash))
-        else:
-            known.last = (row.version, row.hash)
+        if self.windowed:
+            known = self.streams.get(stream)
+            if known is None:
+                self.streams[stream] = _Stream(
+                    (row.version, row.prev_hash), (row.version, row.hash)
+                )
+            else:
+                known.last = (row.version, row.hash)
         accounts: AbstractSet[str] | list[str] = _NO_ACCOUNTS
         if row.type in MOVES_MONEY and (self.heads is not None or self.account is not None):
             accounts = self._posts_to(stream, event) if posted is None else posted
