@@ -1,6 +1,7 @@
 """The offline check's per-line shortcuts give what the long way gives: the seals'
-heads folded a batch at a time as each change moved one at a time, and the accounts a
-table's event posts to as the money's tally finds them as `transfers_of` names them."""
+heads folded a batch at a time (and ahead of a seal) as each change moved one at a
+time, and the accounts a table's event posts to as the money's tally finds them as
+`transfers_of` names them."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import hashlib
 from collections import Counter
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger.books.book import Book
 from ledger.exports import offline
+from ledger.exports.offline import complete
+from ledger.exports.offline.lines import Check
 from ledger.exports.offline.money import MOVES_MONEY, Tally
 from ledger.exports.scope import scope_of
 from ledger.service import Club
@@ -22,7 +26,8 @@ from ledger.store.log import heads as hd
 from ledger.store.log.heads import Heads
 from ledger.store.vocabulary import TABLE_PREFIX, transfers_of
 from tests.ledger.exportkit import export, play, play_disputes, ticking
-from tests.signing import SIGNER
+from tests.ledger.offlinekit import encoded, fails, records, rehash
+from tests.signing import SIGNER, VERIFIER
 
 _STREAMS = ["table:t1", "table:t2", "account:player:ann", "account:player:bob", hd.SEALS]
 _ACCOUNTS = ["player:ann", "player:bob", "setter", "cash", "escrow:t1:b1"]
@@ -92,3 +97,44 @@ def test_the_tallys_accounts_are_the_accounts_each_table_event_posts_to(
         seen[row.type] += 1
     # stakes, settlements and a dispute's party-to-party adjustment among them
     assert {"CasterStaked", "StakeLaid", "BetSettled", "BetAdjusted"} <= set(seen), seen
+
+
+def _whole_log(engine: sa.Engine, seals: bool) -> list[bytes]:
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    store.seals = seals
+    play(Club(Book(store)))
+    store.close()
+    return export(engine, scope_of(everything=True)).splitlines()
+
+
+def test_a_whole_log_with_no_seal_keeps_few_events_for_one(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log from before seals, exported whole in format 2: its check folds the heads
+    ahead of a seal that never comes, rather than keep every event to the end."""
+    lines = _whole_log(engine, seals=False)
+    assert b'"format_version":2' in lines[0] and not any(b'"stream":"log"' in x for x in lines)
+    monkeypatch.setattr(complete, "FOLD_AHEAD", 4)
+    check, kept = Check(VERIFIER), 0
+    for _ in check.run(lines):
+        assert check.complete is not None
+        kept = max(kept, len(check.complete.pending.rows))
+    assert check.verified().events > 40 and kept == 3
+
+
+def test_heads_folded_ahead_of_a_seal_are_the_ones_it_commits(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole log's seals held to heads folded a few events at a time: the same
+    verdict as folded at each seal, and a seal that commits other heads still named."""
+    lines = _whole_log(engine, seals=True)
+    whole = offline.verify(lines, VERIFIER)
+    for every in (1, 2, 3, 7):
+        monkeypatch.setattr(complete, "FOLD_AHEAD", every)
+        assert offline.verify(lines, VERIFIER) == whole
+    recs = records(b"\n".join(lines))
+    number = max(i for i, r in enumerate(recs, 1) if r.get("stream") == hd.SEALS)
+    recs[number - 1]["payload"]["heads"] += 1
+    rehash(recs, number)  # as a forger would: its leaf and chain agree with it
+    found = fails(encoded(recs))
+    assert found.line == number and "was rewritten" in str(found), found

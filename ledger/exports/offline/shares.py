@@ -221,6 +221,11 @@ class _Complete(Completeness):
         if self.ranged:
             self._in_range(number, row)
 
+    def _fold_ahead(self) -> None:
+        """Not in a share: the parent folds every process's events, in position order,
+        and has the others' only at a seal (a whole log with no seal keeps its events
+        to the end on N processes)."""
+
     def _hold_seal(self, seal: _Seal) -> None:
         assert self.at_seal is not None
         rows, self.pending.rows = self.pending.rows, []
