@@ -40,6 +40,13 @@ _NO_ACCOUNTS: frozenset[str] = frozenset()
 FIRST_FORMAT = 1
 """The format before seals: it proves nothing about completeness."""
 
+FOLD_AHEAD = 16_384
+"""Events a whole log's check keeps for the next seal before it folds them into its
+heads ahead of it: a log with no seal yet (one from before seals, not written to since)
+would have every event kept to the end, about 43 MB for bench.seed's 10^5 and ten
+times that at 10^6. The heads are the same either way (heads.apply a batch at a time
+is apply at once)."""
+
 
 @dataclass
 class _Seal:
@@ -81,6 +88,12 @@ class Completeness:
     """Each table's local account names, as ledger accounts (accounts.book_account)."""
     pending: hd.Pending = field(default_factory=hd.Pending)
     """A whole log's events since the last seal, folded into `heads` at the next."""
+    windowed: bool = False
+    """A table's or a player's file, whose closing holds `streams` to its head proofs:
+    no other file's check keeps them."""
+    ranged: bool = False
+    """Whether each event is held to a since or an until (`_in_range`): a whole log's
+    has neither, and its check asks at every line."""
 
     @classmethod
     def of(cls, header: Header, format_version: int) -> Completeness:
@@ -90,6 +103,10 @@ class Completeness:
             check.account = player_account(str(scope.get("player")))
         if scope["kind"] == "all" and format_version > FIRST_FORMAT:
             check.heads = Heads()
+        check.windowed = scope["kind"] in ("table", "player")
+        check.ranged = format_version > FIRST_FORMAT and (
+            scope.get("since") is not None or scope.get("until") is not None
+        )
         return check
 
     @property
@@ -98,10 +115,13 @@ class Completeness:
 
     # -- line by line ----------------------------------------------------------------
 
-    def event(self, number: int, row: Recorded, event: Any) -> None:
-        self._seal_checkpointed(number)
+    def event(self, number: int, row: Recorded, event: Any, posted: Any = None) -> None:
+        """The event on line `number`; `posted`, a table's event's accounts as the
+        money's tally found them (Tally.count), else None: they are found here."""
+        if self.awaiting is not None:
+            self._seal_checkpointed(number)
         stream = row.stream
-        if self.format_version > FIRST_FORMAT:
+        if self.ranged:
             self._in_range(number, row)
         if stream == hd.SEALS:
             seal = _Seal(
@@ -113,18 +133,29 @@ class Completeness:
             if self.contiguous and self.format_version > FIRST_FORMAT:
                 self.awaiting = seal
             return
-        known = self.streams.get(stream)
-        if known is None:
-            self.streams[stream] = _Stream((row.version, row.prev_hash), (row.version, row.hash))
-        else:
-            known.last = (row.version, row.hash)
-        accounts: AbstractSet[str] = _NO_ACCOUNTS
+        if self.windowed:
+            known = self.streams.get(stream)
+            if known is None:
+                self.streams[stream] = _Stream(
+                    (row.version, row.prev_hash), (row.version, row.hash)
+                )
+            else:
+                known.last = (row.version, row.hash)
+        accounts: AbstractSet[str] | list[str] = _NO_ACCOUNTS
         if row.type in MOVES_MONEY and (self.heads is not None or self.account is not None):
-            accounts = self._posts_to(stream, event)
+            accounts = self._posts_to(stream, event) if posted is None else posted
         if self.account is not None and self.account in accounts:
             self.posted.append(row.hash)
         if self.heads is not None:
-            self.pending.add(row.position, stream, row.version, row.type, row.hash, accounts)
+            pending = self.pending
+            pending.add(row.position, stream, row.version, row.type, row.hash, accounts)
+            if len(pending.rows) >= FOLD_AHEAD:
+                self._fold_ahead()
+
+    def _fold_ahead(self) -> None:
+        """The events kept for the next seal folded into the heads now."""
+        assert self.heads is not None
+        self.pending.fold(self.heads)
 
     def _posts_to(self, stream: str, event: Any) -> set[str]:
         """The accounts but escrows an event posts to (transfers_of's, without building

@@ -244,21 +244,20 @@ class Check:
         stream = row.stream
         if self.chains.follow(number, row, document):
             self.tables.open(stream)
+        type_ = row.type
         try:
-            event = self.decode(
-                row.position, row.type, row.schema_version, row.version, row.payload
-            )
+            event = self.decode(row.position, type_, row.schema_version, row.version, row.payload)
         except CorruptEvent as exc:
             raise Disagreement(number, f"the event cannot be read: {exc}") from None
-        type_ = row.type
         if stream.startswith(TABLE_PREFIX):
             self.tables.event(number, stream, event)
-        if type_ in MOVES_MONEY:
-            self.tally.count(stream, event)
+        # The accounts a table's event posts to, as the tally finds them: the seals'
+        # heads and a player's file ask for the same (complete.Completeness.event).
+        posted = self.tally.count(stream, event) if type_ in MOVES_MONEY else None
         types = self.types
         types[type_] = types.get(type_, 0) + 1
         assert self.complete is not None
-        self.complete.event(number, row, event)
+        self.complete.event(number, row, event, posted)
         return EventLine(number, row, leaf, event)
 
     def _edge(self, number: int, read: events.Read) -> EdgeLine:

@@ -23,20 +23,23 @@ class Tally:
         self.names: dict[str, str] = {}
         """Ledger account names of the players (and the setter) at the tables."""
 
-    def count(self, stream: str, event: Any) -> None:
+    def count(self, stream: str, event: Any) -> list[str] | None:
         """Add what the event moves: what it staked into escrows, was paid out of them,
-        deposited from cash and withdrew to it."""
+        deposited from cash and withdrew to it. A table's event: the accounts it posts
+        to but escrows (each as often as counted), which ledger.exports.offline.complete
+        asks of it too; None for any other stream's."""
         if not stream.startswith(TABLE_PREFIX):
             for t in transfers_of(stream, event):
                 if t.source == CASH:
                     self._add(t.target, _DEPOSITED, t.amount)
                 elif t.target == CASH:
                     self._add(t.source, _WITHDRAWN, t.amount)
-            return
+            return None
         # A table's transfers are transfers_of's, which maps each side of the engine's
         # holds through accounts.book_account: the non-escrow side, the one counted, is
         # a player or the setter, whose ledger name is looked up once.
         names = self.names
+        posted: list[str] = []
         for t in holds(event):
             source, target = t.source, t.target
             if target.startswith(LOCAL_ESCROW):
@@ -51,11 +54,14 @@ class Tally:
                     if account is None:
                         account = names[local] = book_account(stream, local)
                     self._add(account, _ADJUSTED, amount)
+                    posted.append(account)
                 continue
             account = names.get(local)
             if account is None:
                 account = names[local] = book_account(stream, local)
             self._add(account, index, t.amount)
+            posted.append(account)
+        return posted
 
     def _add(self, account: str, index: int, amount: int) -> None:
         figures = self.figures.get(account)

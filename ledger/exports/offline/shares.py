@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ledger.exports.offline import disputed
-from ledger.exports.offline.complete import FIRST_FORMAT, Completeness, _Seal, _Stream
+from ledger.exports.offline.complete import Completeness, _Seal, _Stream
 from ledger.exports.offline.events import Read
 from ledger.exports.offline.fields import is_int
 from ledger.exports.offline.lines import PROGRESS_EVERY, Check, Progress
@@ -77,12 +77,14 @@ _RECORD = b'","record":"event","recorded_at":"'
 """Where an event line's tail begins: after its prev_hash, before its time (found from
 the line's end, so that a payload holding the same text cannot be taken for it)."""
 
-CHECKED, PLACED = 9, 2
+CHECKED, PLACED = 9, 3
 """What a process spends on an event line it checks in full, and the parent on one
 another process checks (its place in the tree and in time, and its share of the
 seals' heads), in the same unit: measured by bench.exports' verify x2 with today's
 referee, from 20,000 to 100,000 events, about 36 µs and 7 to 11 µs of CPU. The
-streams are shared out by these."""
+streams are shared out by these. PLACED was 2 until the checked line got cheaper
+(docs/performance.md, "lines"): at 2 the parent then spent 5 to 10% more CPU than
+the other process on bench.seed's sealed 100,000 events, at 3 the two are even."""
 
 _position = attrgetter("position")
 _CLOSED = object()
@@ -207,26 +209,22 @@ class _Complete(Completeness):
     posted_at: list[int] = field(default_factory=list)
     """The position of each of `posted`."""
 
-    def event(self, number: int, row: Recorded, event: Any) -> None:
-        posted = len(self.posted)
-        super().event(number, row, event)
-        if len(self.posted) != posted:
+    def event(self, number: int, row: Recorded, event: Any, posted: Any = None) -> None:
+        before = len(self.posted)
+        super().event(number, row, event, posted)
+        if len(self.posted) != before:
             self.posted_at.append(row.position)
-
-    @property
-    def placing(self) -> bool:
-        """Whether `place` has anything to check: a seal awaiting its checkpoint line, or
-        a file with a time range (a whole log's has none: most of its lines need no
-        `place`)."""
-        return self.awaiting is not None or (
-            self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all"
-        )
 
     def place(self, number: int, row: Recorded) -> None:
         """What an event another process checks asks of the order of lines here."""
         self._seal_checkpointed(number)
-        if self.format_version > FIRST_FORMAT and self.header.scope["kind"] != "all":
+        if self.ranged:
             self._in_range(number, row)
+
+    def _fold_ahead(self) -> None:
+        """Not in a share: the parent folds every process's events, in position order,
+        and has the others' only at a seal (a whole log with no seal keeps its events
+        to the end on N processes)."""
 
     def _hold_seal(self, seal: _Seal) -> None:
         assert self.at_seal is not None
@@ -424,20 +422,23 @@ class _Parent(_Share):
         position, leaf, at = _place(cut, tail)
         self.theirs[owner].update(_said(position, leaf, at, stream))
         tree = self.tree
-        if position != tree.size + 1 or position > tree.last:
+        frontier = tree.frontier
+        if position != frontier.size + 1 or position > tree.last:
             raise Unshared(f"line {number}: out of place")
         try:
-            tree.frontier.append(unhexlify(leaf))
+            frontier.append(unhexlify(leaf))
             when = at.decode()
         except (binascii.Error, UnicodeDecodeError):
             raise Unshared(f"line {number}: its leaf or time cannot be read") from None
-        complete = self.complete
-        assert isinstance(complete, _Complete)
-        if complete.placing or times.out_of_order(when, self.times.last):
+        complete = cast(_Complete, self.complete)
+        clock = self.times
+        # `place` has something to check only with a seal awaiting its checkpoint line,
+        # or in a file with a time range (a whole log's has none), or time gone back.
+        if complete.awaiting is not None or complete.ranged or times.out_of_order(when, clock.last):
             row = Recorded(position, stream.decode(), 0, "", 0, "", "", None, when, "", "")
-            self.times.event(number, row)
+            clock.event(number, row)
             complete.place(number, row)
-        self.times.last = when
+        clock.last = when
         if self.progress is not None:
             self.countdown -= 1
             if self.countdown == 0:
