@@ -4,7 +4,7 @@ copy of the table (engine.fold.Folding.admit), without running the command.
 The referee (engine.referee) runs every command a stream records and compares what it
 derives with the stream. For the commands that derive nothing but their own event (the
 main called, the caster's stake, a stake laid, a stake covered under the refuse
-policy, a side bet taken), what the command would derive is the event itself when the
+policy, a side bet offered or taken), what the command would derive is the event itself when the
 rules let it through: these checks ask the same questions the command asks, of the
 table as the fold holds it, and say whether the command, run on the frozen state,
 would derive exactly this one event. They look the way the fold's handlers do (one
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import events as ev
-from engine.betting import MAX_BETS_PER_PLAYER, MAX_OPEN_BETS
+from engine.betting import MAX_BETS_PER_PLAYER, MAX_OPEN_BETS, PLAYERS_SHARE, _require_decidable
 from engine.dice import MAINS
 from engine.rules import CoverPolicy, MainMethod
 from engine.state import SETTER, BetKind, Phase
@@ -151,6 +151,39 @@ def stake_covered(t: Any, e: ev.StakeCovered) -> bool:
     )
 
 
+def side_bet_offered(t: Any, e: ev.SideBetOffered) -> bool:
+    """`betting.offer_side_bet`: its proposition asked of the table by the command's own
+    check (`_require_decidable`, which reads only the caster and the phase)."""
+    if t.phase is _CLOSED or t.rules is None or t.client_seed is not None:
+        return False
+    if not _in_turn(t, e) or not _next_bet_id(t, e):
+        return False
+    offerer, to = e.offerer, e.to
+    if type(offerer) is not str or (offerer != SETTER and offerer not in t.seats):
+        return False
+    if to is not None and (
+        type(to) is not str or (to != SETTER and to not in t.seats) or to == offerer
+    ):
+        return False
+    if type(e.backs) is not bool or type(e.proposition) is not ev.Proposition:
+        return False
+    try:
+        _require_decidable(t, e.proposition)
+    except Exception:  # refused, or a proposition it cannot read: the command's to say
+        return False
+    if not _stake_ok(t, e.stake) or not _stake_ok(t, e.asks):
+        return False
+    if offerer == SETTER and not _exposure_ok(t, e.stake):
+        return False
+    # `betting._require_room`, not reserved: players fill the table to their share only.
+    held = len(t.bets)
+    if held >= MAX_OPEN_BETS:
+        return False
+    if t.limits.caps >= 2 and offerer != SETTER and held >= PLAYERS_SHARE:
+        return False
+    return _own_room(t, offerer)
+
+
 def side_bet_accepted(t: Any, e: ev.SideBetAccepted) -> bool:
     """`betting.accept_side_bet`."""
     if t.phase is _CLOSED or t.rules is None or t.client_seed is not None:
@@ -183,6 +216,7 @@ QUICK: dict[type, Callable[[Any, Any], bool]] = {
     ev.CasterStaked: caster_staked,
     ev.StakeLaid: stake_laid,
     ev.StakeCovered: stake_covered,
+    ev.SideBetOffered: side_bet_offered,
     ev.SideBetAccepted: side_bet_accepted,
 }
 """The events a quick check can let through, by type: each a command of one event."""

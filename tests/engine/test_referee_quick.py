@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import events as ev
+from engine.betting import MAX_OPEN_BETS, PLAYERS_SHARE
 from engine.causes import COMMANDS
 from engine.errors import Disagreement, HazardError
 from engine.fold import Folding, fold
@@ -59,6 +60,27 @@ def variants(e: ev.Event) -> Iterator[ev.Event]:
         elif type(value) is str:
             for other in (*PLAYERS, SETTER, value + "x", f"b{e.version}", _Str(value)):
                 yield dataclasses.replace(e, **{f.name: other})
+        elif type(value) is bool:
+            for other in (not value, int(value)):
+                yield dataclasses.replace(e, **{f.name: other})
+        elif value is None:
+            for other in (*PLAYERS, SETTER):
+                yield dataclasses.replace(e, **{f.name: other})
+        elif type(value) is ev.Proposition:
+            for other in PROPOSITIONS:
+                yield dataclasses.replace(e, **{f.name: other})
+
+
+PROPOSITIONS = (
+    ev.CASTER_WINS,
+    ev.CHANCE_BEFORE_MAIN,
+    ev.Proposition(ev.PropositionKind.NICK_FIRST_THROW),
+    ev.Proposition(ev.PropositionKind.NEXT_TOTAL, frozenset({7, 11})),
+    ev.Proposition(ev.PropositionKind.NEXT_TOTAL, frozenset(range(2, 13))),
+    ev.Proposition(ev.PropositionKind.NEXT_TOTAL, frozenset({1, 7})),
+    ev.Proposition(ev.PropositionKind.CASTER_WINS, frozenset({7})),
+)
+"""Propositions an offer may name: each kind, and next totals that are not one."""
 
 
 class _Str(str):
@@ -95,6 +117,18 @@ def others(state: TableState) -> Iterator[ev.Event]:
     yield ev.CasterStaked(version=v, bet_id=f"b{v}", caster=caster, amount=10)
     for p in (*PLAYERS, SETTER):
         yield ev.StakeLaid(version=v, bet_id=f"b{v}", bettor=p, amount=10)
+        for proposition in PROPOSITIONS:
+            for to in (None, PLAYERS[1]):
+                yield ev.SideBetOffered(
+                    version=v,
+                    bet_id=f"b{v}",
+                    offerer=p,
+                    proposition=proposition,
+                    backs=True,
+                    stake=10,
+                    asks=20,
+                    to=to,
+                )
     for bet in state.bets.values():
         yield ev.StakeCovered(version=v, bet_id=bet.id, caster=caster, amount=bet.no_stake)
         amount = bet.yes_stake if bet.yes is None else bet.no_stake
@@ -144,7 +178,14 @@ def test_a_quick_check_says_yes_only_where_its_command_derives_that_event(
 def test_the_quick_checks_take_the_common_commands_of_a_clean_table() -> None:
     taken: Counter[str] = Counter()
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    # The same tables every run: whether each kind is met is not left to chance.
+    @settings(
+        max_examples=60,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
         h = data.draw(histories(max_steps=150, actions=ACTIONS))
@@ -170,3 +211,30 @@ def test_no_quick_check_lets_anything_but_the_throw_follow_a_client_seed() -> No
         list(others(game.state))
     )
     held_to_commands(game.events)
+
+
+@pytest.mark.parametrize("offers", [PLAYERS_SHARE - 1, PLAYERS_SHARE, MAX_OPEN_BETS])
+def test_the_quick_checks_keep_the_tables_caps_on_open_bets(offers: int) -> None:
+    # The setter's offers fill the table to the players' share and to its cap: a
+    # player's offer, and at the cap the round's stakes too, are refused by the
+    # commands, so by the quick checks.
+    state = fold(engine.open_table(RULE_SETS["english"], ev.Limits()))
+    for p in PLAYERS[:3]:
+        state = fold(engine.seat(state, p), state)
+    for die, p in enumerate(PLAYERS[:3], start=1):
+        state = fold(engine.cast_for_caster(state, p, die), state)
+    events: list[ev.Event] = []
+    for _ in range(offers):
+        new = engine.offer_side_bet(state, SETTER, ev.CASTER_WINS, True, 10, 10)
+        state = fold(new, state)
+        events += new
+    assert len(state.bets) == offers
+    assert held_at(state, others(state), None) == 0
+    placed = {
+        type(e).__name__ + (" by the setter" if getattr(e, "offerer", None) == SETTER else "")
+        for e in others(state)
+        if isinstance(e, ev.StakeLaid | ev.SideBetOffered) and quick_says(state, e) is not None
+    }
+    assert ("SideBetOffered" in placed) == (offers < PLAYERS_SHARE)  # not simply shut
+    assert ("StakeLaid" in placed) == ("SideBetOffered by the setter" in placed)
+    assert ("StakeLaid" in placed) == (offers < MAX_OPEN_BETS)
