@@ -301,18 +301,19 @@ class Referee:
 
     def _settle(self) -> None:
         """The group is complete and matches: fold it onto the state, once."""
-        due, before = self._due, self.state
+        due, before = self._due, self.state  # the state before the group (`_before`)
         try:
-            self.state = self._fold(due, before)
+            after = self._fold(due, before)
         except HazardError as exc:  # the engine's own events do not fold: an engine bug
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
+        self.state = after
         if due[0].__class__ in _PLACED:
             self.bets += 1
         if self._book is not None:
-            self._book.add(due, before, self.state)
+            self._book.add(due, before, after)
         if self._on_group is not None:
-            self._on_group(due, before, self.state)
-        if self.state.dice == SERVER:
+            self._on_group(due, before, after)
+        if after.dice == SERVER:
             for e in due:
                 if isinstance(e, ev.DiceDrawn):
                     self._drawn.append(e)
