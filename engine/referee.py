@@ -48,7 +48,12 @@ Which command a group's first event records:
   `DiceDrawn` drawn again from it, its client seed and nonce). A throw whose turn has
   not ended yet cannot be drawn again: `unrevealed` lists them.
 
-Each group is folded onto the state once, when its last event has been matched.
+Each group is folded onto the state once, when its last event has been matched. The
+commands of one event that a table plays most (the main called, stakes laid, covered
+and staked, side bets offered and taken) are checked by their quick checks
+(engine.quick) on the fold's own copy of the table instead, without running the
+command or freezing a state for it; what a quick check does not let through is run as
+above, so a refusal is always the command's own, in its words.
 Standard library and engine only.
 """
 
