@@ -213,7 +213,8 @@ class Referee:
         quick = QUICK.get(event.__class__)
         if quick is not None and self._quickly(event, quick):
             return
-        state = self._before = self.state
+        before = self._before  # `self.state`, without the property: run for every command
+        state = self._before = before if before is not None else self._folding.state
         if event.version != state.version + 1:
             raise Disagreement(
                 event.version,
