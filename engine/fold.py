@@ -593,10 +593,11 @@ class Folding:
 
     def fold(self, events: Iterable[ev.Event]) -> TableState:
         """Apply `events` to `state`, and keep the result as the new `state`."""
-        before = self.state  # frozen now if `admit` left it to be: a failure loses nothing
         t = self._table
         if t is None:
-            t = self._table = _Table(before)
+            t = self._table = _Table(self.state)
+        elif self._state is None:  # frozen now that `admit` left it to be: a failure
+            self._state = t.freeze()  # below loses nothing
         try:
             _apply(t, events)
         except BaseException:

@@ -238,3 +238,22 @@ def test_the_quick_checks_keep_the_tables_caps_on_open_bets(offers: int) -> None
     assert ("SideBetOffered" in placed) == (offers < PLAYERS_SHARE)  # not simply shut
     assert ("StakeLaid" in placed) == ("SideBetOffered by the setter" in placed)
     assert ("StakeLaid" in placed) == (offers < MAX_OPEN_BETS)
+
+
+def test_a_fold_after_quick_checks_gives_the_plain_fold_and_loses_nothing_when_refused() -> None:
+    state = fold(engine.open_table(RULE_SETS["english"], ev.Limits()))
+    for p in PLAYERS[:2]:
+        state = fold(engine.seat(state, p), state)
+    for die, p in enumerate(PLAYERS[:2], start=1):
+        state = fold(engine.cast_for_caster(state, p, die), state)
+    called = engine.call_main(state, 7)
+    staked = engine.stake(fold(called, state), 10)
+    folding = Folding(state)
+    assert folding.admit(called[0], QUICK[ev.MainCalled])
+    assert folding.admit(staked[0], QUICK[ev.CasterStaked])  # the state left unfrozen
+    before = fold(called + staked, state)
+    with pytest.raises(HazardError):  # a gap: the fold refuses it, part applied
+        folding.fold([ev.MainCalled(version=before.version + 2, main=6)])
+    assert folding.state == before  # the state the quick checks came to, not lost
+    thrown = engine.throw(before, 3, 4)
+    assert folding.fold(thrown) == fold(thrown, before)
