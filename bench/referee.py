@@ -16,7 +16,10 @@ is 300,000 events a second end to end. Speed is reported, never asserted.
 With --against CHECKOUT (another copy of the project, say `git archive main` unpacked),
 the referee of each checkout runs in child processes of its own, in turn, --repeat
 times: events a second of CPU time (the best of three passes in each child, so that
-other work on a shared machine disturbs it least), medians, and their ratio.
+other work on a shared machine disturbs it least), medians, and their ratio; each
+stream twice, with the round book a referee keeps to judge disputes, and without it
+("no book": `Referee(disputes=False)`, as `hazard verify FILE` runs a table no
+dispute comes on).
 """
 
 from __future__ import annotations
@@ -48,16 +51,17 @@ from engine.referee import Referee
 rates = {}
 for name, generate in (("throws", generate_throws), ("mixed", generate_mixed)):
     events = generate(int(sys.argv[1]), SEED)
-    best = 0.0
-    for _ in range(3):
-        gc.collect()
-        start = time.process_time()
-        r = Referee()
-        for e in events:
-            r.check(e)
-        r.finish()
-        best = max(best, len(events) / (time.process_time() - start))
-    rates[name] = best
+    for book in (True, False):
+        best = 0.0
+        for _ in range(3):
+            gc.collect()
+            start = time.process_time()
+            r = Referee(disputes=book)
+            for e in events:
+                r.check(e)
+            r.finish()
+            best = max(best, len(events) / (time.process_time() - start))
+        rates[name if book else name + ", no book"] = best
 print(json.dumps(rates))
 """
 
@@ -100,11 +104,11 @@ def against(other: Path, events: int, repeat: int) -> None:
         print(f"round {n + 1} of {repeat}...", file=sys.stderr, flush=True)
         runs["here"].append(_child_rates(here, events))
         runs["other"].append(_child_rates(other, events))
-    for name, _ in STREAMS:
+    for name in [n + book for n, _ in STREAMS for book in ("", ", no book")]:
         mine = statistics.median(r[name] for r in runs["here"])
         theirs = statistics.median(r[name] for r in runs["other"])
         print(
-            f"{name:7} {events:>9,} events  referee here {mine:>10,.0f} ev/s (CPU)   "
+            f"{name:16} {events:>9,} events  referee here {mine:>10,.0f} ev/s (CPU)   "
             f"{other}: {theirs:>10,.0f} ev/s   {mine / theirs:.2f}x"
         )
 

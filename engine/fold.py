@@ -569,23 +569,56 @@ class Folding:
     """The fold kept open over a stream read a command at a time (the referee): each
     command's events applied to the same private copy of the table, and `state` frozen
     after them, the same state `fold` gives. `fold` copies the table before it applies
-    anything, which cost the referee as much as the freeze, for every command."""
+    anything, which cost the referee as much as the freeze, for every command.
 
-    __slots__ = ("_table", "state")
+    `admit` applies one event that a check finds right on the copy itself (the
+    referee's quick checks, engine.quick), and leaves `state` to be frozen when it is
+    next asked for: a run of commands checked that way freezes the table once, not once
+    a command."""
+
+    __slots__ = ("_state", "_table")
 
     def __init__(self, state: TableState = INITIAL) -> None:
-        self.state = state
+        self._state: TableState | None = state
         self._table: _Table | None = None
+
+    @property
+    def state(self) -> TableState:
+        """The table as the events applied so far leave it."""
+        state = self._state
+        if state is None:
+            assert self._table is not None  # stale only after `admit`, which made it
+            state = self._state = self._table.freeze()
+        return state
 
     def fold(self, events: Iterable[ev.Event]) -> TableState:
         """Apply `events` to `state`, and keep the result as the new `state`."""
         t = self._table
         if t is None:
             t = self._table = _Table(self.state)
+        elif self._state is None:  # frozen now that `admit` left it to be: a failure
+            self._state = t.freeze()  # below loses nothing
         try:
             _apply(t, events)
         except BaseException:
             self._table = None  # applied in part: copied afresh from `state` next time
             raise
-        self.state = t.freeze()
-        return self.state
+        state = self._state = t.freeze()
+        return state
+
+    def admit(self, event: ev.Event, check: Callable[[Any, Any], bool]) -> bool:
+        """Apply `event` if `check(table, event)` says it is right on the table as it
+        stands (the private copy, never frozen for it), and say whether it did. A check
+        lets through only an event whose handler cannot refuse it."""
+        t = self._table
+        if t is None:
+            t = self._table = _Table(self.state)
+        if not check(t, event):
+            return False
+        try:
+            _APPLY[event.__class__](t, event)
+        except BaseException:
+            self._table = None  # a check that let through what its handler refuses: a bug
+            raise
+        self._state = None
+        return True

@@ -48,7 +48,12 @@ Which command a group's first event records:
   `DiceDrawn` drawn again from it, its client seed and nonce). A throw whose turn has
   not ended yet cannot be drawn again: `unrevealed` lists them.
 
-Each group is folded onto the state once, when its last event has been matched.
+Each group is folded onto the state once, when its last event has been matched. The
+commands of one event that a table plays most (the main called, stakes laid, covered
+and staked, side bets offered and taken) are checked by their quick checks
+(engine.quick) on the fold's own copy of the table instead, without running the
+command or freezing a state for it; what a quick check does not let through is run as
+above, so a refusal is always the command's own, in its words.
 Standard library and engine only.
 """
 
@@ -63,6 +68,7 @@ from engine.disputes import open_dispute, resolve
 from engine.errors import Disagreement, HazardError, Rule, RuleBroken
 from engine.fold import INITIAL, Folding, fold
 from engine.phrase import Phrase, of_refusal
+from engine.quick import QUICK
 from engine.rounds import RoundBook, RoundRecord
 from engine.serverdice import SERVER, commit_to, draw, is_seed, require_draw_next, turn_change
 from engine.state import TableState
@@ -100,9 +106,12 @@ class Referee:
         source: str = "the file",
         disputes: bool = True,
     ) -> None:
-        self.state = state
         self._folding = Folding(state)
-        """The fold kept open on `state`, to fold each group's events on."""
+        """The fold kept open on `state`, to fold each group's events on: it holds the
+        state (a group checked quickly leaves it to be frozen when next asked for)."""
+        self._before: TableState | None = None
+        """The state before the group being compared, while it is (the fold kept open
+        may be past it: a throw folds its first event to decide its bets)."""
         self.source = source
         """Where the events checked come from, as its messages say it: an export file,
         or the log in the database (`hazard verify --deep`)."""
@@ -125,12 +134,24 @@ class Referee:
         """How many of `_due` the file has matched so far."""
         self._cause: ev.Event | None = None
         """The first event of the group being compared (or of the last one)."""
-        self._last: tuple[ev.Event, Sequence[ev.Event], TableState] | None = None
-        """The last complete group: its cause, its events, the state before it."""
+        self._last: tuple[ev.Event, Sequence[ev.Event], TableState | None] | None = None
+        """The last complete group: its cause, its events, the state before it (None
+        when the group was checked quickly: the state now says the same of it)."""
         self._drawn: list[ev.DiceDrawn] = []
         """The server throws of the turn in play, checked once its seed is revealed."""
         self._committed_at = 0
         """The version of the turn's `SeedCommitted`, if the referee saw it."""
+
+    @property
+    def state(self) -> TableState:
+        before = self._before
+        return before if before is not None else self._folding.state
+
+    @state.setter
+    def state(self, state: TableState) -> None:
+        self._before = None
+        if self._folding.state is not state:  # come to otherwise than by the fold kept
+            self._folding = Folding(state)
 
     @property
     def unrevealed(self) -> tuple[int, ...]:
@@ -189,7 +210,11 @@ class Referee:
     # -- a group -------------------------------------------------------------------
 
     def _begin(self, event: ev.Event) -> None:
-        state = self.state
+        quick = QUICK.get(event.__class__)
+        if quick is not None and self._quickly(event, quick):
+            return
+        before = self._before  # `self.state`, without the property: run for every command
+        state = self._before = before if before is not None else self._folding.state
         if event.version != state.version + 1:
             raise Disagreement(
                 event.version,
@@ -244,6 +269,31 @@ class Referee:
         if len(due) == 1:
             self._settle()
 
+    def _quickly(self, event: ev.Event, quick: Callable[[object, ev.Event], bool]) -> bool:
+        """Check a command of one event by its quick check (engine.quick) on the fold's
+        own table, and fold it there: whether the check let it through. When it does
+        not, the command is run as any other (`_begin`), and says why if it refuses."""
+        keeps = self._book is not None or self._on_group is not None
+        folding = self._folding
+        before = folding.state if keeps else None  # the book's and the caller's, frozen
+        if not folding.admit(event, quick):
+            return False
+        self._cause = event
+        due = (event,)
+        if event.__class__ in _PLACED:
+            self.bets += 1
+        if keeps:
+            assert before is not None
+            after = folding.state
+            if self._book is not None:
+                self._book.add(due, before, after)
+            if self._on_group is not None:
+                self._on_group(due, before, after)
+        # No state before it kept for `orphan`'s words: none of these commands changes
+        # what they say of it (the rules, the main and the chance).
+        self._last = (event, due, None)
+        return True
+
     def _run(self, run: Run, state: TableState, event: ev.Event) -> Sequence[ev.Event]:
         """The events of the command `event` records, run on `state`: a throw on the fold
         kept open on it, which the group's events are then folded on (`_fold`)."""
@@ -257,18 +307,19 @@ class Referee:
 
     def _settle(self) -> None:
         """The group is complete and matches: fold it onto the state, once."""
-        due, before = self._due, self.state
+        due, before = self._due, self.state  # the state before the group (`_before`)
         try:
-            self.state = self._fold(due, before)
+            after = self._fold(due, before)
         except HazardError as exc:  # the engine's own events do not fold: an engine bug
             raise Disagreement(due[-1].version, f"the engine's events do not fold: {exc}") from None
+        self.state = after
         if due[0].__class__ in _PLACED:
             self.bets += 1
         if self._book is not None:
-            self._book.add(due, before, self.state)
+            self._book.add(due, before, after)
         if self._on_group is not None:
-            self._on_group(due, before, self.state)
-        if self.state.dice == SERVER:
+            self._on_group(due, before, after)
+        if after.dice == SERVER:
             for e in due:
                 if isinstance(e, ev.DiceDrawn):
                     self._drawn.append(e)
@@ -518,7 +569,7 @@ class Referee:
         if last is not None:
             cause, due, before = last
             closing = [e.bet_id for e in due if isinstance(e, _CLOSING)]
-            what = command_words(cause, before)
+            what = command_words(cause, self.state if before is None else before)
             if isinstance(event, _CLOSING):
                 text = Phrase(
                     describe(event),

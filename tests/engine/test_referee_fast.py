@@ -1,5 +1,6 @@
 """The referee folds each command's events on the copy of the table kept from the
-command before (engine.fold.Folding), and runs a throw on that copy too. Held here to
+command before (engine.fold.Folding), runs a throw on that copy too, and checks the
+commands of one event by their quick checks on it (engine.quick). Held here to
 the plain way, each command run as any caller runs it and each group folded afresh
 from the state before it with `fold`: the same state after every event, and on a
 tampered stream the same Disagreement, at the same version, in the same words."""
@@ -30,8 +31,11 @@ SETTINGS = settings(
 
 
 class FoldedAfresh(Referee):
-    """The referee with each command run as any caller runs it, and each group folded
-    anew from the state before it."""
+    """The referee with each command run as any caller runs it (none checked by its
+    quick check, engine.quick), and each group folded anew from the state before it."""
+
+    def _quickly(self, event: ev.Event, quick: object) -> bool:
+        return False
 
     def _run(self, run: Run, state: TableState, event: ev.Event) -> Sequence[ev.Event]:
         return run(state, event)
