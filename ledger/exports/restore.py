@@ -23,6 +23,14 @@ rebuild` runs: accounts and balances, postings, settlements and their parties,
 rounds. Snapshots are a cache: one is written per table, of its state after its last
 event, so that the next command at a long table need not fold it from the start.
 
+What the check folded is not folded again (`_checked`): each table's state at the end
+of every command, as its referee folded it, goes to the tables' read models with the
+row (tableviews.FOLDED), and the heads each seal commits, as the check held the seal to
+them, to `heads_log` (restoring.TakenSeals); only the events inside a command are
+folded again, for the state between them. And as `hazard verify FILE` does, a file on
+disk is first read for the tables a dispute comes on, so that the referees of the
+others keep no rounds to judge one.
+
 Given the reader's policy, the file's cosigned checkpoint is held to it before the
 closing is handed on (so a file that fails it writes nothing), and the cosignatures of
 the policy's witnesses are kept in `cosignatures`, each verified again as the ledger

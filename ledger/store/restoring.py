@@ -102,22 +102,26 @@ class HeadsSeen:
         return moved
 
 
-LOOSE = 10_000
-"""Events after the last seal kept unfolded, for the next seal's heads to stand for: a
-log with no seal for longer (from before seals) has them folded as it goes."""
+LOOSE = 4096
+"""Events after a seal kept unfolded, for the next seal's heads to stand for (a write's
+events: bench.seed's seals are at most 2,046 apart); past that many, folded."""
 
 
 class TakenSeals(sealing.Rebuild):
     """`heads_log` written from the heads the offline check folded (`HeadsSeen`), not
     folded from the events a second time: each seal's row carries `moved` (the heads
-    set since the seal before it, by index). The events after a seal are kept until
-    the next, whose heads stand for them; past `LOOSE` of them, or for a seal that
-    carries none, or after the last seal, they are folded as `sealing.Rebuild` folds
-    them. Either way each head ends as the check found it, at the same index."""
+    set since the seal before it, by index). Once a seal has come with them, the
+    events after each seal are kept until the next, whose heads stand for them; past
+    `LOOSE` of them, or before the first such seal (a log from before seals, a file
+    whose heads the check does not fold), or after the last, they are folded as
+    `sealing.Rebuild` folds them, a batch at a time. Either way each head ends as the
+    check found it, at the same index."""
 
     def __init__(self, conn: sa.Connection) -> None:
         super().__init__(conn)
         self.loose: list[Any] = []
+        self.taking = False
+        """Whether a seal has come with its heads: the next will too."""
 
     def feed(self, rows: Sequence[Any]) -> None:
         for row in rows:
@@ -131,7 +135,7 @@ class TakenSeals(sealing.Rebuild):
                 self._fold_loose()
                 super().feed([row])
                 continue
-            self.loose = []
+            self.taking, self.loose = True, []
             heads = self.heads
             for i, head in moved:
                 if heads.set(head) != i:
@@ -139,6 +143,8 @@ class TakenSeals(sealing.Rebuild):
             sealing.store_moved(self.conn, row.position, moved)
             sealing.sealed(heads, row)
             self.moved = {}
+        if not self.taking:  # no seal to stand for them: held, a log would be held whole
+            self._fold_loose()
 
     def _fold_loose(self) -> None:
         loose, self.loose = self.loose, []
