@@ -259,6 +259,9 @@ def replay(
         apply(conn, rows, check=False)
         tables.feed(rows)
         count += len(rows)
+        # Let the batch go before the next is read: held while `batches` made the next
+        # one, two batches of rows (a restore's, with their events and states) were alive.
+        del rows
     tables.finish()
     return count
 

@@ -387,6 +387,12 @@ def _runs_by_stream(rows: Sequence[Recorded]) -> Iterator[list[Recorded]]:
         yield run
 
 
+FOLDED = "after"
+"""A row may carry its table's state after it, as a check that folded the table
+already found it (the offline check's referee, at the end of each command: the
+restore's rows, ledger.exports.restore.Checked): taken, not folded again."""
+
+
 def _fold(
     state: hz.TableState,
     rows: Iterable[Recorded],
@@ -398,7 +404,11 @@ def _fold(
     folding = Folding(state)
     for i, row in enumerate(rows, 1):
         event = row.event()
-        if i == known and known_state.version == row.version:
+        taken = getattr(row, FOLDED, None)
+        if taken is not None and taken.version == row.version:
+            after = taken
+            folding = Folding(after)
+        elif i == known and known_state.version == row.version:
             after = known_state
             folding = Folding(after)
         else:

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import compress
+from operator import is_not
+from typing import Any
 
 import sqlalchemy as sa
 
+from ledger.store.log import sealing
+from ledger.store.log.heads import SEALS, Head, Heads
 from ledger.store.schema import (
     accounts,
     checkpoints,
@@ -74,6 +79,80 @@ def account_count(conn: sa.Connection) -> int:
             .where(~accounts.c.account.startswith("escrow:"))
         ).scalar_one()
     )
+
+
+# -- The seals' heads, as the offline check folded them ---------------------------------
+
+
+class HeadsSeen:
+    """The heads each seal of a whole log commits, as the offline check folded them
+    (ledger.exports.offline.complete): read at each seal, right after the check held
+    the seal to them, as the heads that moved since the seal before it (a head moved is
+    a new `Head` object; one not moved is the same object)."""
+
+    def __init__(self) -> None:
+        self.last: list[Head] = []
+
+    def moved(self, heads: Heads) -> list[tuple[int, Head]]:
+        """The heads of `heads` (at a seal) set since the last seal, by index."""
+        now, last = heads.heads, self.last
+        moved = [(i, now[i]) for i in compress(range(len(last)), map(is_not, now, last))]
+        moved += [(i, now[i]) for i in range(len(last), len(now))]
+        self.last = list(now)
+        return moved
+
+
+LOOSE = 4096
+"""Events after a seal kept unfolded, for the next seal's heads to stand for (a write's
+events: bench.seed's seals are at most 2,046 apart); past that many, folded."""
+
+
+class TakenSeals(sealing.Rebuild):
+    """`heads_log` written from the heads the offline check folded (`HeadsSeen`), not
+    folded from the events a second time: each seal's row carries `moved` (the heads
+    set since the seal before it, by index). Once a seal has come with them, the
+    events after each seal are kept until the next, whose heads stand for them; past
+    `LOOSE` of them, or before the first such seal (a log from before seals, a file
+    whose heads the check does not fold), or after the last, they are folded as
+    `sealing.Rebuild` folds them, a batch at a time. Either way each head ends as the
+    check found it, at the same index."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        super().__init__(conn)
+        self.loose: list[Any] = []
+        self.taking = False
+        """Whether a seal has come with its heads: the next will too."""
+
+    def feed(self, rows: Sequence[Any]) -> None:
+        for row in rows:
+            if row.stream != SEALS:
+                self.loose.append(row)
+                if len(self.loose) >= LOOSE:
+                    self._fold_loose()
+                continue
+            moved: list[tuple[int, Head]] | None = getattr(row, "moved", None)
+            if moved is None:
+                self._fold_loose()
+                super().feed([row])
+                continue
+            self.taking, self.loose = True, []
+            heads = self.heads
+            for i, head in moved:
+                if heads.set(head) != i:
+                    raise sealing.SealError(row.position, f"head {i} is not where the check had it")
+            sealing.store_moved(self.conn, row.position, moved)
+            sealing.sealed(heads, row)
+            self.moved = {}
+        if not self.taking:  # no seal to stand for them: held, a log would be held whole
+            self._fold_loose()
+
+    def _fold_loose(self) -> None:
+        loose, self.loose = self.loose, []
+        self._fold(loose)
+
+    def finish(self) -> Heads:
+        self._fold_loose()
+        return super().finish()
 
 
 # -- PostgreSQL: what the server checks row by row, checked once at the end ------------

@@ -77,7 +77,7 @@ def test_an_event_the_time_trigger_refuses_is_refused_by_a_restore_with_nothing_
     at = [i for i, item in enumerate(items) if isinstance(item, offline.EventLine)][20]
     item = items[at]
     items[at] = item._replace(row=item.row._replace(recorded_at=recorded_at))
-    monkeypatch.setattr(restore.offline, "read", lambda *_args: iter(items))
+    monkeypatch.setattr(restore, "_checked", lambda *_args: iter(items))
 
     with pytest.raises(Exception, match=r"YYYY-MM-DDTHH:MM:SS\.ffffffZ|time only goes forward"):
         restore.restore(target, lines(data), key=SIGNER.verifier)

@@ -19,7 +19,7 @@ DATA = Path(__file__).parent / "data"
 
 def _live_rows() -> int:
     """The event rows a restore made (Known) that are still alive."""
-    return sum(1 for o in gc.get_objects() if type(o) is Known)
+    return sum(1 for o in gc.get_objects() if isinstance(o, Known))
 
 
 def test_a_log_without_seals_is_restored_without_holding_every_event(
@@ -74,3 +74,23 @@ def _lists_of_names() -> list[list[str]]:
         and isinstance(o.value, list)
         and any(isinstance(v, str) and v.startswith(("player:", "escrow:")) for v in o.value)
     ]
+
+
+@pytest.mark.parametrize("batch", [10, 20])
+def test_a_restore_holds_one_batch_of_rows_at_a_time(
+    target: sa.Engine, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Each batch is let go before the next is read: the read models' replay held the
+    batch it had written while the next was read and checked, two batches of rows
+    (with their events and the tables' states) where one is written."""
+    monkeypatch.setattr(restore, "BATCH", batch)
+    monkeypatch.setattr(restore, "READ_AHEAD", 1)  # PostgreSQL's: a few lines ahead
+    alive: list[int] = []
+
+    def progress(_done: int, _total: int) -> None:
+        alive.append(_live_rows())
+
+    data = (DATA / "format1-all.jsonl").read_bytes().splitlines(keepends=True)
+    restore.restore(target, data, progress=progress)
+
+    assert max(alive) <= batch + 9, alive

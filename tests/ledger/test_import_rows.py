@@ -69,7 +69,7 @@ def test_a_checkpoint_read_after_later_events_is_restored_with_the_root_of_its_s
     at = next(i for i, item in enumerate(items) if isinstance(item, offline.CheckpointLine))
     later = next(i for i in range(at + 20, len(items)) if isinstance(items[i], offline.EventLine))
     items.insert(later, items.pop(at))  # read after a dozen and more events, past a batch
-    monkeypatch.setattr(restore.offline, "read", lambda *_args: iter(items))
+    monkeypatch.setattr(restore, "_checked", lambda *_args: iter(items))
 
     restore.restore(target, lines(data), key=SIGNER.verifier)
 
