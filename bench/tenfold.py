@@ -212,6 +212,7 @@ def tenfold(events: int, base_events: int, cache_dir: Path, batch: int = BATCH) 
     )  # fmt: skip
     meta.pop("counts", None)
     os.replace(partial, path)
+    Path(f"{partial}.writers").unlink(missing_ok=True)  # the writers' queue (ledger.store.writers)
     meta_path.write_text(json.dumps(meta, indent=2))
     return path
 
