@@ -86,6 +86,14 @@ streams are shared out by these. PLACED was 2 until the checked line got cheaper
 (docs/performance.md, "lines"): at 2 the parent then spent 5 to 10% more CPU than
 the other process on bench.seed's sealed 100,000 events, at 3 the two are even."""
 
+AHEAD = 20_000
+"""The most events the parent keeps of the seals it cannot hold yet: its own since each
+seal it has read and not every process has reached, or what a process ahead of it
+sent and it has not taken. Past it, the one ahead waits (the parent for the process
+behind; a process ahead, on its pipe, for the parent to take), so that a process that
+lags costs no more memory than AHEAD events, however long the file: unbounded, a
+10^7-event log's largest process grew to 594 MiB (docs/performance.md, "sharemem")."""
+
 _position = attrgetter("position")
 _CLOSED = object()
 """What another process takes the closing record for: it is the parent's to check."""
@@ -403,6 +411,8 @@ class _Parent(_Share):
         self.inboxes = inboxes
         self.sealed: deque[tuple[_Seal, list[Any]]] = deque()
         """The seals read and not yet held, with this process's events before each."""
+        self.kept = 0
+        """The events in `sealed`: past AHEAD, the parent waits for the others."""
         self.theirs = [hashlib.sha256() for _ in range(processes)]
         """What each process's digest must be, from the places cut out here."""
         self.countdown = PROGRESS_EVERY
@@ -448,7 +458,8 @@ class _Parent(_Share):
 
     def _at_seal(self, seal: _Seal, rows: list[Any]) -> None:
         self.sealed.append((seal, rows))
-        self._hold(wait=False)
+        self.kept += len(rows)
+        self._hold(wait=self.kept > AHEAD)
 
     def _hold(self, wait: bool) -> None:
         """Hold each seal read so far whose events every process has sent (with `wait`,
@@ -458,6 +469,7 @@ class _Parent(_Share):
         assert isinstance(complete, _Complete)
         while self.sealed and (wait or all(inbox.ready() for inbox in self.inboxes)):
             seal, rows = self.sealed.popleft()
+            self.kept -= len(rows)
             for inbox in self.inboxes:
                 kind, theirs = inbox.take()
                 if kind != "seal":
@@ -511,12 +523,17 @@ class _Parent(_Share):
 
 class _Inbox:
     """What a process sends the parent, received as it comes by a thread of the
-    parent's: a process is never held up because the parent has not read what it
-    sent (at each seal, more than a pipe holds)."""
+    parent's: a process is not held up because the parent has not read what it sent
+    (at each seal, more than a pipe holds), until it is AHEAD events ahead of what the
+    parent has taken; then the thread waits for the parent to take, and the process,
+    its pipe full, for the thread."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.got: deque[tuple[str, Any]] = deque()
+        self.kept = 0
+        """The events of the seals in `got`."""
+        self.closed = False
         self.came = threading.Condition()
         self.thread = threading.Thread(target=self._receive, daemon=True)
         self.thread.start()
@@ -524,13 +541,25 @@ class _Inbox:
     def _receive(self) -> None:
         kind = ""
         while kind not in ("done", "failed"):
+            with self.came:
+                self.came.wait_for(lambda: self.kept <= AHEAD or self.closed)
+                if self.closed:
+                    return
             try:
                 kind, what = self.connection.recv()
             except (EOFError, OSError) as exc:
                 kind, what = "failed", f"a process ended: {exc!r}"
             with self.came:
                 self.got.append((kind, what))
-                self.came.notify()
+                if kind == "seal":
+                    self.kept += len(what)
+                self.came.notify_all()
+
+    def close(self) -> None:
+        """The check is over: the thread stops waiting for the parent to take."""
+        with self.came:
+            self.closed = True
+            self.came.notify_all()
 
     def ready(self) -> bool:
         """Whether something came; a process that failed fails the check at once."""
@@ -542,6 +571,9 @@ class _Inbox:
         with self.came:
             self.came.wait_for(lambda: bool(self.got))
             kind, what = self.got.popleft()
+            if kind == "seal":
+                self.kept -= len(what)
+            self.came.notify_all()
         return kind, what
 
 
@@ -614,6 +646,8 @@ def shared(
             raise Unshared(str(exc)) from None
         return check.verified()
     finally:
+        for inbox in inboxes:
+            inbox.close()
         for child, _ in children:
             child.join(timeout=0.1)
             if child.is_alive():  # the check failed before it was done
