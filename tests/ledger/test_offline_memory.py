@@ -18,6 +18,7 @@ from engine.rounds import DISPUTE_WINDOW
 from engine.state import TableState
 from ledger.exports.offline.tables import Tables
 from ledger.exports.verdict import Disagreement
+from tests.engine.serverkit import ServerGame
 from tests.engine.streamkit import long_game
 
 KEPT = DISPUTE_WINDOW + 1
@@ -118,8 +119,9 @@ def verdict(lines: list[tuple[str, ev.Event]], disputed: frozenset[str] | None) 
 
 
 def closed_then(seed: int, later: Callable[[list[ev.Event]], list[ev.Event]]) -> list:
-    """Two tables played, the first closed (mid-round when `seed` is odd), then `later`'s events on the first (a file
-    tampered with after its closing), and the second's after them."""
+    """Two tables played, the first closed (mid-round when `seed` is odd), then
+    `later`'s events on the first (a file tampered with after its closing), and the
+    second's after them."""
     first = long_game("english", random.Random(seed), 4)
     if seed % 2:  # closed with the caster's stake and a player's laid: voided
         first.do(engine.stake, 60)
@@ -162,3 +164,28 @@ def test_a_closed_table_judges_a_later_line_as_one_kept_whole(seed: int, tamper:
     assert let_go == kept
     if tamper != "nothing":
         assert isinstance(kept, tuple) and isinstance(kept[0], int), kept
+
+
+SERVER_LATER = ("nothing", "a second closing", "a seat", "an event repeated", "an event skipped")
+"""What `LATER` holds that a server-dice table without bets can be tampered with."""
+
+
+@pytest.mark.parametrize("tamper", SERVER_LATER)
+def test_a_closed_server_dice_table_judges_a_later_line_as_one_kept_whole(tamper: str) -> None:
+    # Its closing ends the turn: the turn's seed is revealed after the TableClosed, and
+    # every throw of the turn drawn again, before the referee is let go.
+    game = ServerGame(("ann", "bob"))
+    for seed in ("one", "two", "three"):
+        game.throw(seed)
+    closing = game.do(engine.close)
+    assert isinstance(closing[-1], ev.SeedRevealed)
+    later = LATER[tamper](game.events)
+    lines = [*(("table:s", e) for e in game.events), *(("table:s", e) for e in later)]
+    assert verdict(lines, frozenset()) == verdict(lines, None)
+    if tamper == "nothing":
+        tables = Tables(None, disputed=frozenset())
+        tables.open("table:s")
+        before = states_alive()
+        for number, (stream, e) in enumerate(lines, start=2):
+            tables.event(number, stream, e)
+        assert states_alive() <= before, "a closed server-dice table keeps its states"

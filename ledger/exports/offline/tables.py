@@ -9,6 +9,7 @@ has no header to list them)."""
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections import deque
 from collections.abc import Collection, Mapping
@@ -49,19 +50,21 @@ class _Table:
 
 class _Closed:
     """A table closed in the file, its referee at rest: what a later line about it is
-    judged by (its state and the state before its closing, as a snapshot encodes them,
-    the closing's events, its recent lines) and what the verdict counts of it. A club's
-    log holds table after table; their referees' states are not kept to the end. A
-    later event revives the referee as it was (`referee`), so its verdict is the same."""
+    judged by and what the verdict counts of it. A club's log holds table after table,
+    most closed at the end of their evening: their referees are not kept to the end.
+    Kept instead, compressed: its state and the state before its closing, as a snapshot
+    encodes them, and the lines of its recent events; besides them its closing's events
+    (`Referee.orphan`'s words). A later line revives the referee as it was (`table`),
+    so that line's verdict, its line and words, is the one it would have had."""
 
     __slots__ = (
         "bets",
         "closing",
-        "document",
         "ended_before",
         "recent",
         "rounds",
         "source",
+        "states",
         "trusted",
     )
 
@@ -73,9 +76,15 @@ class _Closed:
         rest = referee.at_rest()
         assert rest is not None
         cause, due, before, self.ended_before = rest
-        self.document = snapshots.encode_state(referee.state)
-        self.closing = (cause, due, None if before is None else snapshots.encode_state(before))
-        self.recent = array("q", (n for pair in table.recent for n in pair))
+        self.closing = (cause, due)
+        # Canonical JSON holds no raw newline: the two documents part at one.
+        documents = [snapshots.encode_state(referee.state)]
+        if before is not None:
+            documents.append(snapshots.encode_state(before))
+        self.states = zlib.compress(b"\n".join(documents))
+        self.recent = zlib.compress(
+            array("q", (n for pair in table.recent for n in pair)).tobytes()
+        )
         self.rounds, self.bets, self.trusted = referee.rounds, referee.bets, referee.trusted
         self.source = source
 
@@ -86,26 +95,30 @@ class _Closed:
 
     @property
     def state(self) -> TableState:
-        return _decoded(self.document)
+        return self._states()[0]
 
     def finish(self) -> None:
         """Nothing waits at a closed table."""
 
     def table(self) -> _Table:
         """The table as it was when it closed, to read a later line about it."""
-        cause, due, before = self.closing
+        cause, due = self.closing
+        state, *before = self._states()
         table = _Table.__new__(_Table)
         table.referee = Referee.resumed(
-            self.state,
-            (cause, due, None if before is None else _decoded(before), self.ended_before),
+            state,
+            (cause, due, before[0] if before else None, self.ended_before),
             self.bets,
             self.trusted,
             self.source,
         )
-        recent = self.recent
+        recent = array("q", zlib.decompress(self.recent))
         table.recent = deque(zip(recent[::2], recent[1::2], strict=True), maxlen=64)
         table.drawn = {}
         return table
+
+    def _states(self) -> list[TableState]:
+        return [_decoded(d) for d in zlib.decompress(self.states).split(b"\n")]
 
 
 def _decoded(document: bytes) -> TableState:
