@@ -71,7 +71,7 @@ from engine.phrase import Phrase, of_refusal
 from engine.quick import QUICK
 from engine.rounds import RoundBook, RoundRecord
 from engine.serverdice import SERVER, commit_to, draw, is_seed, require_draw_next, turn_change
-from engine.state import TableState
+from engine.state import Phase, TableState
 from engine.words import command_words, describe, same_kind
 
 _PLACED = frozenset({ev.CasterStaked, ev.StakeLaid, ev.OddsLaid, ev.SideBetOffered})
@@ -152,6 +152,42 @@ class Referee:
         self._before = None
         if self._folding.state is not state:  # come to otherwise than by the fold kept
             self._folding = Folding(state)
+
+    def at_rest(self) -> tuple[ev.Event, tuple[ev.Event, ...], TableState | None, int] | None:
+        """A closed table's referee with nothing left waiting (no command's events being
+        compared, no throw to draw again, no dispute's adjustments, no rounds kept): what
+        it judges any later event by besides the state, its last group (`orphan`'s
+        words) and the rounds it began after; None otherwise."""
+        if (
+            self.state.phase is not Phase.CLOSED
+            or not self.at_boundary
+            or self._drawn
+            or self._trusting is not None
+            or self._book is not None
+            or self._on_group is not None
+            or self._last is None
+        ):
+            return None
+        cause, due, before = self._last
+        return cause, tuple(due), before, self._ended_before
+
+    @classmethod
+    def resumed(
+        cls,
+        state: TableState,
+        last: tuple[ev.Event, tuple[ev.Event, ...], TableState | None, int],
+        bets: int,
+        trusted: list[int],
+        source: str,
+    ) -> Referee:
+        """The referee `at_rest` gave `last` of, as it was: it judges what comes next
+        as that one would."""
+        referee = cls(state, source=source, disputes=False)
+        cause, due, before, referee._ended_before = last
+        referee._last = (cause, due, before)
+        referee._cause = cause
+        referee.bets, referee.trusted = bets, trusted
+        return referee
 
     @property
     def unrevealed(self) -> tuple[int, ...]:

@@ -9,6 +9,8 @@ has no header to list them)."""
 
 from __future__ import annotations
 
+import zlib
+from array import array
 from collections import deque
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -46,6 +48,85 @@ class _Table:
         return self.drawn.get(version, default)
 
 
+class _Closed:
+    """A table closed in the file, its referee at rest: what a later line about it is
+    judged by and what the verdict counts of it. A club's log holds table after table,
+    most closed at the end of their evening: their referees are not kept to the end.
+    Kept instead, compressed: its state and the state before its closing, as a snapshot
+    encodes them, and the lines of its recent events; besides them its closing's events
+    (`Referee.orphan`'s words). A later line revives the referee as it was (`table`),
+    so that line's verdict, its line and words, is the one it would have had."""
+
+    __slots__ = (
+        "bets",
+        "closing",
+        "ended_before",
+        "recent",
+        "rounds",
+        "source",
+        "states",
+        "trusted",
+    )
+
+    unrevealed: tuple[int, ...] = ()
+    at_boundary = True
+
+    def __init__(self, table: _Table, source: str) -> None:
+        referee = table.referee
+        rest = referee.at_rest()
+        assert rest is not None
+        cause, due, before, self.ended_before = rest
+        self.closing = (cause, due)
+        # Canonical JSON holds no raw newline: the two documents part at one.
+        documents = [snapshots.encode_state(referee.state)]
+        if before is not None:
+            documents.append(snapshots.encode_state(before))
+        self.states = zlib.compress(b"\n".join(documents))
+        self.recent = zlib.compress(
+            array("q", (n for pair in table.recent for n in pair)).tobytes()
+        )
+        self.rounds, self.bets, self.trusted = referee.rounds, referee.bets, referee.trusted
+        self.source = source
+
+    @property
+    def referee(self) -> _Closed:
+        """What the verdict reads of its referee: itself (its rounds, bets, state)."""
+        return self
+
+    @property
+    def state(self) -> TableState:
+        return self._states()[0]
+
+    def finish(self) -> None:
+        """Nothing waits at a closed table."""
+
+    def table(self) -> _Table:
+        """The table as it was when it closed, to read a later line about it."""
+        cause, due = self.closing
+        state, *before = self._states()
+        table = _Table.__new__(_Table)
+        table.referee = Referee.resumed(
+            state,
+            (cause, due, before[0] if before else None, self.ended_before),
+            self.bets,
+            self.trusted,
+            self.source,
+        )
+        recent = array("q", zlib.decompress(self.recent))
+        table.recent = deque(zip(recent[::2], recent[1::2], strict=True), maxlen=64)
+        table.drawn = {}
+        return table
+
+    def _states(self) -> list[TableState]:
+        return [_decoded(d) for d in zlib.decompress(self.states).split(b"\n")]
+
+
+def _decoded(document: bytes) -> TableState:
+    state = snapshots.decode_state(document)
+    assert state is not None
+    return state
+
+
 class Tables:
     def __init__(
         self,
@@ -61,7 +142,7 @@ class Tables:
         self.disputed = disputed
         """The tables a dispute may come on (ledger.exports.offline.disputed); None: any.
         The referee of any other keeps no rounds to judge one."""
-        self.tables: dict[str, _Table] = {}
+        self.tables: dict[str, _Table | _Closed] = {}
         self.snapshotted: dict[str, Snapshot] = {}
         self.settlements = 0
 
@@ -119,6 +200,8 @@ class Tables:
     def event(self, number: int, stream: str, event: ev.Event) -> None:
         """Run the table's next event (line `number`) through its referee."""
         table = self.tables[stream]
+        if isinstance(table, _Closed):  # a line after its closing: judged as ever
+            table = self.tables[stream] = table.table()
         table.recent.append((event.version, number))
         if isinstance(event, ev.TableOpened):
             self._rules(number, stream, event.rules, "its TableOpened's")
@@ -132,6 +215,13 @@ class Tables:
             table.drawn.clear()
         if isinstance(event, ev.BetSettled):
             self.settlements += 1
+        if (
+            isinstance(event, ev.TableClosed | ev.SeedRevealed)
+            and not self._disputes(stream)
+            and not table.drawn
+            and table.referee.at_rest() is not None
+        ):
+            self.tables[stream] = _Closed(table, self.source)
 
     def finish(self, number: int, where: str) -> None:
         """At the closing record (line `number`): what each referee still waits for."""
@@ -141,7 +231,7 @@ class Tables:
             except Differs as exc:
                 raise Disagreement(number, f"{where}: {at(stream, exc)}") from None
 
-    def referees(self) -> list[Referee]:
+    def referees(self) -> list[Referee | _Closed]:
         return [t.referee for t in self.tables.values()]
 
     def snapshots_trusted(self) -> list[str]:
