@@ -122,6 +122,88 @@ class RuleSetMainsSchema(Schema):
     mains = fields.List(fields.Nested(MainTestSchema), required=True)
 
 
+def _adjusted() -> dict[str, fields.Field[Any]]:
+    return {
+        "p_value": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "The raw two-sided p-value; null with nothing to test"},
+        ),
+        "exact": fields.Boolean(
+            required=True,
+            metadata={
+                "description": "p_value is exact (small counts); else the normal approximation"
+            },
+        ),
+        "adjusted_p": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "Holm-adjusted over every order test in the report"},
+        ),
+        "flagged": fields.Boolean(
+            required=True, metadata={"description": "adjusted_p below alpha"}
+        ),
+    }
+
+
+RunsTestSchema = Schema.from_dict(
+    {
+        "test": fields.String(required=True),
+        "above": fields.Integer(required=True, metadata={"description": "Throws above 7"}),
+        "below": fields.Integer(required=True, metadata={"description": "Throws below 7"}),
+        "runs": fields.Integer(
+            required=True, metadata={"description": "Runs above and below 7 (sevens left out)"}
+        ),
+        "expected_runs": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "2 above below / (above + below) + 1"},
+        ),
+        **_adjusted(),
+    },
+    name="RunsTest",
+)
+SerialTestSchema = Schema.from_dict(
+    {
+        "test": fields.String(required=True),
+        "statistic": fields.Integer(
+            required=True,
+            metadata={"description": "Sum over consecutive throws of (total - 7)(next - 7)"},
+        ),
+        "correlation": fields.Float(
+            required=True, metadata={"description": "Lag-1 correlation about 7"}
+        ),
+        **_adjusted(),
+    },
+    name="SerialTest",
+)
+
+
+class OrderUnitSchema(Schema):
+    table = fields.String(metadata={"description": "A table (or `croupier`)"})
+    croupier = fields.String(metadata={"description": "A croupier (or `table`)"})
+    throws = fields.Integer(required=True)
+    runs = fields.Nested(RunsTestSchema, required=True)
+    serial = fields.Nested(SerialTestSchema, required=True)
+
+
+class OrderSchema(Schema):
+    tables = fields.List(fields.Nested(OrderUnitSchema), required=True)
+    croupiers = fields.List(fields.Nested(OrderUnitSchema), required=True)
+    correction = fields.String(required=True, metadata={"description": "`holm`"})
+    tests = fields.Integer(required=True, metadata={"description": "Order tests with a p-value"})
+    chance_flags = fields.Float(
+        required=True,
+        metadata={"description": "Flags chance alone raises on average: tests times alpha"},
+    )
+    raw_below_alpha = fields.Integer(
+        required=True, metadata={"description": "Tests whose raw p-value is below alpha"}
+    )
+    flagged = fields.Integer(
+        required=True, metadata={"description": "Tests whose adjusted p-value is below alpha"}
+    )
+
+
 class DiceScopeSchema(Schema):
     table = fields.String(required=True, allow_none=True)
     croupier = fields.String(required=True, allow_none=True)
@@ -148,6 +230,18 @@ class DiceReportSchema(Schema):
             "description": "The caster's result per main, for each rule set the tables in "
             "scope play; rounds decided after a main was set"
         },
+    )
+    order = fields.Nested(
+        OrderSchema,
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "Runs and serial tests of the throws in the order thrown, per "
+            "table and per croupier, Holm-adjusted; null for the whole club (see order_note)"
+        },
+    )
+    order_note = fields.String(
+        required=True, allow_none=True, metadata={"description": "Why `order` is null"}
     )
     flags = fields.List(
         fields.String(),

@@ -43,11 +43,20 @@ import sqlalchemy as sa
 from engine.dice import MAINS, PAIRS, TOTALS, p_pair, p_total
 from engine.odds import fraction_text, main_odds
 from engine.rules import RuleSet
-from ledger.audit.stats import binomial_p, chi2_sf, chi_square
+from ledger.audit.stats import (
+    binomial_p,
+    chance_flags,
+    chi2_sf,
+    chi_square,
+    holm,
+    runs_test,
+    serial_test,
+)
 from ledger.books import dicecounts, dicetallies
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store import codec
+from ledger.store.actors import Actor
 
 ALPHA = 0.01
 """The default threshold: a p-value below it is flagged. About one fair test in a
@@ -60,6 +69,13 @@ CROUPIER = "croupier:"
 
 CHI_SQUARE = "chi-square"
 BINOMIAL = "exact binomial, two-sided"
+RUNS = "runs above and below 7, two-sided"
+SERIAL = "serial correlation of consecutive totals, two-sided"
+HOLM = "holm"
+WHOLE_CLUB_ORDER = (
+    "not tested for the whole club: the order tests read every throw, one row each; "
+    "hold the report to a table, a croupier or a time range"
+)
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,7 @@ def report(
         alpha,
     )
     mains = _mains(_club_groups(conn, named) if whole else _groups(conn, within), alpha)
+    order = None if whole else _order(dicecounts.throws_in_order(conn, within), alpha)
     return {
         "scope": scope.view(),
         "alpha": alpha,
@@ -127,7 +144,9 @@ def report(
         "totals": by_total,
         "pairs": by_pair,
         "rulesets": mains,
-        "flags": _flags(by_total, by_pair, mains, alpha),
+        "order": order,
+        "order_note": WHOLE_CLUB_ORDER if order is None else None,
+        "flags": _flags(by_total, by_pair, mains, alpha) + _order_flags(order, alpha),
     }
 
 
@@ -167,6 +186,97 @@ def _chi_square_test(
         "enough": enough,
         "flagged": enough and p_value is not None and p_value < alpha,
     }
+
+
+# -- the order of the throws --------------------------------------------------------
+
+
+def _order(throws: list[dicecounts.Throw], alpha: float) -> dict[str, Any]:
+    """The runs and serial tests of the totals in the order thrown, per table (in the
+    order of its stream) and per croupier (in the order they recorded them, across
+    tables), and Holm's adjustment over every one of those tests together: a flag
+    names a table or a croupier, so the chance of naming any wrongly is what is held
+    at alpha (the family-wise rate), whatever the dependence between tests that share
+    throws. The raw p-value and the adjusted are both shown; a test is flagged on the
+    adjusted."""
+    tables: dict[str, list[int]] = {}
+    for throw in throws:  # already by stream and version
+        tables.setdefault(throw.stream.removeprefix(TABLE_PREFIX), []).append(throw.total)
+    croupiers: dict[str, list[int]] = {}
+    for throw in sorted(throws, key=lambda t: (t.recorded_at, t.stream, t.version)):
+        croupiers.setdefault(_croupier(throw.actor), []).append(throw.total)
+    units = [{"table": name, **_order_tests(totals)} for name, totals in sorted(tables.items())]
+    units += [
+        {"croupier": name, **_order_tests(totals)} for name, totals in sorted(croupiers.items())
+    ]
+    tests = [test for unit in units for test in (unit["runs"], unit["serial"])]
+    tested = [test for test in tests if test["p_value"] is not None]
+    for test, adjusted in zip(tested, holm([t["p_value"] for t in tested]), strict=True):
+        test["adjusted_p"] = adjusted
+        test["flagged"] = adjusted < alpha
+    return {
+        "tables": [unit for unit in units if "table" in unit],
+        "croupiers": [unit for unit in units if "croupier" in unit],
+        "correction": HOLM,
+        "tests": len(tested),
+        "chance_flags": chance_flags(len(tested), alpha),
+        "raw_below_alpha": sum(1 for t in tested if t["p_value"] < alpha),
+        "flagged": sum(1 for t in tested if t["flagged"]),
+    }
+
+
+def _croupier(actor: str) -> str:
+    """A croupier by their name, whichever token they used; anyone else by role:name."""
+    who = Actor.read(actor)
+    return who.name if who.role + ":" == CROUPIER else f"{who.role}:{who.name}"
+
+
+def _order_tests(totals: list[int]) -> dict[str, Any]:
+    runs, serial = runs_test(totals), serial_test(totals)
+    return {
+        "throws": len(totals),
+        "runs": {
+            "test": RUNS,
+            "above": runs.above,
+            "below": runs.below,
+            "runs": runs.runs,
+            "expected_runs": runs.expected_runs,
+            "p_value": runs.p_value,
+            "exact": runs.exact,
+            "adjusted_p": None,
+            "flagged": False,
+        },
+        "serial": {
+            "test": SERIAL,
+            "statistic": serial.statistic,
+            "correlation": serial.correlation,
+            "p_value": serial.p_value,
+            "exact": serial.exact,
+            "adjusted_p": None,
+            "flagged": False,
+        },
+    }
+
+
+def _order_flags(order: dict[str, Any] | None, alpha: float) -> list[str]:
+    if order is None:
+        return []
+    flags = []
+    for unit in order["tables"] + order["croupiers"]:
+        who = f"table {unit['table']}" if "table" in unit else f"croupier {unit['croupier']}"
+        runs, serial = unit["runs"], unit["serial"]
+        if runs["flagged"]:
+            flags.append(
+                f"{who}: {runs['runs']} runs above and below 7 "
+                f"(expected {runs['expected_runs']:.1f}), p = {runs['p_value']:.3g}, "
+                f"Holm-adjusted {runs['adjusted_p']:.3g} < {alpha}"
+            )
+        if serial["flagged"]:
+            flags.append(
+                f"{who}: serial correlation {serial['correlation']:.3f}, "
+                f"p = {serial['p_value']:.3g}, Holm-adjusted {serial['adjusted_p']:.3g} < {alpha}"
+            )
+    return flags
 
 
 # -- the rounds ---------------------------------------------------------------------
@@ -321,10 +431,41 @@ def lines(report: dict[str, Any]) -> list[str]:
                 + ("  FLAGGED" if m["flagged"] else "")
             )
         out.append("")
+    out += _order_lines(report["order"], report["order_note"], alpha)
     flags = report["flags"]
     out.append(f"Flags: {len(flags)}" if flags else "Flags: none")
     out += [f"  {flag}" for flag in flags]
     return out
+
+
+def _order_lines(order: dict[str, Any] | None, note: str | None, alpha: float) -> list[str]:
+    """The runs and serial tests, a line a table or croupier."""
+    if order is None:
+        return [f"Order of the throws: {note}.", ""]
+    out = [
+        f"Order of the throws: {order['tests']} tests, chance alone flags "
+        f"{order['chance_flags']:.2f} of them at {alpha}; p-values Holm-adjusted over all "
+        f"{order['tests']} (raw below {alpha}: {order['raw_below_alpha']}, "
+        f"flagged: {order['flagged']})"
+    ]
+    for unit in order["tables"] + order["croupiers"]:
+        who = f"table {unit['table']}" if "table" in unit else f"croupier {unit['croupier']}"
+        runs, serial = unit["runs"], unit["serial"]
+        counted = "{} runs".format(runs["runs"])
+        moved = "serial r {:.3f}".format(serial["correlation"])
+        out.append(
+            f"{who}: {unit['throws']} throws; runs {runs['above']} above, {runs['below']} "
+            f"below: {_order_p(runs, counted)}; {_order_p(serial, moved)}"
+        )
+    return [*out, ""]
+
+
+def _order_p(test: dict[str, Any], said: str) -> str:
+    if test["p_value"] is None:
+        return "no test"
+    how = "exact" if test["exact"] else "normal"
+    flag = " FLAGGED" if test["flagged"] else ""
+    return f"{said}, p {test['p_value']:.3g} ({how}), Holm {test['adjusted_p']:.3g}{flag}"
 
 
 def _verdict(what: str, test: dict[str, Any], alpha: float) -> str:

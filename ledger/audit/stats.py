@@ -229,11 +229,12 @@ EXACT_RUNS_MAX = 200
 """Up to this many throws above and below the median together the runs test's p-value
 is exact (the runs' distribution by its closed form in binomial coefficients, as
 fractions); beyond it, the normal approximation with a continuity correction, which
-the tests hold within 0.02 of the exact from 15 and 15."""
+the tests hold within 0.05 of the exact (0.041 at worst) for 15 to 40 of each."""
 EXACT_SERIAL_MAX = 20
 """Up to this many throws the serial test's p-value is exact (the distribution of the
 sum of products of consecutive deviations, by recursion over the throws, in whole
-numbers of 36^n); beyond it, the normal approximation."""
+numbers of 36^n); beyond it, the normal approximation, which the tests hold within
+0.03 of the exact (0.027 at worst) at 20 throws."""
 
 
 class PValue(NamedTuple):

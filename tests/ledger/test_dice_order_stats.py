@@ -132,13 +132,13 @@ def test_runs_exact_and_normal_agree_for_large_counts(
     r = data.draw(st.sampled_from(sorted(dist)))
     exact = runs_p(r, n1, n2).p_value
     normal = runs_p(r, n1, n2, exact_max=0).p_value
-    assert normal == pytest.approx(exact, abs=0.02)
+    assert normal == pytest.approx(exact, abs=0.05)  # at worst 0.041 over 15..40
 
 
 def test_serial_exact_and_normal_agree_at_the_bound() -> None:
     n = EXACT_SERIAL_MAX
     dist = serial_distribution(n)
-    for s in range(0, max(dist) // 4, 7):
+    for s in range(0, max(dist) + 1):  # at worst 0.027
         exact = serial_p(s, n).p_value
         normal = serial_p(s, n, exact_max=0).p_value
         assert normal == pytest.approx(exact, abs=0.03), s

@@ -98,6 +98,11 @@ def _reports(engine: sa.Engine) -> tuple[dict[str, Any], dict[str, Any]]:
         kept = fairness.report(conn, fairness.Scope())
         counted = fairness.report(conn, fairness.Scope(since=EARLIEST))
     kept.pop("scope"), counted.pop("scope")
+    # The order of the throws is tested only when the report is held to something (it
+    # reads a row a throw): left out of the comparison, with its flags.
+    for report in (kept, counted):
+        report.pop("order"), report.pop("order_note")
+        report["flags"] = [f for f in report["flags"] if not f.startswith(("table ", "croupier "))]
     return kept, counted
 
 
