@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fractions import Fraction
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ledger.store.db import BadSetting
@@ -24,6 +25,7 @@ from ledger.store.db import BadSetting
 CURRENCY_ENV = "HAZARD_CURRENCY"
 MINOR_UNITS_ENV = "HAZARD_MINOR_UNITS"
 TIMEZONE_ENV = "HAZARD_TIMEZONE"
+FAIRNESS_LEVEL_ENV = "HAZARD_FAIRNESS_LEVEL"
 
 # (symbol, major unit one/many, minor unit one/many, ISO 4217 minor units)
 CURRENCIES: dict[str, tuple[str, str, str, str, str, int]] = {
@@ -65,8 +67,16 @@ class House:
     currency: str = "GBP"
     minor_units: int = 2
     zone: str = "UTC"
+    fairness_level: Fraction = Fraction(99, 100)
+    """The dice-fairness report's confidence level: a test is flagged when its p-value
+    is below 1 - level (ledger.audit.fairness)."""
 
     def __post_init__(self) -> None:
+        if not 0 < self.fairness_level < 1:
+            raise BadSettings(
+                f"{FAIRNESS_LEVEL_ENV}: {self.fairness_level} is not a level between 0 and 1 "
+                "such as 0.99"
+            )
         if not _CODE.fullmatch(self.currency):
             raise BadSettings(
                 f"{CURRENCY_ENV}: {self.currency!r} is not an ISO 4217 code such as GBP"
@@ -79,6 +89,11 @@ class House:
             raise BadSettings(
                 f"{TIMEZONE_ENV}: {self.zone!r} is not a time zone such as Europe/London"
             ) from exc
+
+    @property
+    def fairness_alpha(self) -> float:
+        """The p-value below which the dice-fairness report flags a test."""
+        return float(1 - self.fairness_level)
 
     # -- money ----------------------------------------------------------------------
 
@@ -191,7 +206,26 @@ def from_settings(config: Mapping[str, object] | None = None) -> House:
         minor_units = int(units)
     else:
         raise BadSettings(f"{MINOR_UNITS_ENV}: {units!r} is not a whole number 0 to 6")
-    return House(currency, minor_units, setting(TIMEZONE_ENV) or "UTC")
+    return House(
+        currency, minor_units, setting(TIMEZONE_ENV) or "UTC", _level(setting(FAIRNESS_LEVEL_ENV))
+    )
+
+
+def _level(typed: str | None) -> Fraction:
+    """HAZARD_FAIRNESS_LEVEL as typed, a decimal such as 0.99, exactly."""
+    if typed is None:
+        return Fraction(99, 100)
+    try:
+        level = Fraction(typed.strip())
+    except (ValueError, ZeroDivisionError) as exc:
+        raise BadSettings(
+            f"{FAIRNESS_LEVEL_ENV}: {typed!r} is not a level between 0 and 1 such as 0.99"
+        ) from exc
+    if not 0 < level < 1:
+        raise BadSettings(
+            f"{FAIRNESS_LEVEL_ENV}: {typed!r} is not a level between 0 and 1 such as 0.99"
+        )
+    return level
 
 
 _ONES = [

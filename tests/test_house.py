@@ -93,3 +93,16 @@ def test_serve_stops_at_once_on_a_setting_it_cannot_use(
     assert found.exit_code == 1
     assert "HAZARD_TIMEZONE: 'Mars/Olympus' is not a time zone" in found.output
     assert not (tmp_path / "hazard.sqlite3").exists()  # nothing was made
+
+
+def test_the_fairness_level_is_the_club_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert from_settings({}).fairness_alpha == 0.01  # 99% by default
+    assert from_settings({"HAZARD_FAIRNESS_LEVEL": "0.95"}).fairness_alpha == 0.05
+    monkeypatch.setenv("HAZARD_FAIRNESS_LEVEL", "0.999")
+    assert from_settings({}).fairness_alpha == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize("level", ["99", "1", "0", "-0.5", "ninety-nine", "nan", "0.99%"])
+def test_a_fairness_level_it_cannot_use_is_refused_by_name(level: str) -> None:
+    with pytest.raises(BadSettings, match="HAZARD_FAIRNESS_LEVEL"):
+        from_settings({"HAZARD_FAIRNESS_LEVEL": level})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import current_app
 from marshmallow import Schema, fields
 
 from ledger.api.bodies import Blueprint
@@ -17,6 +18,7 @@ from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.audit import fairness
 from ledger.commands import Role
+from ledger.house import House
 from ledger.store.log import check
 from ledger.web import club, heavy
 from ledger.web.readschemas import DiceQuerySchema
@@ -272,4 +274,5 @@ def dice(query: dict[str, Any]) -> dict[str, Any]:
     )
     with club().store.engine.connect() as conn, conn.begin():
         check.snapshot(conn)  # the throws and the rounds as of one moment
-        return fairness.report(conn, scope, query["alpha"])
+        house: House = current_app.extensions["hazard.house"]
+        return fairness.report(conn, scope, query.get("alpha", house.fairness_alpha))

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ledger import house
 from ledger.audit import fairness as report
 from ledger.audit import recall as recalls
 from ledger.audit import replay as replays
@@ -231,9 +232,8 @@ def recall(player: str | None, table: str | None, as_json: bool, database_url: s
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.01,
-    show_default=True,
-    help="flag every test whose p-value is below this",
+    help="flag every test whose p-value is below this  [default: 1 - the club's "
+    "HAZARD_FAIRNESS_LEVEL, 0.01 at the default 0.99]",
 )
 @click.option("--json", "as_json", is_flag=True, help="print the report as GET /reports/dice does")
 @database_option
@@ -242,7 +242,7 @@ def fairness(
     croupier: str | None,
     since: str | None,
     until: str | None,
-    alpha: float,
+    alpha: float | None,
     as_json: bool,
     database_url: str | None,
 ) -> None:
@@ -258,6 +258,8 @@ def fairness(
     if start is not None and end is not None and not start < end:
         raise click.BadParameter(f"{end} is not after --since {start}", param_hint="--until")
     scope = report.Scope(table=table, croupier=croupier, since=start, until=end)
+    if alpha is None:
+        alpha = house.from_settings().fairness_alpha
     engine = _engine(database_url)
     try:
         with engine.connect() as conn, conn.begin():

@@ -219,7 +219,8 @@ def fairness_report() -> Any:
     try:
         with club().store.engine.connect() as conn, conn.begin():
             snapshot(conn)
-            report = fairness.report(conn, scope, named=TABLES_NAMED)
+            house: House = current_app.extensions["hazard.house"]
+            report = fairness.report(conn, scope, house.fairness_alpha, named=TABLES_NAMED)
     except NotFound as exc:
         abort(404, description=str(exc))
     cells = report["totals"]["cells"]

@@ -431,11 +431,11 @@ class DiceQuerySchema(Schema):
     since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
     until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
     alpha = QueryProbability(
-        load_default=fairness.ALPHA,
         validate=validate.Range(0, 1, min_inclusive=False, max_inclusive=False),
         metadata={
             "description": "Flag every test whose p-value is below this (0 < alpha < 1; "
-            f"default {fairness.ALPHA})"
+            "default 1 - the club's HAZARD_FAIRNESS_LEVEL, "
+            f"{fairness.ALPHA} at the default 99%)"
         },
     )
 

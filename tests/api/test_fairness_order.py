@@ -6,11 +6,13 @@ hand; the p-values come from ledger.audit.stats, held on its own against enumera
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from ledger.audit.stats import holm, runs_test, serial_test
+from ledger.house import House
 from tests.api.conftest import Api
 from tests.api.test_fairness import _clock, _club, _open, _report, _throw
 
@@ -97,3 +99,15 @@ def test_the_whole_club_is_not_read_throw_by_throw(api: Api) -> None:
     report = _report(clients["bank"])
     assert report["order"] is None
     assert "time range" in report["order_note"]
+
+
+def test_the_clubs_level_is_the_default_alpha(api: Api) -> None:
+    api.app.extensions["hazard.house"] = House(fairness_level=Fraction(95, 100))
+    clients = _club(api)
+    _open(clients["cecil"], "t1")
+    _throw(clients["cecil"], "t1", [(6, 6), (1, 1)])
+    report = _report(clients["bank"], table="t1")
+    assert report["alpha"] == 0.05
+    # Two tests each of the table and of its croupier: 4 tests, 0.2 flags by chance.
+    assert report["order"]["chance_flags"] == pytest.approx(4 * 0.05)
+    assert _report(clients["bank"], table="t1", alpha=0.2)["alpha"] == 0.2  # asked: as asked

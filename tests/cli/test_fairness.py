@@ -125,6 +125,14 @@ def test_an_empty_range_says_so(played: str) -> None:
     assert result.output.splitlines()[-1] == "Flags: none"
 
 
+def test_the_clubs_level_is_the_default(played: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HAZARD_FAIRNESS_LEVEL", "0.95")
+    result = hazard(played, "--table", "t1")
+    assert result.exit_code == 0, result.output
+    assert "flagged below p = 0.05" in result.output
+    assert "flagged below p = 0.2" in hazard(played, "--table", "t1", "--alpha", "0.2").output
+
+
 def test_a_loaded_die_is_flagged(played: str, engine: sa.Engine) -> None:
     """Three hundred throws of (6, 6) on t3, by a croupier of their own."""
     store = EventStore(engine, signer=SIGNER)
