@@ -49,3 +49,22 @@ def test_the_page_counts_each_rule_sets_tables_and_names_the_newest(
     # A table's own page names its table alone.
     one = console(api, "auditor", "audrey").get("/console/audit/fairness?table=t2")
     assert "Rule set english (tables t2)" in html.unescape(one.get_data(as_text=True))
+
+
+def test_a_tables_page_shows_the_order_of_its_throws(api: Api) -> None:
+    bank = api.client()
+    for name in ("ann", "bob"):
+        bank.ok("post", "/players", {"name": name})
+    _decided(api.client("croupier", "cecil"), "t1")
+    page = html.unescape(
+        console(api, "auditor", "audrey")
+        .get("/console/audit/fairness?table=t1")
+        .get_data(as_text=True)
+    )
+    assert "<h2>The order of the throws</h2>" in page
+    # One throw, a 7: no runs to test; one throw: no serial test. Two units, no tests.
+    assert '<th scope="row">table t1</th><td class="amount">1</td>' in page
+    assert '<th scope="row">croupier cecil</th>' in page
+    assert "0 tests: chance alone would flag 0.00 of them at 0.01" in page
+    whole = console(api, "auditor", "audrey").get("/console/audit/fairness")
+    assert "not tested for the whole club" in html.unescape(whole.get_data(as_text=True))
