@@ -7,6 +7,7 @@ and `hazard verify --deep` names a count edited behind the ledger's back."""
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Sequence
 from itertools import count
 from typing import Any
@@ -22,10 +23,11 @@ from engine.state import Phase
 from ledger.audit import fairness
 from ledger.books import deep, dicecounts, dicetallies, projections
 from ledger.books.book import Book
-from ledger.service import AlreadyExists, Club
+from ledger.service import AlreadyExists, Club, table_stream
 from ledger.store import db
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import dice_counts, main_counts, main_tables
+from ledger.store.schema import events as events_table
 from ledger.store.vocabulary import Deposited
 from tests.ledger.exportkit import play_disputes
 from tests.signing import SIGNER
@@ -275,3 +277,21 @@ def test_a_rule_set_s_digest_kept_is_the_digest_computed_afresh() -> None:
     many = [replace(sets[0], name=f"set {n}") for n in range(dicetallies.KEYS_HELD + 3)]
     for rules in many + many:
         assert dicetallies.rules_key(rules) == dicetallies.digest_of(rules)
+
+
+def test_the_order_tests_read_a_corrected_throw_as_the_dice_showed(club: Club) -> None:
+    _evening(club)
+    e = events_table
+    with club.store.engine.connect() as conn:
+        ordered = dicecounts.throws_in_order(conn, dicecounts.Within(stream=table_stream("t3")))
+        rows = conn.execute(
+            sa.select(e.c.version, e.c.payload)
+            .where(e.c.stream == table_stream("t3"), e.c.type == "DiceThrown")
+            .order_by(e.c.version)
+        )
+        recorded = [(version, sum(json.loads(payload).values())) for version, payload in rows]
+    assert [t.version for t in ordered] == [version for version, _ in recorded]
+    # Every throw as recorded but one: the 4+4 the dispute corrected to 4+5.
+    changed = [(r, t.total) for (_, r), t in zip(recorded, ordered, strict=True) if r != t.total]
+    assert changed == [(8, 9)]
+    assert {t.actor for t in ordered} == {"croupier:cecil"}
