@@ -239,7 +239,8 @@ class DiceReportSchema(Schema):
         allow_none=True,
         metadata={
             "description": "Runs and serial tests of the throws in the order thrown, per "
-            "table and per croupier, Holm-adjusted; null for the whole club (see order_note)"
+            "table and per croupier, Holm-adjusted; null for the whole club or too many throws "
+            "(see order_note)"
         },
     )
     order_note = fields.String(

@@ -72,6 +72,10 @@ BINOMIAL = "exact binomial, two-sided"
 RUNS = "runs above and below 7, two-sided"
 SERIAL = "serial correlation of consecutive totals, two-sided"
 HOLM = "holm"
+ORDER_MAX = 200_000
+"""The most throws the order tests read, a row each, for one report: an evening's at a
+busy club is a few thousand; a range over the whole history is refused with a note
+(the counts above are still made)."""
 WHOLE_CLUB_ORDER = (
     "not tested for the whole club: the order tests read every throw, one row each; "
     "hold the report to a table, a croupier or a time range"
@@ -135,7 +139,15 @@ def report(
         alpha,
     )
     mains = _mains(_club_groups(conn, named) if whole else _groups(conn, within), alpha)
-    order = None if whole else _order(dicecounts.throws_in_order(conn, within), alpha)
+    order: dict[str, Any] | None = None
+    order_note: str | None = WHOLE_CLUB_ORDER
+    if not whole and throws > ORDER_MAX:
+        order_note = (
+            f"not tested: {throws:,} throws in scope, more than {ORDER_MAX:,} to read one "
+            "row each; hold the report to a table, a croupier or a shorter time range"
+        )
+    elif not whole:
+        order, order_note = _order(dicecounts.throws_in_order(conn, within), alpha), None
     return {
         "scope": scope.view(),
         "alpha": alpha,
@@ -145,7 +157,7 @@ def report(
         "pairs": by_pair,
         "rulesets": mains,
         "order": order,
-        "order_note": WHOLE_CLUB_ORDER if order is None else None,
+        "order_note": order_note,
         "flags": _flags(by_total, by_pair, mains, alpha) + _order_flags(order, alpha),
     }
 

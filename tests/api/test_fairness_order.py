@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ledger.audit import fairness
 from ledger.audit.stats import holm, runs_test, serial_test
 from ledger.house import House
 from tests.api.conftest import Api
@@ -111,3 +112,17 @@ def test_the_clubs_level_is_the_default_alpha(api: Api) -> None:
     # Two tests each of the table and of its croupier: 4 tests, 0.2 flags by chance.
     assert report["order"]["chance_flags"] == pytest.approx(4 * 0.05)
     assert _report(clients["bank"], table="t1", alpha=0.2)["alpha"] == 0.2  # asked: as asked
+
+
+def test_a_scope_of_too_many_throws_is_not_read_throw_by_throw(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fairness, "ORDER_MAX", 3)
+    clients = _club(api)
+    _open(clients["cecil"], "t1")
+    _throw(clients["cecil"], "t1", [(6, 6), (1, 1), (6, 6)])
+    assert _report(clients["bank"], table="t1")["order"]["tests"] == 4  # 3: read
+    _throw(clients["cecil"], "t1", [(1, 1)])
+    report = _report(clients["bank"], table="t1")
+    assert report["order"] is None
+    assert report["order_note"].startswith("not tested: 4 throws in scope, more than 3")
