@@ -126,3 +126,23 @@ def test_a_scope_of_too_many_throws_is_not_read_throw_by_throw(
     report = _report(clients["bank"], table="t1")
     assert report["order"] is None
     assert report["order_note"].startswith("not tested: 4 throws in scope, more than 3")
+
+
+def test_a_croupiers_throws_are_in_the_order_recorded_across_tables(api: Api) -> None:
+    at = _clock(api)
+    clients = _club(api)
+    bank, cecil = clients["bank"], clients["cecil"]
+    at("2026-01-01T10:00:00.000000Z")
+    _open(cecil, "t1")
+    _open(cecil, "t2")
+    _throw(cecil, "t1", [(6, 6)])  # 12
+    at("2026-01-01T10:01:00.000000Z")
+    _throw(cecil, "t2", [(1, 1)])  # 2
+    at("2026-01-01T10:02:00.000000Z")
+    _throw(cecil, "t1", [(6, 5)])  # 11
+    report = _report(bank, croupier="cecil")
+    cecil_unit = _units(report)["croupier cecil"]
+    # 12 2 11 in time: 5 x -5 + -5 x 4 = -45, three runs. By table it would be 12 11 2.
+    assert cecil_unit["serial"]["statistic"] == -45
+    assert cecil_unit["runs"]["runs"] == 3
+    assert _units(report)["table t1"]["serial"]["statistic"] == 20
