@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -19,41 +18,15 @@ from scipy import stats as oracle
 from ledger.commands import Caller, Role, tables
 from ledger.web.tokens import create, listing, revoke
 from tests.api.conftest import Api, Client
+from tests.api.fairnesskit import Dice
+from tests.api.fairnesskit import clock as _clock
+from tests.api.fairnesskit import club as _club
+from tests.api.fairnesskit import open_table as _open
+from tests.api.fairnesskit import report as _report
+from tests.api.fairnesskit import throw as _throw
 
-Dice = tuple[int, int]
 ALL_PAIRS = [(a, b) for a in range(1, 7) for b in range(1, 7)]
 WAYS = {t: sum(1 for a, b in ALL_PAIRS if a + b == t) for t in range(2, 13)}
-
-
-def _club(api: Api, croupiers: Iterable[str] = ("cecil",)) -> dict[str, Client]:
-    """ann and bob, and a client for the bank and for each croupier named."""
-    bank = api.client()
-    for name in ("ann", "bob"):
-        bank.ok("post", "/players", {"name": name})
-    return {"bank": bank, **{name: api.client("croupier", name) for name in croupiers}}
-
-
-def _open(croupier: Client, table: str, ruleset: str = "english") -> None:
-    croupier.ok("post", "/tables", {"id": table, "ruleset": ruleset})
-    for name in ("ann", "bob"):
-        croupier.ok("post", f"/tables/{table}/seats", {"player": name})
-    croupier.ok("post", f"/tables/{table}/casts", {"player": "ann", "die": 1})
-    croupier.ok("post", f"/tables/{table}/casts", {"player": "bob", "die": 2})
-
-
-def _throw(croupier: Client, table: str, dice: Iterable[Dice], main: int = 7) -> None:
-    """Throw `dice` at `table`, calling `main` whenever a round waits for one to be
-    called (english rules; under rolled mains the throws set it)."""
-    for die1, die2 in dice:
-        state = croupier.ok("get", f"/tables/{table}")
-        if state["phase"] == "awaiting-main" and state["rules"] == "english":
-            croupier.ok("post", f"/tables/{table}/main", {"main": main})
-        croupier.ok("post", f"/tables/{table}/throws", {"die1": die1, "die2": die2})
-
-
-def _report(client: Client, **query: Any) -> dict[str, Any]:
-    answer: dict[str, Any] = client.ok("get", "/reports/dice", query_string=query)
-    return answer
 
 
 def _chi_square(observed: list[int], probabilities: list[Fraction]) -> Fraction:
@@ -201,17 +174,6 @@ def test_a_caster_who_always_wins_is_flagged_but_few_throws_are_not(api: Api) ->
         f"english main 7: the caster won 30 of 30 (expected {30 * 244 / 495:.1f}), "
         f"p = {seven['p_value']:.3g} < 0.01"
     ]
-
-
-def _clock(api: Api) -> Callable[[str], None]:
-    """Set the time the store records (ISO, as stored) for the writes that follow."""
-    now = ["2026-01-01T00:00:00.000000Z"]
-    api.book.store.clock = lambda: now[0]
-
-    def at(when: str) -> None:
-        now[0] = when
-
-    return at
 
 
 def test_filters_by_table_croupier_and_time(api: Api) -> None:

@@ -15,7 +15,11 @@ from ledger.audit import fairness
 from ledger.audit.stats import holm, runs_test, serial_test
 from ledger.house import House
 from tests.api.conftest import Api
-from tests.api.test_fairness import _clock, _club, _open, _report, _throw
+from tests.api.fairnesskit import clock as _clock
+from tests.api.fairnesskit import club as _club
+from tests.api.fairnesskit import open_table as _open
+from tests.api.fairnesskit import report as _report
+from tests.api.fairnesskit import throw as _throw
 
 # cecil at t1, then dora at t2, then cecil at t1 again:
 T1_FIRST = [(3, 4), (1, 1), (2, 2), (5, 6), (1, 3)]  # 7 2 4 11 4
