@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sqlite3
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -129,6 +131,24 @@ def _postgres_lock_timeout(engine: sa.Engine, wait_ms: int) -> None:
         dbapi_connection.commit()  # or the pool's reset on return would roll it back
 
 
+def _turn_to_wal(cursor: Any, wait_ms: int) -> None:
+    """`PRAGMA journal_mode=WAL`, tried again until the lock timeout while the file is
+    busy. Turning a file to WAL needs its exclusive lock, and SQLite answers BUSY at
+    once, without the busy handler, while another connection holds the write lock
+    (waiting there could deadlock): a server started beside another on a new file
+    failed with "database is locked" however long its timeout. A file already in WAL
+    (every file after its first connection) answers at once."""
+    deadline = time.monotonic() + wait_ms / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
 def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
     """WAL, fsync on every commit, and writers that take the lock up front.
 
@@ -143,7 +163,7 @@ def _sqlite_durability(engine: sa.Engine, wait_ms: int) -> None:
     def _on_connect(dbapi_connection: Any, record: Any) -> None:
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _turn_to_wal(cursor, wait_ms)
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
