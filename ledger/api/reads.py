@@ -10,18 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import Response, current_app
 from flask_smorest import abort
 
 from engine.state import SETTER
+from ledger import printing
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
 from ledger.api.shaped import Raw, shaped
-from ledger.books import queries
+from ledger.books import periods, queries
 from ledger.books.accounts import player_account
 from ledger.commands import Role, require_self
+from ledger.exports import periodpaper
+from ledger.house import House
 from ledger.service import NotFound, is_name, table_stream
-from ledger.web import club
+from ledger.web import club, heavy
+from ledger.web import periodschemas as ps
 from ledger.web import readschemas as rs
 from ledger.web.tokens import Holder
 
@@ -153,3 +158,84 @@ def statement(query: dict[str, Any], name: str) -> dict[str, Any]:
     with queries.reading(club().store) as read:
         lines = read.statement(account, query["after"], query["limit"])
     return {"player": name, "account": account, **lines}
+
+
+# -- a statement for a period -------------------------------------------------------
+
+
+def _period_statement(query: dict[str, Any], name: str) -> Any:
+    """`name`'s statement for the period asked, as the caller may read it: the setter
+    and auditors anyone's, a player their own."""
+    who = require(Role.AUDITOR, Role.PLAYER)
+    require_self(who, name)
+    _not_the_bank(who, name)
+    _require_player(name)
+    house: House = current_app.extensions["hazard.house"]
+    try:
+        return ps.statement_for(name, query, house), house
+    except periods.PeriodError as exc:
+        abort(422, messages={"query": {exc.field: [exc.message]}})
+
+
+@blp.route("/players/<name>/period-statement", methods=["GET"])
+@heavy.read(blp)
+@blp.arguments(ps.PeriodQuerySchema, location="query", unknown=None)
+@blp.response(200, ps.PeriodStatementSchema)
+@blp.alt_response(403, schema=ProblemSchema, description="Not this caller's account")
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+@blp.alt_response(422, schema=ProblemSchema, description="No period, or a bad one, named")
+def period_statement(query: dict[str, Any], name: str) -> dict[str, Any]:
+    """A player's statement for a period (an evening, a week, a month, or a range of
+    days in the club's time zone): the balance at its start and end, deposits and
+    withdrawals, bets won and lost, disputes, and the export that proves it (the
+    player, setter, auditor). Exact: the figures add up to the balance at the end."""
+    statement, _ = _period_statement(query, name)
+    return ps.view(statement)
+
+
+def _file(body: str | bytes, media_type: str, statement: Any, suffix: str) -> Response:
+    response = Response(body, mimetype=None)
+    response.headers["Content-Type"] = media_type
+    p = statement.period
+    filename = f"hazard-statement-{statement.player}-{p.kind}-{p.key.replace('..', '-to-')}"
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}.{suffix}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _paper(media_type: str) -> dict[str, Any]:
+    return {
+        "description": "The statement as a file to save (Content-Disposition names it)",
+        "content": {media_type: {"schema": {"type": "string"}}},
+    }
+
+
+@blp.route("/players/<name>/period-statement.csv", methods=["GET"])
+@heavy.read(blp)
+@blp.arguments(ps.PeriodQuerySchema, location="query", unknown=None)
+@blp.doc(responses={"200": _paper("text/csv")})
+@blp.alt_response(403, schema=ProblemSchema, description="Not this caller's account")
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+@blp.alt_response(422, schema=ProblemSchema, description="No period, or a bad one, named")
+def period_statement_csv(query: dict[str, Any], name: str) -> Response:
+    """The statement for a period as CSV (UTF-8 with a byte order mark, CRLF)."""
+    statement, house = _period_statement(query, name)
+    return _file(periodpaper.csv_of(statement, house), periodpaper.MEDIA_TYPE, statement, "csv")
+
+
+@blp.route("/players/<name>/period-statement.pdf", methods=["GET"])
+@heavy.read(blp)
+@blp.arguments(ps.PeriodQuerySchema, location="query", unknown=None)
+@blp.doc(responses={"200": _paper("application/pdf")})
+@blp.alt_response(403, schema=ProblemSchema, description="Not this caller's account")
+@blp.alt_response(404, schema=ProblemSchema, description="No such player")
+@blp.alt_response(422, schema=ProblemSchema, description="No period, or a bad one, named")
+@blp.alt_response(503, schema=ProblemSchema, description="This server cannot print PDFs")
+def period_statement_pdf(query: dict[str, Any], name: str) -> Response:
+    """The statement for a period as a PDF, on A4."""
+    statement, house = _period_statement(query, name)
+    try:
+        pdf = printing.pdf_of(periodpaper.html_of(statement, house))
+    except printing.PrintingUnavailable as exc:
+        abort(503, message=str(exc))
+    return _file(pdf, "application/pdf", statement, "pdf")

@@ -109,7 +109,12 @@ def test_every_route_of_the_api_is_documented(sqlite_api: Api, spec: dict[str, A
     assert set(PLATFORM) <= endpoints, "PLATFORM names a route that is gone"
 
 
-FILES = {"/export": {"application/jsonl", "text/csv"}, "/log/proofs/tlog-proof": {"text/plain"}}
+FILES = {
+    "/export": {"application/jsonl", "text/csv"},
+    "/log/proofs/tlog-proof": {"text/plain"},
+    "/players/{name}/period-statement.csv": {"text/csv"},
+    "/players/{name}/period-statement.pdf": {"application/pdf"},
+}
 """Operations whose success is a file to save rather than JSON: its media types."""
 
 
