@@ -44,6 +44,7 @@ COMMANDS = {
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
+    "statement": "ledger.cli.statements.statement",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",

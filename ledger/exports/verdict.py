@@ -13,6 +13,7 @@ from engine.state import TableState
 from ledger.store.eventstore import Recorded
 from ledger.store.log.keys import Verifier
 from ledger.store.log.quorum import times
+from ledger.store.vocabulary import player_account
 
 FIGURES = ("deposited", "paid", "staked", "withdrawn", "adjusted")
 """What the closing record says of each account's money, in its order."""
@@ -225,10 +226,25 @@ class Verified:
                     f"  {account:<{width}}  {m.staked:>12}  {m.paid:>12}  {m.deposited:>14}  "
                     f"{m.withdrawn:>12}  {m.adjusted:>12}  {m.net:>14}"
                 )
+        out.extend(self._statement())
         if self.trusted:
             out.append("taken on trust:")
             out.extend(f"  - {sentence}" for sentence in self.trusted)
         return out
+
+    def _statement(self) -> list[str]:
+        """A player's file: their account's movements as their statement for the same
+        times says them (ledger.books.periodstatement), to hold one to the other."""
+        name = self.scope.get("player")
+        if self.scope.get("kind") != "player" or not name:
+            return []
+        m = self.money.get(player_account(name), Money())
+        since, until = self.scope.get("since") or "the start", self.scope.get("until") or "now"
+        return [
+            f"statement: {name} from {since} up to {until}: deposited {m.deposited}, "
+            f"withdrawn {m.withdrawn} (net deposits {m.deposited - m.withdrawn}); staked "
+            f"{m.staked}, paid {m.paid}, adjusted {m.adjusted}; the balance moved by {m.net}"
+        ]
 
     def _witnessed(self) -> list[str]:
         """What the reader's policy made of the file's cosigned checkpoint."""
