@@ -196,9 +196,8 @@ def period_statement(query: dict[str, Any], name: str) -> dict[str, Any]:
 def _file(body: str | bytes, media_type: str, statement: Any, suffix: str) -> Response:
     response = Response(body, mimetype=None)
     response.headers["Content-Type"] = media_type
-    p = statement.period
-    filename = f"hazard-statement-{statement.player}-{p.kind}-{p.key.replace('..', '-to-')}"
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}.{suffix}"'
+    named = periodpaper.filename(statement, suffix)
+    response.headers["Content-Disposition"] = f'attachment; filename="{named}"'
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -71,6 +71,13 @@ def history(statement: Statement) -> dict[str, str]:
     return {"player": statement.player, "until": statement.period.since}
 
 
+def filename(statement: Statement, suffix: str) -> str:
+    """A file name that says whose and when: hazard-statement-ann-month-2026-11.csv (names
+    are safe in a file name: accounts.NAME)."""
+    p = statement.period
+    return f"hazard-statement-{statement.player}-{p.kind}-{p.key.replace('..', '-to-')}.{suffix}"
+
+
 def csv_of(statement: Statement, house: House) -> str:
     """The statement as a CSV sheet, with a byte order mark for Excel."""
     out = io.StringIO()
@@ -120,7 +127,8 @@ printed from the ledger's positions {{ s.period.after + 1 }} to {{ s.period.thro
 CSS = """
 .period-statement table { border-collapse: collapse; width: 100%; margin: 0 0 4mm; }
 .period-statement th, .period-statement td { text-align: left; padding: 3px 6px;
-  border-bottom: 1px solid #ccc; vertical-align: top; overflow-wrap: anywhere; }
+  border-bottom: 1px solid #ccc; vertical-align: top; }
+.period-statement td.words { overflow-wrap: anywhere; }
 .period-statement td.n { text-align: right; white-space: nowrap;
   font-variant-numeric: tabular-nums; }
 .period-statement tr.end td { font-weight: bold; border-top: 2px solid #111; }
@@ -151,14 +159,14 @@ _BODY = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).fr
 <h2>Disputes</h2>
 {% if s.disputes %}
 <table aria-label="Disputes in the period">
-<thead><tr><th scope="col">Table, round</th><th scope="col">Raised by</th>
+<thead><tr><th scope="col">Round</th><th scope="col">Raised by</th>
 <th scope="col">Claim</th><th scope="col">Outcome</th>
 <th scope="col" class="n">Moved</th></tr></thead>
 <tbody>
 {% for d in s.disputes %}
-<tr><td>{{ d.table }}, round {{ d.round }}</td><td>{{ d.claimant }}</td>
-<td>{{ d.claim }}</td>
-<td>{{ d.resolution or 'open' }}{% if d.reason %}: {{ d.reason }}{% endif %}</td>
+<tr><td>{{ d.table }}, {{ d.round }}</td><td>{{ d.claimant }}</td>
+<td class="words">{{ d.claim }}</td>
+<td class="words">{{ d.resolution or 'open' }}{% if d.reason %}: {{ d.reason }}{% endif %}</td>
 <td class="n">{{ money(d.moved, signed=True) }}</td></tr>
 {% endfor %}
 </tbody></table>

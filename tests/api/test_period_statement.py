@@ -23,34 +23,11 @@ import pytest
 from PIL import Image
 
 from tests.api.conftest import Api
-from tests.api.disputekit import open_dispute, resolve, two_rounds
 from tests.api.gamekit import Evening
+from tests.api.periodkit import november
 from tests.pdfkit import ink, ink_at_edges, page_texts, save_pngs
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
-
-
-def _at(api: Api, day: str) -> None:
-    """Every event from here on is recorded on `day`, at 20:00 UTC and a microsecond on."""
-    ticks = iter(range(10**6))
-    api.book.store.clock = lambda: f"{day}T20:00:00.{next(ticks):06d}Z"
-
-
-def november(api: Api) -> Evening:
-    _at(api, "2026-11-02")
-    night, _ = two_rounds(api)
-    _at(api, "2026-11-10")
-    night.bank.ok("post", "/players/ann/withdrawals", {"amount": 100})
-    night.deposited -= 100  # what the club holds, for gamekit's check that none is made
-    night.do("ann", "stakes", {"amount": 50})
-    night.do(night.croupier, "main", {"main": 7})
-    night.do(night.croupier, "throws", {"die1": 1, "die2": 1})  # out
-    night.do("ann", "stakes", {"amount": 30})
-    _at(api, "2026-11-20")
-    opened = open_dispute(night, "bob", 1, {"claim": "the dice left the table"})
-    resolve(night, opened["dispute_id"], {"resolution": "voided", "reason": "so they did"})
-    assert night.balance("ann") == 820
-    return night
 
 
 def statement(night: Evening, who: Any = "ann", name: str = "ann", **query: str) -> Any:
