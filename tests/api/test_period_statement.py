@@ -113,6 +113,11 @@ def test_a_player_reads_their_own_only(api: Api) -> None:
     assert answer.status_code == 403
     answer = night.bank.get("/players/nobody/period-statement", query_string={"month": "2026-11"})
     assert answer.status_code == 404
+    for path in ("", ".csv", ".pdf"):  # no token
+        answer = night.api.client(None).get(
+            f"/players/ann/period-statement{path}", query_string={"month": "2026-11"}
+        )
+        assert answer.status_code == 401, path
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,11 @@ def test_the_matrix_covers_every_operation(api: Api) -> None:
     }
     elsewhere = {("GET", "/tables/<table>/rounds"), ("GET", "/tables/<table>/rounds/<int:round>"),
                  ("GET", "/players/<name>/statement"),
-                 ("GET", "/tables/<table>/rounds/<int:round>/replay")}  # fmt: skip
+                 ("GET", "/tables/<table>/rounds/<int:round>/replay"),
+                 # a statement for a period: tests/api/test_period_statement.py
+                 ("GET", "/players/<name>/period-statement"),
+                 ("GET", "/players/<name>/period-statement.csv"),
+                 ("GET", "/players/<name>/period-statement.pdf")}  # fmt: skip
     assert routes - covered - elsewhere == set()
 
 

@@ -109,12 +109,14 @@ def test_the_files_and_the_export_that_proves_it(api: Api) -> None:
 
 
 def _targets(page: Any) -> list[Any]:
-    return page.evaluate(
+    """The targets on the page under 44 px tall: (words, height)."""
+    small: list[Any] = page.evaluate(
         """() => [...document.querySelectorAll('main a, main button, main select, main input')]
             .filter((el) => el.type !== 'hidden' && el.offsetParent !== null)
             .map((el) => [el.textContent.trim() || el.name, el.getBoundingClientRect().height])
             .filter(([, h]) => h < 44)"""
     )
+    return small
 
 
 def test_picked_by_month_in_a_browser_at_both_widths(served: Served, page: Any) -> None:
