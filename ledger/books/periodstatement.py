@@ -15,10 +15,11 @@ Two readings of the same money, each exact, each held to the other:
   taken back from bets placed before the start, are the change in stakes in play; so
   `opening + net deposits + won - lost + adjusted - change in play == closing` too.
 
-`check` says where either fails (`hazard verify --deep` asks it of every player's
-months). The bet whose stake was placed before the period is found by its settlement's
+`check` says where either fails (`hazard statement` exits 1 on it); every read model
+it reads is one `hazard verify --deep` recomputes from the events. The bet whose stake was placed before the period is found by its settlement's
 `sources` (the positions that put stakes into it), a probe of the postings' (account,
-position) key each; the period's postings are one range of that key.
+position) key each; the period's postings are one range of that key, read twice: summed
+by the database, and the escrows' read for the bets.
 """
 
 from __future__ import annotations
@@ -175,19 +176,17 @@ def _bets(conn: sa.Connection, account: str, name: str, low: int, high: int) -> 
         .where(sp.party == account, sp.position > low, sp.position <= high)
         .order_by(sp.position)
     ).all()
-    wanted = {r.position for r in closed}
-    for r in closed:
-        wanted.update(json.loads(r.sources))
-    moved = _escrow_postings(conn, account, sorted(wanted))
+    sources = [json.loads(r.sources) for r in closed]
+    # The stakes placed before the period, probed by position; the rest, and every
+    # payout, are in the period's own range of the account's postings.
+    before = sorted({at for placed in sources for at in placed if at <= low})
+    moved = _escrow_postings(conn, account, before, low, high)
     totals = {"won": 0, "winnings": 0, "lost": 0, "losses": 0, "voided": 0, "returned": 0}
     closed_stakes = 0
-    for r in closed:
+    for r, placed in zip(closed, sources, strict=True):
         escrow = f"{ESCROW}{r.stream.removeprefix(TABLE_PREFIX)}:{r.bet_id}"
         stake = -sum(
-            amount
-            for at in json.loads(r.sources)
-            for amount in moved.get((at, escrow), ())
-            if amount < 0
+            amount for at in placed for amount in moved.get((at, escrow), ()) if amount < 0
         )
         received = sum(a for a in moved.get((r.position, escrow), ()) if a > 0)
         closed_stakes += stake
@@ -204,20 +203,23 @@ def _bets(conn: sa.Connection, account: str, name: str, low: int, high: int) -> 
 
 
 def _escrow_postings(
-    conn: sa.Connection, account: str, positions: Sequence[int]
+    conn: sa.Connection, account: str, before: Sequence[int], low: int, high: int
 ) -> dict[tuple[int, str], list[int]]:
-    """The account's postings to and from escrows at `positions`, by (position, escrow)."""
+    """The account's postings to and from escrows in the period (`low` to `high`, one
+    range of its (account, position) key) and at the positions `before` it (a probe
+    each, a few hundred to a query), by (position, escrow)."""
     p = postings.c
+    escrows = sa.select(p.position, p.counterparty, p.amount).where(
+        p.account == account, p.counterparty.startswith(ESCROW)
+    )
+    queries = [escrows.where(p.position > low, p.position <= high)]
+    queries += [
+        escrows.where(p.position.in_(before[i : i + _CHUNK])) for i in range(0, len(before), _CHUNK)
+    ]
     found: dict[tuple[int, str], list[int]] = {}
-    for i in range(0, len(positions), _CHUNK):
-        for r in conn.execute(
-            sa.select(p.position, p.counterparty, p.amount).where(
-                p.account == account,
-                p.position.in_(positions[i : i + _CHUNK]),
-                p.counterparty.startswith(ESCROW),
-            )
-        ):
-            found.setdefault((r.position, r.counterparty), []).append(int(r.amount))
+    for query in queries:
+        for position, counterparty, amount in conn.execute(query):
+            found.setdefault((position, counterparty), []).append(int(amount))
     return found
 
 
