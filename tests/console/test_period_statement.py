@@ -51,6 +51,7 @@ def test_a_player_reads_their_month(api: Api) -> None:
     # Another's, or the bank's, is refused; an evening with nothing is the balance standing.
     assert ann.get("/console/statement?month=2026-11&player=bob").status_code == 403
     assert ann.get("/console/statement.csv?month=2026-11&player=bob").status_code == 403
+    assert ann.get("/console/statement/export?player=bob").status_code == 403
     quiet = _figures(ann.get("/console/statement?evening=2026-11-05").get_data(as_text=True))
     assert quiet["Balance at the start"] == quiet["Balance at the end"] == "£11.60"
 
