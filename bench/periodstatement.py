@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,8 @@ def measure(engine: sa.Engine, n: int) -> None:
             took, found = _ms(statement)
             assert found.check() == [], found.check()
             span = found.period
-            base, read = _ms(lambda: asof.postings_between(conn, ACCOUNT, span.after + 1,
-                                                           span.through))  # fmt: skip
+            base, read = _ms(partial(asof.postings_between, conn, ACCOUNT, span.after + 1,
+                                     span.through))  # fmt: skip
             print(f"{kind:>8}  {len(read):>9}  {took:>9.1f} ms  {base:>9.1f} ms  "
                   f"{took / base:>5.1f}x")  # fmt: skip
 

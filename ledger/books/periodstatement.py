@@ -16,10 +16,11 @@ Two readings of the same money, each exact, each held to the other:
   `opening + net deposits + won - lost + adjusted - change in play == closing` too.
 
 `check` says where either fails (`hazard statement` exits 1 on it); every read model
-it reads is one `hazard verify --deep` recomputes from the events. The bet whose stake was placed before the period is found by its settlement's
-`sources` (the positions that put stakes into it), a probe of the postings' (account,
-position) key each; the period's postings are one range of that key, read twice: summed
-by the database, and the escrows' read for the bets.
+it reads is one `hazard verify --deep` recomputes from the events. The bet whose stake
+was placed before the period is found by its settlement's `sources` (the positions that
+put stakes into it), a probe of the postings' (account, position) key each; the
+period's postings are one range of that key, read twice: summed by the database, and
+the escrows' read for the bets.
 """
 
 from __future__ import annotations
