@@ -127,7 +127,11 @@ class Statement:
 
 
 def of(conn: sa.Connection, name: str, period: Period) -> Statement:
-    """`name`'s statement for `period`, as one connection reads the books."""
+    """`name`'s statement for `period`, as one connection reads the books. Every read is
+    bounded by the period's positions, whose read-model rows were committed with their
+    events before the period was found and never change (a dispute's row does when it is
+    resolved: one resolved after the period reads as open), so a write meanwhile, on any
+    isolation level, changes nothing the statement adds up."""
     account = player_account(name)
     low, high = period.after, period.through
     figures = _movements(conn, account, low, high) if high > low else {}
