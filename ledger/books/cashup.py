@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from ledger.books import takings
-from ledger.books.evenings import Evening
+from ledger.books import evenings, takings
+from ledger.books.evenings import Evening, RecordedEvening
+from ledger.store.eventstore import EventStore
 from ledger.store.schema import postings
 from ledger.store.vocabulary import CASH
 
@@ -44,3 +45,14 @@ def cash_moved(conn: sa.Connection, evening: Evening) -> int:
         )
     ).scalar()
     return int(net or 0)
+
+
+def to_count(store: EventStore) -> tuple[RecordedEvening, list[str | None]] | None:
+    """The evening open now and the places its cash-up must count (tables by id, then
+    the cage, None), for a form to ask for; None while no evening is open."""
+    with store.engine.connect() as conn:
+        evening = evenings.open_now(conn)
+        if evening is None:
+            return None
+        places = expected(conn, evening.span(conn), evening.floats)
+    return evening, sorted(places, key=lambda p: (p is None, p or ""))

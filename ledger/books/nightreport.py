@@ -25,9 +25,10 @@ import sqlalchemy as sa
 
 from engine.money import ESCROW
 from engine.state import SETTER
-from ledger.books import takings
+from ledger.books import evenings, takings
 from ledger.books.evenings import Evening, RecordedEvening
 from ledger.books.queries import starts_with
+from ledger.store.eventstore import EventStore
 from ledger.store.schema import checkpoints, events, postings
 from ledger.store.vocabulary import CASH, TABLE_PREFIX
 
@@ -222,3 +223,30 @@ def covering(conn: sa.Connection, through: int, still_open: bool) -> dict[str, A
     if row is None:
         return None
     return {"size": int(row.size), "root": row.root, "issued_at": row.issued_at, "note": row.note}
+
+
+def of_evening(store: EventStore, number: int) -> dict[str, Any] | None:
+    """The night report of evening `number`, read in one transaction; None if there is
+    no such evening."""
+    with store.engine.connect() as conn:
+        evening = evenings.numbered(conn, number)
+        return None if evening is None else report(conn, evening)
+
+
+def listing(store: EventStore) -> list[dict[str, Any]]:
+    """Every evening in the order opened: when, by whom, and the cash-up's difference
+    (None while open)."""
+    with store.engine.connect() as conn:
+        found = evenings.recorded(conn)
+    return [
+        {
+            "evening": e.number,
+            "open": e.is_open,
+            "opened_at": e.opened_at,
+            "opened_by": e.opened_by,
+            "closed_at": e.closed_at,
+            "closed_by": e.closed_by,
+            "difference": sum(line.difference for line in e.cash_up) if e.cash_up else None,
+        }
+        for e in found
+    ]

@@ -32,10 +32,23 @@ CAGE = "cage"
 """How a count names the cage in the answers (the events say None)."""
 
 
+RULES = {
+    "evening-open": "409: an evening is open already: close it first",
+    "no-evening-open": "409: no evening is open to close",
+    "no-such-table": "422: a float or a count names a table that does not exist",
+    "table-not-in-evening": "422: a count for a table with no float and no takings in the evening",
+    "place-not-counted": "422: the cash-up leaves a table of the evening uncounted",
+    "bad-count": "422: a count that is not a whole number of minor units from 0 to 10^12",
+    "too-many-tables": f"422: more than {MOST_PLACES} tables in one count",
+}
+"""Each rule of the evenings a refusal names (`EveningRefused.rule`), with its status."""
+
+
 class EveningRefused(Refused):
     """A rule of the evenings broken: `rule` names it, `status` is its HTTP status."""
 
     def __init__(self, rule: str, detail: str, status: int = 422) -> None:
+        assert rule in RULES
         super().__init__(detail)
         self.rule, self.detail, self.status = rule, detail, status
 

@@ -81,6 +81,8 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     played = Played(night)
     night.bank.ok("post", "/tables", {"id": "t1", "ruleset": "english"})
     played.ids.update(table="t1", name="ann", what="deposit", position=_first_line(api))
+    night.bank.ok("post", "/evenings", {"floats": {"t1": 5000}, "cage": 1000})
+    played.ids.update(evening=1)  # open all evening: its night report, its cash-up form
     yield "opened", played
 
     for name in ("ann", "bob", "cat", "dan"):
@@ -227,10 +229,12 @@ def pages(app: Flask, ids: dict[str, Any], client: FlaskClient, early: bool = Fa
 
 EXPECTED = {
     "setter": {"console.home", "console.table", "console.office", "console.dispute",
-               "console.audit", "console.verify", "console.replay", "console.fairness_report"},
+               "console.audit", "console.verify", "console.replay", "console.fairness_report",
+               "console.evenings", "console.night"},
     "croupier": {"console.home", "console.table"},
     "auditor": {"console.home", "console.audit", "console.verify", "console.replay",
-                "console.fairness_report", "console.dispute"},
+                "console.fairness_report", "console.dispute", "console.evenings",
+                "console.night"},
     "player": {"console.home", "console.me", "console.receipt"},
     None: {"console.home"},
 }  # fmt: skip
