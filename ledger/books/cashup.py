@@ -82,6 +82,11 @@ class Replayed:
         self._cash = 0
         self._lines: list[CashCounted] = []
 
+    @property
+    def watching(self) -> bool:
+        """Whether an evening is open: its money events count."""
+        return self._open is not None
+
     def event(self, stream: str, event: Any) -> None:
         if stream == EVENINGS:
             self._evening(event)
@@ -109,7 +114,8 @@ class Replayed:
         elif isinstance(event, CashCounted):
             self._lines.append(event)
         elif isinstance(event, EveningClosed):
-            self._closed(event.evening)
+            if self._open == event.evening:  # not an evening whose opening went unseen
+                self._closed(event.evening)
             self._open = None
 
     def _closed(self, number: int) -> None:
@@ -141,3 +147,13 @@ class Problem(NamedTuple):
     figure: str | None
     recorded: int | None
     given: int | None
+
+    def __str__(self) -> str:
+        if self.recorded is None:
+            return f"{self.where}: the cash-up does not count it (the events expect {self.given})"
+        if self.given is None:
+            return f"{self.where}: counted, but it had no float and no takings in the evening"
+        return (
+            f"{self.where}: the cash-up records {self.figure} {self.recorded}, "
+            f"the events give {self.given}"
+        )

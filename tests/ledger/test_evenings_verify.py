@@ -1,20 +1,31 @@
-"""The evenings under `hazard verify --deep` (ledger.books.deep, ledger.books.cashup), on
-SQLite and PostgreSQL: a clean evening has no difference; a cash-up edited in the
-database by an insider, to hide a shortfall, is named by evening, place and figure."""
+"""The evenings under `hazard verify --deep` (ledger.books.deep, ledger.books.cashup) and
+the export's offline check (ledger.exports.offline), on SQLite and PostgreSQL: a clean
+evening has no difference and its exports verify; a cash-up edited in the database by
+an insider, to hide a shortfall, is named by evening, place and figure, and so is one
+forged and signed with the bank's own key, in the export's file."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
-from ledger.books import deep
+from ledger.books import deep, evenings, nightreport
+from ledger.books.book import Book
+from ledger.commands.evenings import open_evening
+from ledger.exports import offline, restore
+from ledger.exports.scope import scope_of
+from ledger.service import Club
 from ledger.store.eventstore import EventStore
+from ledger.store.log import merkle, tree
 from ledger.store.schema import events
-from tests.ledger.nightkit import closed_evening
-from tests.ledger.tamperkit import Log, set_row, unguarded
-from tests.signing import SIGNER
+from ledger.store.vocabulary import EVENINGS
+from tests.ledger.exportkit import export
+from tests.ledger.nightkit import SETTER, closed_evening
+from tests.ledger.tamperkit import Log, rehash_stream, reseal, set_row, unguarded
+from tests.signing import SIGNER, VERIFIER
 
 
 def _cash_line(engine: sa.Engine, place: str | None) -> tuple[int, dict[str, object]]:
@@ -71,3 +82,78 @@ def test_a_difference_that_is_not_counted_less_expected_is_named(
         0,
     )
     store.close()
+
+
+# -- the export's offline check -----------------------------------------------------------
+
+
+def _lines(engine: sa.Engine, **scope: object) -> list[bytes]:
+    return export(engine, scope_of(**scope)).splitlines(keepends=True)  # type: ignore[arg-type]
+
+
+def test_every_export_of_an_evening_verifies(engine: sa.Engine) -> None:
+    store = EventStore(engine, signer=SIGNER)
+    closed_evening(store)
+    store.close()
+    whole = offline.verify(_lines(engine, everything=True), VERIFIER)
+    assert whole.events > 0
+    for scope in ({"table": "t1"}, {"player": "ann"}):
+        offline.verify(_lines(engine, **scope), VERIFIER)
+
+
+def test_a_cash_up_the_bank_forged_and_signed_is_named_in_the_file(
+    engine: sa.Engine, tmp_path: Path
+) -> None:
+    """An insider holding the bank's key rewrites t1's line to hide 10 short, and makes
+    everything after it again (its chain, the seals, the tree, every checkpoint signed):
+    every hash in the export holds, and the check still finds the line out, at the
+    evening's closing, because the events in the file give another figure."""
+    store = EventStore(engine, signer=SIGNER)
+    closed_evening(store)
+    store.close()
+    position, payload = _cash_line(engine, "t1")
+    log = Log(engine, 0, "", tmp_path)
+    with unguarded(log) as conn:
+        text = json.dumps({**payload, "expected": 4890, "difference": 0}, sort_keys=True,
+                          separators=(",", ":"))  # fmt: skip
+        set_row(conn, position, payload=text)
+        version = conn.execute(
+            sa.select(events.c.version).where(events.c.position == position)
+        ).scalar_one()
+        rehash_stream(conn, EVENINGS, version)
+        reseal(conn)
+        issued = conn.execute(sa.text("SELECT size, issued_at FROM checkpoints ORDER BY size"))
+        issued = issued.all()
+        conn.execute(sa.text("DELETE FROM checkpoints"))
+        conn.execute(sa.text("DELETE FROM tree_hashes"))
+        tree.build(conn)
+        for size, at in issued:
+            tree.issue(conn, SIGNER, size, merkle.tree_hash(size, tree.reader(conn)), at)
+    lines = _lines(engine, everything=True)
+    with pytest.raises(offline.Disagreement) as caught:
+        offline.verify(lines, VERIFIER)
+    closing = json.loads(lines[caught.value.line - 1])
+    assert closing["type"] == "EveningClosed"
+    assert str(caught.value).endswith(
+        "evening 1, table t1: the cash-up records expected 4890, the events give 4900"
+    )
+
+
+def test_an_evening_restored_from_its_export_reads_the_same(
+    engine: sa.Engine, target: sa.Engine
+) -> None:
+    """`hazard import` of a whole log with an evening: the night report on the copy is
+    the original's, and the copy takes the next evening."""
+    store = EventStore(engine, signer=SIGNER)
+    closed_evening(store)
+    store.close()
+    restore.restore(target, _lines(engine, everything=True), key=VERIFIER)
+    with engine.connect() as conn:
+        [before] = evenings.recorded(conn)
+        night = nightreport.report(conn, before)
+    with target.connect() as conn:
+        [after] = evenings.recorded(conn)
+        assert nightreport.report(conn, after) == night
+    copy = EventStore(target, signer=SIGNER)
+    assert open_evening(Club(Book(copy)), SETTER, {}, 0)["evening"] == 2
+    copy.close()
