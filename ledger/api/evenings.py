@@ -37,9 +37,12 @@ def _counts(what: str) -> fields.Dict:
     return fields.Dict(
         keys=fields.String(validate=NAME),
         values=fields.Integer(strict=True, validate=COUNT),
-        load_default=dict,
+        required=True,
         validate=validate.Length(max=MOST_PLACES),
-        metadata={"description": f"The {what} counted at each table, by its id, in minor units"},
+        metadata={
+            "description": f"The {what} counted at each table, by its id, in minor units "
+            "(`{}`: none)"
+        },
     )
 
 

@@ -12,11 +12,13 @@ reads it): a stand-in, and only there. A day's span is exact: times never go bac
 positions rise (ledger.books.asof), so the events recorded on a day are the positions
 between the last one recorded before it and the last one recorded before the next day,
 each found by bisection.
-What the cash-up expects at each place: ledger.books.cashup.
+
+What the cash-up expects at each place is ledger.books.cashup's.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
@@ -176,10 +178,28 @@ def open_now(conn: sa.Connection) -> RecordedEvening | None:
 def current(conn: sa.Connection, zone: str, at: str | None = None) -> Evening | None:
     """The evening in progress: the one the setter has open, up to the log's last
     position; None while none is open. Where no evening was ever recorded, the stand-in:
-    the club's calendar day (time `zone`) holding `at` (a stored UTC time; None: now)."""
-    found = recorded(conn)
-    if found:
-        return found[-1].span(conn) if found[-1].is_open else None
+    the club's calendar day (time `zone`) holding `at` (a stored UTC time; None: now).
+
+    Asked on every stake by the limits, so it reads one row, the stream's last opening
+    or closing (from its head back, by the (stream, version) key), not every evening."""
+    e = events.c
+    last = conn.execute(
+        sa.select(e.type, e.position, e.recorded_at, e.payload)
+        .where(e.stream == EVENINGS, e.type.in_(("EveningOpened", "EveningClosed")))
+        .order_by(e.version.desc())
+        .limit(1)
+    ).first()
+    if last is not None:
+        if last.type == "EveningClosed":
+            return None
+        through = asof.last_position(conn)
+        return Evening(
+            key=str(json.loads(last.payload)["evening"]),
+            after=int(last.position) - 1,
+            through=through,
+            since=str(last.recorded_at),
+            until=_just_after(_recorded_at(conn, through)),
+        )
     moment = datetime.now(UTC) if at is None else datetime.strptime(at, STORED).replace(tzinfo=UTC)
     return of_day(conn, zone, moment.astimezone(ZoneInfo(zone)).date())
 

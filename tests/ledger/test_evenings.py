@@ -5,6 +5,7 @@ its rule and writes nothing."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -99,6 +100,8 @@ def test_current_is_the_open_evening_or_none_and_the_day_only_before_any(
     with store.engine.connect() as conn:
         now = book.current(conn, ZONE)
         last = conn.execute(sa.select(sa.func.max(events.c.position))).scalar_one()
+        [recorded] = book.recorded(conn)
+        assert now == recorded.span(conn)  # the one row read says what the stream says
     assert now is not None and now.key == "1" and now.through == last
     evenings.close_evening(club, SETTER, {"t1": 0}, 0)
     with store.engine.connect() as conn:
@@ -165,3 +168,30 @@ def test_a_repeat_under_its_key_is_answered_not_run_again(store: EventStore) -> 
     written = _written(store)
     assert evenings.open_evening(club, SETTER, {"t1": 10}, 0, key="k1") == first
     assert _written(store) == written
+
+
+def test_two_openings_at_once_open_one_evening(store: EventStore) -> None:
+    """Two setters press "open" together: the write lock orders them, the second reads
+    the first's evening open and is refused; one evening, one opening."""
+    club = a_club(store)
+    start = threading.Barrier(2)
+    answers: list[Any] = []
+
+    def opening() -> None:
+        start.wait()
+        try:
+            answers.append(evenings.open_evening(club, SETTER, {"t1": 10}, 0))
+        except EveningRefused as exc:
+            answers.append(exc.rule)
+
+    both = [threading.Thread(target=opening) for _ in range(2)]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    assert sorted(map(str, [a if isinstance(a, str) else a["evening"] for a in answers])) == [
+        "1",
+        "evening-open",
+    ]
+    with store.engine.connect() as conn:
+        assert len(book.recorded(conn)) == 1
