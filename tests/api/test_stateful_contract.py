@@ -109,6 +109,7 @@ def test_the_links_reach_most_operations() -> None:
     assert unreached == {
         "POST /players",
         "POST /tables",
+        "POST /evenings",
         "GET /audit/head",
         "GET /audit/verify",
         "GET /log/checkpoint",
