@@ -76,6 +76,8 @@ class Replayed:
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
+        self.checked = 0
+        """Cash-up lines held to the events so far, each evening's at its closing."""
         self._open: int | None = None
         self._floats: dict[str | None, int] = {}
         self._nets: dict[str | None, int] = {}
@@ -124,6 +126,7 @@ class Replayed:
         expected = {t: floats.get(t, 0) + nets.get(t, 0) for t in tables}
         expected[None] = floats.get(None, 0) + self._cash
         counted = {line.table: line for line in self._lines}
+        self.checked += len(self._lines)
         for place in sorted(set(expected) | set(counted), key=lambda p: (p is None, p or "")):
             where = f"evening {number}, {'the cage' if place is None else 'table ' + place}"
             line = counted.get(place)

@@ -96,7 +96,11 @@ def test_every_export_of_an_evening_verifies(engine: sa.Engine) -> None:
     closed_evening(store)
     store.close()
     whole = offline.verify(_lines(engine, everything=True), VERIFIER)
-    assert whole.events > 0
+    assert whole.cash_ups == 2  # t1's line and the cage's
+    assert (
+        "evenings: 2 cash-up lines, each expected and difference the file's own events give"
+        in whole.lines()
+    )
     for scope in ({"table": "t1"}, {"player": "ann"}):
         offline.verify(_lines(engine, **scope), VERIFIER)
 

@@ -6,6 +6,7 @@ closing) and handed on only once it is checked."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
@@ -330,7 +331,7 @@ class Check:
     def verified(self) -> Verified:
         """What the whole file's check verified, once it has read the closing."""
         assert self.header is not None and self.closing is not None
-        return closing.summary(
+        verified = closing.summary(
             self.header,
             self.closing,
             key_given=self.expected is not None,
@@ -342,6 +343,9 @@ class Check:
             types=self.types,
             complete=self.complete.proven if self.complete is not None else None,
         )
+        if self.cashups is None or not self.cashups.checked:
+            return verified
+        return dataclasses.replace(verified, cash_ups=self.cashups.checked)
 
 
 def _swapped(gap: Gap, following: bytes) -> Disagreement:
