@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, abort, redirect, render_template, request, url_for
+from marshmallow import ValidationError
 
 from ledger.books import cashup, nightreport
 from ledger.commands import Role
@@ -18,7 +19,7 @@ from ledger.commands import evenings as evening_commands
 from ledger.commands.evenings import EveningRefused
 from ledger.console import nightpage
 from ledger.console.office import house, keep, kept
-from ledger.console.views import _check_csrf, _sent, _signed_in, _tables, blp
+from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _tables, blp
 from ledger.house import BadAmount
 from ledger.store.eventstore import Refused
 from ledger.store.idempotency import IdempotencyConflict
@@ -93,6 +94,8 @@ def _write(action: str) -> Any:
             )
     except BadAmount as exc:
         return _page(who, error=f"Refused: {exc}", status=422)
+    except ValidationError as exc:  # the form's key, read as the API reads the header
+        return _page(who, error=f"Refused: {_fields(exc)}", status=422)
     except EveningRefused as exc:
         return _page(who, error=f"Refused ({exc.rule}): {exc.detail}", status=exc.status)
     except (IdempotencyConflict, Refused) as exc:
