@@ -11,14 +11,18 @@ import html
 from typing import Any
 
 from ledger.commands import Caller, Role, tables
+from ledger.console import nightpage
+from ledger.house import House
 from ledger.service import Club
 from tests import pdfkit
 from tests.api.conftest import Api
 from tests.console.conftest import SHOTS, Served, sign_in
 from tests.console.officekit import console, form_of, writes
 from tests.ledger.clubkit import CROUPIER, a_club
+from tests.ledger.nightkit import closed_evening
 
 ANN = Caller(Role.PLAYER, "ann")
+SHOTS_PDF = SHOTS.parent / "night-report"
 
 
 def _nick(club: Club) -> None:
@@ -124,3 +128,63 @@ def test_the_night_report_at_a_desk_and_on_a_phone(served: Served, browser: Any)
             tab.screenshot(path=str(SHOTS / f"setter-night-report-{width}.png"), full_page=True)
         finally:
             context.close()
+
+
+def test_the_night_report_prints_on_one_or_two_pages_with_its_checkpoint(api: Api) -> None:
+    """The PDF rendered to PNG (build/night-report/, to look at): one or two pages, the
+    report's words and figures in the club's money, the covering checkpoint's signed
+    note, and nothing off the paper."""
+    closed_evening(api.book.store)
+    answer = console(api, "setter", "bank").get("/console/evenings/1/report.pdf")
+    assert answer.status_code == 200 and answer.mimetype == "application/pdf"
+    pdf = answer.data
+    night = api.client().ok("get", "/evenings/1")
+    texts = pdfkit.page_texts(pdf)
+    assert 1 <= len(texts) <= 2
+    text = " ".join(texts)
+    for said in (
+        "Night report: evening 1",
+        "Total -£1.00",  # the setter's takings
+        "£49.00",  # t1's expected: its float, £50.00, less the £1.00 it lost
+        "£48.90",  # counted
+        "-£0.10",  # the difference
+        "£2.00",  # the largest exposure
+        "1 voided",  # the dispute's resolution
+    ):
+        assert said in text, said
+    assert f"size {night['checkpoint']['size']}" in text
+    for line in night["checkpoint"]["note"].splitlines():
+        assert line.strip()[:40] in text, line  # the signed note, printed whole
+    SHOTS_PDF.mkdir(parents=True, exist_ok=True)
+    pages = pdfkit.save_pngs(pdf, SHOTS_PDF, "night")
+    for image, path in zip(pdfkit.page_images(pdf, 1.5), pages, strict=True):
+        assert path.exists()
+        assert pdfkit.ink(image) > 0.01
+        assert pdfkit.ink_at_edges(image, margin=20) == 0
+
+
+def test_a_busy_evening_still_prints_on_two_pages(api: Api) -> None:
+    """Sixty tables and two hundred players with takings: the paper lists the largest
+    and sums the others in a line; the screen and the API list every one."""
+    closed_evening(api.book.store)
+    night = api.client().ok("get", "/evenings/1")
+    night["takings"]["tables"] = [{"table": f"t{n}", "net": n * 100} for n in range(60)]
+    night["takings"]["players"] = [{"player": f"p{n}", "net": -n} for n in range(200)]
+    [play] = night["play"]["tables"]
+    night["play"]["tables"] = [{**play, "table": f"t{n}", "rounds": n} for n in range(60)]
+    cage = night["cash_up"][-1]
+    night["cash_up"] = [
+        {"place": f"t{n}", "table": f"t{n}", "float": 5000, "counted": 5000 - n,
+         "expected": 5000, "difference": -n}
+        for n in range(60)
+    ] + [cage]  # fmt: skip
+    pdf = nightpage.pdf(night, House())
+    texts = pdfkit.page_texts(pdf)
+    assert 1 <= len(texts) <= 2
+    text = " ".join(texts)
+    assert "51 others" in text and "191 others" in text and "t59" in text and "p199" in text
+    assert "52 others" in text and "-£13.26" in text  # the cash-up's t0..t51, their -1,326
+    SHOTS_PDF.mkdir(parents=True, exist_ok=True)
+    pdfkit.save_pngs(pdf, SHOTS_PDF, "busy-night")
+    for image in pdfkit.page_images(pdf, 1.5):
+        assert pdfkit.ink_at_edges(image, margin=20) == 0
