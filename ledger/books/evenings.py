@@ -175,6 +175,17 @@ def open_now(conn: sa.Connection) -> RecordedEvening | None:
     return found[-1] if found and found[-1].is_open else None
 
 
+def named(conn: sa.Connection, zone: str, key: str) -> Evening | None:
+    """The evening an address names by its `key`: a recorded evening by its number
+    ("3"), or the club's calendar day ("2026-11-26", the stand-in); None for anything
+    else, or a number no evening has."""
+    if key.isascii() and key.isdigit() and len(key) <= 9:
+        evening = numbered(conn, int(key))
+        return None if evening is None else evening.span(conn)
+    day = day_of(key)
+    return None if day is None else of_day(conn, zone, day)
+
+
 def current(conn: sa.Connection, zone: str, at: str | None = None) -> Evening | None:
     """The evening in progress: the one the setter has open, up to the log's last
     position; None while none is open. Where no evening was ever recorded, the stand-in:

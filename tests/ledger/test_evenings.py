@@ -195,3 +195,19 @@ def test_two_openings_at_once_open_one_evening(store: EventStore) -> None:
     ]
     with store.engine.connect() as conn:
         assert len(book.recorded(conn)) == 1
+
+
+def test_an_evening_is_named_by_its_number_or_by_its_day(store: EventStore) -> None:
+    """What a statement's address gives: "1" is evening 1's span, a date the calendar
+    day's (the stand-in), anything else nothing."""
+    club = a_club(store)
+    evenings.open_evening(club, SETTER, {"t1": 10}, 0)
+    _nick(club)
+    evenings.close_evening(club, SETTER, {"t1": 0}, 0)
+    with store.engine.connect() as conn:
+        [first] = book.recorded(conn)
+        assert book.named(conn, ZONE, "1") == first.span(conn)
+        day = book.named(conn, ZONE, "2026-11-26")
+        assert day is not None and day.key == "2026-11-26"
+        for key in ("2", "0", "9" * 5000, "-1", "\uff11", "2026-02-30", "", "evening"):
+            assert book.named(conn, ZONE, key) is None, key[:10]
