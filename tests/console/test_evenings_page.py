@@ -156,7 +156,8 @@ def test_the_night_report_prints_on_one_or_two_pages_with_its_checkpoint(api: Ap
     for line in night["checkpoint"]["note"].splitlines():
         assert line.strip()[:40] in text, line  # the signed note, printed whole
     SHOTS_PDF.mkdir(parents=True, exist_ok=True)
-    pages = pdfkit.save_pngs(pdf, SHOTS_PDF, "night")
+    where = api.book.store.engine.dialect.name  # each database's own files (pytest -n)
+    pages = pdfkit.save_pngs(pdf, SHOTS_PDF, f"night-{where}")
     for image, path in zip(pdfkit.page_images(pdf, 1.5), pages, strict=True):
         assert path.exists()
         assert pdfkit.ink(image) > 0.01
@@ -185,6 +186,6 @@ def test_a_busy_evening_still_prints_on_two_pages(api: Api) -> None:
     assert "51 others" in text and "191 others" in text and "t59" in text and "p199" in text
     assert "52 others" in text and "-£13.26" in text  # the cash-up's t0..t51, their -1,326
     SHOTS_PDF.mkdir(parents=True, exist_ok=True)
-    pdfkit.save_pngs(pdf, SHOTS_PDF, "busy-night")
+    pdfkit.save_pngs(pdf, SHOTS_PDF, f"busy-night-{api.book.store.engine.dialect.name}")
     for image in pdfkit.page_images(pdf, 1.5):
         assert pdfkit.ink_at_edges(image, margin=20) == 0
