@@ -130,6 +130,9 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
 
     api.register_blueprint(reports.blp)
     api.register_blueprint(disputes.blp)
+    from ledger.api import evenings
+
+    api.register_blueprint(evenings.blp)
     problems.register(app)
     from ledger import console
 
@@ -147,6 +150,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             exports.blp,
             reports.blp,
             disputes.blp,
+            evenings.blp,
         )
     }
 

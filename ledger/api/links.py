@@ -100,7 +100,18 @@ def _disputes(table: str) -> list[Link]:
     ]
 
 
+EVENING = "$response.body#/evening"
+"""An evening's opening or cash-up answers with the evening's number."""
+_EVENING_WRITE: list[Link] = [
+    ("night-report", "GET /evenings/{number}", {"path.number": EVENING}, None),
+    ("evenings", "GET /evenings", {}, None),
+    *_PROOFS,
+]
+
+
 LINKS: dict[str, list[Link]] = {
+    "POST /evenings": [*_EVENING_WRITE, ("cash-up", "POST /evenings/cash-up", {}, None)],
+    "POST /evenings/cash-up": [*_EVENING_WRITE, ("open-next", "POST /evenings", {}, None)],
     "POST /players": _ACCOUNT_WRITE,
     "POST /players/{name}/deposits": _ACCOUNT_WRITE,
     "POST /players/{name}/withdrawals": _ACCOUNT_WRITE,

@@ -20,6 +20,8 @@ from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
 from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
+from ledger.commands.evenings import RULES as EVENING_RULES
+from ledger.commands.evenings import EveningRefused
 from ledger.service import (
     AlreadyExists,
     Forbidden,
@@ -36,6 +38,7 @@ from ledger.web.heavy import RETRY_AFTER, Overloaded, TooManyReads
 PROBLEM_JSON = "application/problem+json"
 PREFIX = "urn:hazard:"
 RULE_PREFIX = PREFIX + "rule:"
+EVENING_PREFIX = PREFIX + "evening:"
 log = logging.getLogger("hazard.api")
 HTTP_OTHER = "http-error"
 """The kind of an HTTP error HTTP_KINDS does not name."""
@@ -107,7 +110,11 @@ gunicorn answers itself (ledger.api.servererrors), by status."""
 
 def type_uris() -> list[str]:
     """Every problem type the API sends."""
-    return [PREFIX + kind for kind in TYPES] + [RULE_PREFIX + rule.value for rule in Rule]
+    return (
+        [PREFIX + kind for kind in TYPES]
+        + [RULE_PREFIX + rule.value for rule in Rule]
+        + [EVENING_PREFIX + rule for rule in EVENING_RULES]
+    )
 
 
 def catalogue() -> str:
@@ -120,6 +127,9 @@ def catalogue() -> str:
             f"- `{RULE_PREFIX}<code>`: 422: a rule of the table was broken; `rule` is the "
             "code, one of:",
             *(f"  - `{rule.value}`" for rule in Rule),
+            f"- `{EVENING_PREFIX}<rule>`: a rule of the club's evenings was broken; `rule` "
+            "names it, one of:",
+            *(f"  - `{rule}`: {meaning}" for rule, meaning in EVENING_RULES.items()),
         ]
     )
 
@@ -212,6 +222,16 @@ def register(app: Flask) -> None:
     def _rule(exc: RuleBroken) -> Response:
         return problem(
             422, f"rule:{exc.code}", "A rule of the table was broken", exc.detail, rule=exc.code
+        )
+
+    @app.errorhandler(EveningRefused)
+    def _evening(exc: EveningRefused) -> Response:
+        return problem(
+            exc.status,
+            EVENING_PREFIX.removeprefix(PREFIX) + exc.rule,
+            "A rule of the evenings was broken",
+            exc.detail,
+            rule=exc.rule,
         )
 
     @app.errorhandler(RuleSetError)

@@ -20,6 +20,10 @@ is named by its event's position, its account and its counterparty (and, should 
 event post the same pair twice, which of those it is, by amount and running balance).
 Its amount and its running balance (the account's balance just after it) are compared.
 
+The evenings' cash-ups are held to the events too (ledger.books.cashup.Replayed): each
+line's expected is what the events between the evening's opening and its closing give,
+and its difference is counted less expected.
+
 Snapshots are checked too, though they are a cache of state rather than a read model:
 loading a table starts from its newest one, so a forged snapshot would decide every
 command after it. Each readable one must be the table's events folded to its version.
@@ -38,7 +42,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import engine as hz
-from ledger.books import projections, tableviews
+from ledger.books import cashup, projections, tableviews
 from ledger.store import db, snapshots
 from ledger.store.eventstore import (
     CorruptEvent,
@@ -203,8 +207,9 @@ def differences(
                 if source.dialect.name == "postgresql":
                     source = source.execution_options(isolation_level="REPEATABLE READ")
                 with source.begin():
+                    cashups = cashup.Replayed()
                     with scratch.begin() as replayed:
-                        reached = _replay(store, source, replayed, report)
+                        reached = _replay(store, source, replayed, report, cashups)
                     if isinstance(reached, Difference):
                         yield reached
                         return
@@ -216,6 +221,8 @@ def differences(
                     found = _snapshots(store, source, report, reached)
                     if found is not None:
                         yield found
+                    if cashups.problems:
+                        yield _cash_ups(cashups.problems)
         finally:
             scratch.dispose()
 
@@ -244,11 +251,16 @@ def _scratch_engine(path: Path) -> sa.Engine:
 
 
 def _replay(
-    store: EventStore, source: sa.Connection, replayed: sa.Connection, report: Progress
+    store: EventStore,
+    source: sa.Connection,
+    replayed: sa.Connection,
+    report: Progress,
+    cashups: cashup.Replayed,
 ) -> Difference | dict[Key, Difference | None]:
     """Replay every event of `source` into the scratch database `replayed`: a
     difference of table "events" if an event cannot be replayed, else what each
-    snapshot the replay reached came to (`_Watched`)."""
+    snapshot the replay reached came to (`_Watched`). `cashups` is fed every event on
+    the way (the evenings' cash-ups held to the events, ledger.books.cashup)."""
     total = int(source.execute(sa.select(sa.func.count()).select_from(events)).scalar_one())
     last: list[Recorded] = []
 
@@ -262,6 +274,8 @@ def _replay(
             # the throws alone are copied: the rest were a sixteenth of the check's CPU.
             throws = [row for row in rows if row.type == "DiceThrown"]
             db.insert_tuples(replayed, events.name, Recorded._fields, throws)
+            for row in rows:
+                cashups.event(row.stream, row.event())
             last[:] = rows
             yield rows
             done += len(rows)
@@ -447,6 +461,13 @@ def _merged(
         else:
             yield a[0], a[1], b[1]
             a, b = next(left, None), next(right, None)
+
+
+def _cash_ups(problems: list[cashup.Problem]) -> Difference:
+    """The first cash-up line the events do not bear out, with how many do not: its
+    recorded expected (or difference) is not what the evening's events give."""
+    where, figure, recorded, given = problems[0]
+    return Difference("evenings", (where,), where, figure, recorded, given, len(problems))
 
 
 def _snapshots(

@@ -66,6 +66,7 @@ def register(app: Flask) -> None:
     from ledger.console import (
         audit,
         disputes,
+        evenings,
         office,
         periods,
         player,
@@ -74,7 +75,7 @@ def register(app: Flask) -> None:
         tableforms,
     )
 
-    del audit, disputes, office, periods, player, table, tabledisputes, tableforms
+    del audit, disputes, evenings, office, periods, player, table, tabledisputes, tableforms
     app.register_blueprint(views.blp)
     _filters(app)
     from ledger.console import errors

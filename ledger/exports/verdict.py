@@ -180,6 +180,8 @@ class Verified:
     """What the file proves it holds all of (docs/export-format.md, "Seals")."""
     checkpoint_time: str = ""
     """When the closing's checkpoint was issued: how old the file's history is."""
+    cash_ups: int = 0
+    """Lines of the evenings' cash-ups held to the file's events (ledger.books.cashup)."""
 
     def lines(self) -> list[str]:
         """What `hazard verify FILE` prints."""
@@ -212,6 +214,11 @@ class Verified:
             ),
         ]
         out.extend(f"complete: {sentence}" for sentence in self.complete)
+        if self.cash_ups:
+            out.append(
+                f"evenings: {self.cash_ups} cash-up lines, each expected and difference "
+                "the file's own events give"
+            )
         if self.policy is not None:
             out.extend(self._witnessed())
         if self.money:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from engine.events import TABLE_EVENTS, Event, Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
+from ledger.store.evenings_events import EveningEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +67,14 @@ AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 ACCOUNT_EVENTS: tuple[type[AccountEvent], ...] = typing.get_args(AccountEvent)
 """The classes of `AccountEvent`, in the order written."""
 
-StoredEvent = Event | AccountEvent | LogSealed
+CLUB_EVENTS: tuple[type[EveningEvent], ...] = typing.get_args(EveningEvent)
+"""The club's own books' events (streams `club:BOOK`): its evenings."""
 
-STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,)
+StoredEvent = Event | AccountEvent | LogSealed | EveningEvent
+
+STORED_EVENTS: tuple[type[StoredEvent], ...] = (
+    TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,) + CLUB_EVENTS
+)
 """Every event type the store reads and writes, table events first: the codec's list."""
 
 
@@ -82,6 +88,9 @@ STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (
 CASH = "cash"
 TABLE_PREFIX = "table:"
 ACCOUNT_PREFIX = "account:"
+CLUB_PREFIX = "club:"
+"""The club's own books: streams that are neither a table's nor an account's."""
+EVENINGS = CLUB_PREFIX + "evenings"
 
 
 def player_account(name: str) -> str:
@@ -101,7 +110,7 @@ def transfers_of(stream: str, event: StoredEvent) -> tuple[Transfer, ...]:
         return (Transfer(CASH, event.account, event.amount),)
     if isinstance(event, Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed):
+    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed | EveningEvent):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)

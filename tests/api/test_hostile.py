@@ -383,7 +383,7 @@ the database, which refuses a NUL and a number past 64 bits where SQLite does no
 
 def _fill(path: str, context: dict[str, Any], **values: str) -> str:
     filled = {"table": context["t"], "name": "ann", "round": "1", "dispute_id": context["d"],
-              "size": "1", **values}  # fmt: skip
+              "size": "1", "number": "1", **values}  # fmt: skip
     return path.format(**filled)
 
 
@@ -414,7 +414,7 @@ def _ask_hostile(
         twice = bank.get(f"{base}?{name}=1&{name}=2")
         assert twice.status_code < 500, (path, name, twice.data[:300])
         tried += 1
-    for parameter in ("table", "name", "round", "dispute_id", "size"):
+    for parameter in ("table", "name", "round", "dispute_id", "size", "number"):
         if "{" + parameter + "}" not in path:
             continue
         for value in path_values:

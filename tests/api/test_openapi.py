@@ -165,9 +165,13 @@ def test_the_documented_problem_types_are_the_real_ones(spec: dict[str, Any]) ->
     described = spec["components"]["schemas"]["Problem"]["properties"]["type"]["description"]
     named = set(re.findall(r"`(urn:hazard:[a-z-]+)`", described))
     assert named == {problems.PREFIX + kind for kind in problems.TYPES}
-    rules = described.split(problems.RULE_PREFIX + "<code>")[1].split("one of")[1]
-    codes = set(re.findall(r"`([a-z-]+)`", rules))
+    rules, evenings = described.split(problems.RULE_PREFIX + "<code>")[1].split(
+        problems.EVENING_PREFIX + "<rule>"
+    )
+    codes = set(re.findall(r"`([a-z-]+)`", rules.split("one of")[1]))
     assert codes == {rule.value for rule in Rule}
+    codes = set(re.findall(r"`([a-z-]+)`", evenings.split("one of")[1]))
+    assert codes == set(problems.EVENING_RULES)
 
 
 def test_every_documented_kind_is_sent_and_every_kind_sent_is_documented() -> None:

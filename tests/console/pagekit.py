@@ -81,7 +81,10 @@ def play(api: Api) -> Iterator[tuple[str, Played]]:
     played = Played(night)
     night.bank.ok("post", "/tables", {"id": "t1", "ruleset": "english"})
     played.ids.update(table="t1", name="ann", what="deposit", position=_first_line(api))
-    yield "opened", played
+    yield "opened", played  # no evening open yet: the form that opens one
+
+    night.bank.ok("post", "/evenings", {"floats": {"t1": 5000}, "cage": 1000})
+    played.ids.update(evening=1)  # open from here on: its night report, its cash-up form
 
     for name in ("ann", "bob", "cat", "dan"):
         night.do(night.croupier, "seats", {"player": name})
@@ -227,10 +230,12 @@ def pages(app: Flask, ids: dict[str, Any], client: FlaskClient, early: bool = Fa
 
 EXPECTED = {
     "setter": {"console.home", "console.table", "console.office", "console.dispute",
-               "console.audit", "console.verify", "console.replay", "console.fairness_report"},
+               "console.audit", "console.verify", "console.replay", "console.fairness_report",
+               "console.evenings", "console.night"},
     "croupier": {"console.home", "console.table"},
     "auditor": {"console.home", "console.audit", "console.verify", "console.replay",
-                "console.fairness_report", "console.dispute"},
+                "console.fairness_report", "console.dispute", "console.evenings",
+                "console.night"},
     "player": {"console.home", "console.me", "console.receipt"},
     None: {"console.home"},
 }  # fmt: skip
@@ -375,9 +380,11 @@ SAMPLES: dict[str, Callable[[Form], str]] = {
     "client_seed": lambda f: "5eed" * 8,
     "claim": lambda f: "the 5 was a 4",
     "reason": lambda f: "the croupier entered the throw wrongly",
+    "count": lambda f: "50.00",  # a table's cash at the cash-up (`count:TABLE`)
+    "count-cage": lambda f: "10.00",
 }
-"""What a person would type into an empty field of that name, so that a form sent
-whole is one that could be written."""
+"""What a person would type into an empty field of that name (or, for a field named
+`what:TABLE`, of `what`), so that a form sent whole is one that could be written."""
 
 
 def filled(form: Form) -> dict[str, str]:
@@ -385,6 +392,7 @@ def filled(form: Form) -> dict[str, str]:
     sample (SAMPLES)."""
     data = form.data()
     for name in form.visible:
-        if not data.get(name) and name in SAMPLES:
-            data[name] = SAMPLES[name](form)
+        sample = SAMPLES.get(name) or SAMPLES.get(name.split(":", 1)[0])
+        if not data.get(name) and sample is not None:
+            data[name] = sample(form)
     return data

@@ -11,13 +11,26 @@ from hypothesis import strategies as st
 
 import engine as hz
 from ledger.store import codec
+from ledger.store.evenings_events import (
+    CashCounted,
+    EveningClosed,
+    EveningOpened,
+    FloatCounted,
+)
 from ledger.store.vocabulary import LogSealed
 from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
 
 
 def test_every_event_type_round_trips() -> None:
     seal = LogSealed(version=1, root="ab" * 32, heads=3)  # the log's own stream
-    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal]
+    evening = [  # the club's evenings (club:evenings), the cage's place null
+        EveningOpened(1, 1),
+        FloatCounted(2, 1, "t1", 5000),
+        FloatCounted(3, 1, None, 0),
+        CashCounted(4, 1, "t1", 4890, 4900, -10),
+        EveningClosed(5, 1),
+    ]
+    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal, *evening]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events

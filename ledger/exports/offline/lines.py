@@ -1,15 +1,17 @@
 """An export read line by line: every line one JSON object in canonical form, with the
 right `record` in the right order (the header first, then snapshots, then the body's
 events, skips and checkpoints in position order, the closing last), each handed to
-the part that checks it (header, chains, tree, tables, money, closing) and handed on
-only once it is checked."""
+the part that checks it (header, chains, tree, tables, money, the evenings' cash-ups,
+closing) and handed on only once it is checked."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
+from ledger.books import cashup
 from ledger.books.accounts import TABLE_PREFIX
 from ledger.exports.offline import closing, events
 from ledger.exports.offline.chains import Chains
@@ -34,6 +36,7 @@ from ledger.store.eventstore import CorruptEvent, RowDecoder
 from ledger.store.log.heads import SEALS
 from ledger.store.log.keys import Verifier
 from ledger.store.log.policy import Policy
+from ledger.store.vocabulary import EVENINGS
 
 Progress = Callable[[int, int], None]
 """Called now and then with (positions covered so far, positions the file covers)."""
@@ -72,6 +75,9 @@ class Check:
         """The events the file holds, by type."""
         self.decode = RowDecoder(seen=256)
         self.complete: Completeness | None = None
+        self.cashups: cashup.Replayed | None = None
+        """The evenings' cash-ups held to the file's events: a whole log's or a range's
+        (a table's or a player's file holds neither the evenings nor every table)."""
         self.elsewhere: Callable[[int, bytes], bool] | None = None
         """A check shared among processes (ledger.exports.offline.shares): given each
         line after the header, whether it was an event another process checks, and
@@ -97,6 +103,7 @@ class Check:
                     number, "a line follows the closing record, which must be the file's last"
                 )
             if elsewhere is not None and self.header is not None and elsewhere(number, cut):
+                self._cash_up_only(number, cut)
                 continue
             if self.body:
                 m = match_event(cut)
@@ -221,6 +228,8 @@ class Check:
         self.complete = Completeness.of(header, header.format_version)
         if header.scope["kind"] in ("table", "player"):
             self.chains.loose = frozenset({SEALS})
+        else:
+            self.cashups = cashup.Replayed()
         self.tree.start(header)
         self.times.start(header)
         self.tables = Tables(header.rule_sets, disputed=self.disputed)
@@ -256,9 +265,41 @@ class Check:
         posted = self.tally.count(stream, event) if type_ in MOVES_MONEY else None
         types = self.types
         types[type_] = types.get(type_, 0) + 1
+        if self.cashups is not None:
+            self._cash_up(number, stream, event)
         assert self.complete is not None
         self.complete.event(number, row, event, posted)
         return EventLine(number, row, leaf, event)
+
+    def _cash_up(self, number: int, stream: str, event: Any) -> None:
+        """The event fed to the cash-ups' check: a cash-up the file's events do not bear
+        out disagrees at its evening's closing line."""
+        assert self.cashups is not None
+        found = len(self.cashups.problems)
+        self.cashups.event(stream, event)
+        if len(self.cashups.problems) > found:
+            raise Disagreement(number, str(self.cashups.problems[found]))
+
+    def _cash_up_only(self, number: int, cut: bytes) -> None:
+        """A line another process checks (shares), read here for the cash-ups alone:
+        the evenings' events, and while one is open the events that move money. What
+        is wrong with the line otherwise is its owner's to say."""
+        cashups = self.cashups
+        if cashups is None or (m := events.CANONICAL.fullmatch(cut)) is None:
+            return
+        read = events.fast(m)
+        if read is None:
+            return
+        row = read[0]
+        if row.stream != EVENINGS and not (cashups.watching and row.type in MOVES_MONEY):
+            return
+        try:
+            event = self.decode(
+                row.position, row.type, row.schema_version, row.version, row.payload
+            )
+        except CorruptEvent:
+            return
+        self._cash_up(number, row.stream, event)
 
     def _edge(self, number: int, read: events.Read) -> EdgeLine:
         """An event just outside a range: in the tree, outside the range's counts."""
@@ -290,7 +331,7 @@ class Check:
     def verified(self) -> Verified:
         """What the whole file's check verified, once it has read the closing."""
         assert self.header is not None and self.closing is not None
-        return closing.summary(
+        verified = closing.summary(
             self.header,
             self.closing,
             key_given=self.expected is not None,
@@ -302,6 +343,9 @@ class Check:
             types=self.types,
             complete=self.complete.proven if self.complete is not None else None,
         )
+        if self.cashups is None or not self.cashups.checked:
+            return verified
+        return dataclasses.replace(verified, cash_ups=self.cashups.checked)
 
 
 def _swapped(gap: Gap, following: bytes) -> Disagreement:
