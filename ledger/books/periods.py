@@ -4,11 +4,13 @@ days, each in the club's time zone (HAZARD_TIMEZONE, as ledger.house reads it).
 Every period is, in the end, a span of the log's positions (the events after `after`,
 up to `through`) and the times it runs between, as the ledger records times: which is
 all the statement (ledger.books.periodstatement) and the export that proves it need of
-it. An evening is ledger.books.evenings' `Evening`, read through `evenings.of_day` and
-nothing else here; a week (ISO, Monday to Sunday), a month and a range are whole days,
-from the first day's midnight to the midnight after the last, found the way an evening
-is: times never go back as positions rise (ledger.books.asof), so each end is the last
-position recorded before it, found by bisection.
+it. An evening is ledger.books.evenings' `Evening`: one the setter opened and closed,
+named by its number ("3", through `evenings.named`), or, the stand-in where none was
+recorded, the club's calendar day ("2026-11-26", through `evenings.of_day`). A week
+(ISO, Monday to Sunday), a month and a range are whole days, from the first day's
+midnight to the midnight after the last, found the way a day is: times never go back
+as positions rise (ledger.books.asof), so each end is the last position recorded
+before it, found by bisection.
 
     period = periods.asked(conn, house.zone, month="2026-11")
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
@@ -94,11 +97,13 @@ def asked(
     if len(given) != 1:
         raise PeriodError(
             given[1] if given else "period",
-            "ask for one period: an evening (YYYY-MM-DD), a week (YYYY-Www), a month "
-            "(YYYY-MM), or a range (from and to, YYYY-MM-DD)"
+            "ask for one period: an evening (its number, or YYYY-MM-DD), a week (YYYY-Www), "
+            "a month (YYYY-MM), or a range (from and to, YYYY-MM-DD)"
             + (f", not {' and '.join(given)}" if given else ""),
         )
     if evening is not None:
+        if evening.isascii() and evening.isdigit():
+            return of_recorded_evening(conn, zone, evening)
         return of_evening(conn, zone, _day(evening, "evening"))
     if week is not None:
         first = _week(week)
@@ -126,6 +131,25 @@ def of_evening(conn: sa.Connection, zone: str, day: date) -> Period:
         "evening", evening.key, day, day, evening.since, evening.until,
         evening.after, evening.through,
     )  # fmt: skip
+
+
+def of_recorded_evening(conn: sa.Connection, zone: str, number: str) -> Period:
+    """The evening the setter opened as number `number`, from its opening to its
+    closing (to the log's last event while it is open)."""
+    evening = evenings.named(conn, zone, number) if len(number) <= 9 else None
+    if evening is None:
+        raise PeriodError("evening", f"no evening numbered {number[:40]} was opened")
+    first = _local_day(evening.since, zone)
+    last = _local_day(_just_before(evening.until), zone)
+    return Period(
+        "evening", evening.key, first, last, evening.since, evening.until,
+        evening.after, evening.through,
+    )  # fmt: skip
+
+
+def _local_day(moment: str, zone: str) -> date:
+    at = datetime.strptime(moment, evenings.STORED).replace(tzinfo=UTC)
+    return at.astimezone(ZoneInfo(zone)).date()
 
 
 def of_days(conn: sa.Connection, zone: str, kind: str, key: str, first: date, last: date) -> Period:

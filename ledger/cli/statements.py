@@ -22,7 +22,7 @@ FORMATS = ("text", "json", "csv", "pdf")
 
 @click.command()
 @click.option("--player", required=True, metavar="P", help="whose statement")
-@click.option("--evening", metavar="YYYY-MM-DD", help="an evening: the club's day")
+@click.option("--evening", metavar="N/YYYY-MM-DD", help="an evening: its number, or the club's day")
 @click.option("--week", metavar="YYYY-Www", help="an ISO week, Monday to Sunday")
 @click.option("--month", metavar="YYYY-MM", help="a month")
 @click.option("--from", "start", metavar="YYYY-MM-DD", help="a range's first day (with --to)")

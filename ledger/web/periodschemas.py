@@ -21,7 +21,11 @@ class PeriodQuerySchema(Schema):
     """One period, in the club's time zone (HAZARD_TIMEZONE)."""
 
     evening = fields.String(
-        validate=_TEXT, metadata={"description": "An evening: the club's day, YYYY-MM-DD"}
+        validate=_TEXT,
+        metadata={
+            "description": "An evening: its number (as the setter opened it), or the club's "
+            "day, YYYY-MM-DD, where no evening is recorded"
+        },
     )
     week = fields.String(
         validate=_TEXT, metadata={"description": "An ISO week, Monday to Sunday: YYYY-Www"}

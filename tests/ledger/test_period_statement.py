@@ -18,9 +18,12 @@ import sqlalchemy as sa
 
 from ledger.books import deep, periods, periodstatement
 from ledger.books.book import Book
+from ledger.books.evenings import recorded as recorded_evenings
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import settlements
+from ledger.store.vocabulary import Deposited
+from tests.ledger import nightkit
 from tests.ledger.exportkit import play, play_disputes, ticking
 from tests.signing import SIGNER
 
@@ -132,3 +135,21 @@ def test_a_period_is_its_days_in_the_clubs_zone(engine: sa.Engine) -> None:
         assert ranged.query() == {"from": "2024-01-01", "to": "2024-12-31"}
         with pytest.raises(periods.PeriodError, match="at most 366 days"):
             periods.asked(conn, "UTC", start="2025-01-01", end="2026-01-02")
+
+
+def test_a_recorded_evening_is_its_span_from_opening_to_cash_up(engine: sa.Engine) -> None:
+    store = EventStore(engine, clock=ticking(), signer=SIGNER)
+    club = nightkit.closed_evening(store)
+    club.account_command("bob", Deposited, 50, nightkit.SETTER.actor)  # after the close
+    with store.engine.connect() as conn:
+        (evening,) = recorded_evenings(conn)
+        period = periods.asked(conn, "UTC", evening="1")
+        bob = periodstatement.of(conn, "bob", period)
+        with pytest.raises(periods.PeriodError) as unknown:
+            periods.asked(conn, "UTC", evening="2")
+    store.close()
+    assert (period.kind, period.key) == ("evening", "1")
+    assert period.after == evening.opened_position - 1
+    assert period.through == evening.closed_position
+    assert bob.deposited == 300 and bob.check() == []
+    assert unknown.value.field == "evening" and "no evening numbered 2" in unknown.value.message
