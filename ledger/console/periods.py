@@ -21,7 +21,7 @@ from markupsafe import Markup
 from marshmallow import ValidationError
 
 from ledger import printing
-from ledger.books import periods
+from ledger.books import evenings, periods, queries
 from ledger.books.accounts import reserved
 from ledger.commands import Role
 from ledger.console.views import _fields, _signed_in, blp
@@ -108,9 +108,29 @@ def period_statement() -> Any:
         asked={k: request.args.get(k, "") for k in PICKED},
         reader=who.role is not Role.PLAYER,
         longest=periods.LONGEST,
+        evenings=_evenings(house),
         **links,
     )
     return page, (400 if error else 200)
+
+
+PICKABLE = 60
+"""The recorded evenings the picker offers, newest first (an older one is asked for by
+its number in the address, the API or the CLI)."""
+
+
+def _evenings(house: House) -> list[tuple[int, str]]:
+    """The evenings the setter opened, newest first, as (number, when it opened in the
+    club's zone): the picker offers these; at a club that records none it asks a date."""
+    with queries.reading(club().store) as read:
+        found = evenings.recorded(read.conn)[-PICKABLE:]
+    zone = ZoneInfo(house.zone)
+    return [(e.number, _local(e.opened_at, zone)) for e in reversed(found)]
+
+
+def _local(stored: str, zone: ZoneInfo) -> str:
+    at = datetime.strptime(stored, evenings.STORED).replace(tzinfo=UTC)
+    return at.astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
 def _paper() -> tuple[Any, House]:

@@ -15,6 +15,7 @@ from tests.api.conftest import Api
 from tests.api.periodkit import november
 from tests.console.conftest import Served, sign_in
 from tests.console.formkit import signed_in
+from tests.ledger.nightkit import closed_evening
 from tests.signing import VERIFIER
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
@@ -43,6 +44,7 @@ def test_a_player_reads_their_month(api: Api) -> None:
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     lines = _figures(html)
+    assert 'id="p-evening" type="date"' in html  # the club records no evenings: a date
     assert lines["Balance at the start"] == "£0.00"
     assert lines["Balance at the end"] == "£8.20"
     assert lines["Bets won: winnings over the stakes"] == "+£1.60"
@@ -137,3 +139,19 @@ def test_picked_by_month_in_a_browser_at_both_widths(served: Served, page: Any) 
         assert _targets(page) == [], width
         page.screenshot(path=str(SHOTS / f"period-statement-{width}.png"), full_page=True)
     assert violations(page) == []
+
+
+def test_a_recorded_evening_is_picked_by_its_number(api: Api) -> None:
+    # Once the setter records evenings, the picker offers them (before, it asks a date).
+    closed_evening(api.book.store)
+    ann = signed_in(api, "player", "ann")
+    after = ann.get("/console/statement").get_data(as_text=True)
+    assert re.search(r'<select id="p-evening" name="evening" required>\s*<option value="1"', after)
+    evening = ann.get("/console/statement?evening=1")
+    assert evening.status_code == 200
+    html = evening.get_data(as_text=True)
+    assert "The evening 1" in html
+    assert _figures(html)["Balance at the end"]
+    unknown = ann.get("/console/statement?evening=7")
+    assert unknown.status_code == 400
+    assert "no evening numbered 7" in unknown.get_data(as_text=True)
