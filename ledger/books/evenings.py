@@ -80,3 +80,12 @@ def _just_before(moment: str) -> str:
     still before it (asof.position_at takes "at or before")."""
     at = datetime.strptime(moment, STORED).replace(tzinfo=UTC) - timedelta(microseconds=1)
     return at.strftime(STORED)
+
+
+def current(conn: sa.Connection, zone: str, at: str) -> Evening | None:
+    """The evening under way at `at` (a stored UTC time): the stand-in is the club's
+    calendar day that `at` falls on (None is for when no evening is open, once the
+    setter opens and closes them). A player's losses this evening count from here
+    (ledger.books.limits)."""
+    moment = datetime.strptime(at, STORED).replace(tzinfo=UTC)
+    return of_day(conn, zone, moment.astimezone(ZoneInfo(zone)).date())
