@@ -116,9 +116,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             "description": "A token from `hazard token create --role ROLE --name NAME`",
         },
     )
-    from ledger.api import players, tables
+    from ledger.api import limits, players, tables
 
     api.register_blueprint(players.blp)
+    api.register_blueprint(limits.blp)
     api.register_blueprint(tables.blp)
     from ledger.api import audit, exports, log, reads, replays
 
@@ -140,6 +141,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         blp.name
         for blp in (
             players.blp,
+            limits.blp,
             tables.blp,
             reads.blp,
             replays.blp,

@@ -29,7 +29,7 @@ import sqlalchemy as sa
 
 from ledger.books import asof, evenings
 from ledger.books.accounts import CASH, account_stream, transfers_of
-from ledger.books.limitrules import Standing, shifted, standing
+from ledger.books.limitrules import Standing, parse, shifted, standing
 from ledger.store.eventstore import Refused, decode_row
 from ledger.store.limits_events import BreakTaken, LimitSet
 from ledger.store.schema import events, postings
@@ -189,3 +189,52 @@ def _since(conn: sa.Connection, kind: str, now: str, zone: str) -> int:
         return asof.position_at(conn, shifted(now, -WEEK))
     evening = evenings.current(conn, zone, now)
     return evening.after if evening is not None else asof.position_at(conn, now)
+
+
+def view(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, object]:
+    """The player's limits as they stand at `now`: each kind's limit in force, what
+    counts against it so far, and a raise waiting for its cooling-off; and their break."""
+    held = standing_of(conn, account, now)
+    used: dict[str, int | None] = {
+        "deposit_24h": deposited_since(conn, account, shifted(now, -DAY)),
+        "deposit_7d": deposited_since(conn, account, shifted(now, -WEEK)),
+        "loss_evening": max(0, -net_since(conn, account, _since(conn, "loss_evening", now, zone))),
+        "loss_week": max(0, -net_since(conn, account, _since(conn, "loss_week", now, zone))),
+        "stake": None,
+    }
+    return {
+        "at": now,
+        "limits": [
+            {
+                "kind": kind,
+                "words": WORDS[kind],
+                "limit": limit.limit,
+                "used": used[kind],
+                "waiting": None
+                if limit.waiting is None
+                else {"limit": limit.waiting[0], "from": limit.waiting[1]},
+            }
+            for kind, limit in held.limits.items()
+        ],
+        "break": None
+        if held.break_kind is None
+        else {"kind": held.break_kind, "until": held.break_until},
+    }
+
+
+def reality(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, object]:
+    """A reality check: since when the player has been at the tables this evening (their
+    first stake or payout of it; None: not yet) and their net at the tables since."""
+    p, e = postings.c, events.c
+    after = _since(conn, "loss_evening", now, zone)
+    first = conn.execute(
+        sa.select(e.recorded_at)
+        .join(postings, p.position == e.position)
+        .where(p.account == account, p.position > after, p.counterparty != CASH)
+        .order_by(p.position)
+        .limit(1)
+    ).scalar()
+    minutes = 0
+    if first is not None:
+        minutes = int((parse(now) - parse(str(first))).total_seconds() // 60)
+    return {"at": now, "since": first, "minutes": minutes, "net": net_since(conn, account, after)}

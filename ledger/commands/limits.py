@@ -91,13 +91,15 @@ def take_break(
         raise InvalidLimit(f"kind: {kind!r} is not a break; one of {', '.join(BREAK_KINDS)}")
     least, most = TIME_OUT_HOURS if kind == "time-out" else EXCLUSION_MONTHS
     unit = "hours" if kind == "time-out" else "months"
-    if type(length) is not int or not least <= length <= most:
+    if type(length) is not int or not 0 < length <= MOST:
         raise InvalidLimit(f"length: a {kind} is {least} to {most} {unit}")
     account = _account(player)
     request = {"break": player, "kind": kind, "length": length, "actor": caller.actor}
     uow = UnitOfWork(club.store, key, request)
-    if (earlier := uow.earlier()) is not None:
+    if (earlier := uow.earlier()) is not None:  # a key used before: its answer, or reused
         return earlier
+    if not least <= length <= most:
+        raise InvalidLimit(f"length: a {kind} is {least} to {most} {unit}")
     with uow:
         version = _version(club, uow, player, account)
         now = uow.now()
@@ -144,3 +146,25 @@ def _version(club: Club, uow: UnitOfWork, player: str, account: str) -> int:
     if not version:
         raise NotFound(f"there is no player {player!r}")
     return version
+
+
+def standing(club: Club, caller: Caller, player: str) -> dict[str, Any]:
+    """`player`'s limits, break and reality check as they stand now (the player, the
+    setter or the auditor; a player only their own)."""
+    require_role(caller, Role.PLAYER, Role.AUDITOR)
+    require_self(caller, player)
+    account = _account(player)
+    if not club.player_exists(player):
+        raise NotFound(f"there is no player {player!r}")
+    now = club.store.clock()
+    zone = club.house.zone
+    with club.store.engine.connect() as conn:
+        shown = limits.view(conn, account, now, zone)
+        checked = limits.reality(conn, account, now, zone)
+    return {
+        "player": player,
+        **shown,
+        "reality": checked,
+        "cooling_off_hours": int(club.house.cooling_off.total_seconds() // 3600),
+        "reality_check_minutes": int(club.house.reality_check.total_seconds() // 60),
+    }

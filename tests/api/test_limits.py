@@ -1,0 +1,82 @@
+"""A player's limits and breaks over HTTP, on both databases: set, enforced, read, and
+refused when bad, with nothing written (numbers of 5,000 digits, hostile names and text
+are test_hostile.py's, for every write in rolekit.OPS)."""
+
+from __future__ import annotations
+
+from tests.api.conftest import Api
+from tests.api.rolekit import club, event_count, prepare
+
+
+def test_a_deposit_past_a_limit_is_a_problem_naming_the_limit(api: Api) -> None:
+    bank = club(api)
+    ann = api.client("player", "ann")
+    answer = ann.ok("put", "/players/ann/limits/deposit_24h", {"limit": 0})
+    assert answer["effective_at"] == answer["events"][0]["recorded_at"]
+    before = event_count(api)
+    refused = bank.post("/players/ann/deposits", {"amount": 1})
+    assert refused.status_code == 422
+    problem = refused.get_json()
+    assert (problem["type"], problem["limit"]) == ("urn:hazard:limit-reached", "deposit_24h")
+    assert "deposits over 24 hours" in problem["detail"]
+    assert event_count(api) == before
+    shown = ann.ok("get", "/players/ann/limits")
+    [day] = [lim for lim in shown["limits"] if lim["kind"] == "deposit_24h"]
+    assert (day["limit"], day["waiting"]) == (0, None)
+    assert day["used"] > 0  # the club's deposit of a moment ago counts
+    raised = ann.ok("delete", "/players/ann/limits/deposit_24h")
+    assert raised["effective_at"] > raised["events"][0]["recorded_at"]
+    shown = ann.ok("get", "/players/ann/limits")
+    [day] = [lim for lim in shown["limits"] if lim["kind"] == "deposit_24h"]
+    assert day["waiting"] == {"limit": None, "from": raised["effective_at"]}
+
+
+def test_a_time_out_refuses_a_lay_but_not_a_withdrawal(api: Api) -> None:
+    bank = club(api)
+    context = prepare(bank, "caster")
+    bob = api.client("player", "bob")
+    taken = bob.post("/players/bob/breaks", json={"kind": "time-out", "length": 24})
+    assert taken.status_code == 201
+    before = event_count(api)
+    refused = bob.post(f"/tables/{context['t']}/lays", json={"player": "bob", "amount": 50})
+    assert refused.status_code == 403
+    assert refused.get_json()["type"] == "urn:hazard:on-break"
+    assert refused.get_json()["until"] == taken.get_json()["until"]
+    assert event_count(api) == before
+    bank.ok("post", "/players/bob/withdrawals", {"amount": 5})
+    shown = bob.ok("get", "/players/bob/limits")
+    assert shown["break"] == {"kind": "time-out", "until": taken.get_json()["until"]}
+    assert shown["reality_check_minutes"] == 60
+    shorter = bob.post("/players/bob/breaks", json={"kind": "time-out", "length": 24})
+    assert shorter.status_code == 201  # a second later: it ends a second later
+    assert "never shortened" not in shorter.get_data(as_text=True)
+
+
+def test_bad_limits_and_breaks_are_refused_and_write_nothing(api: Api) -> None:
+    club(api)
+    ann = api.client("player", "ann")
+    before = event_count(api)
+    for path, body, status in [
+        ("/players/ann/limits/stake", {"limit": -1}, 422),
+        ("/players/ann/limits/stake", {"limit": "5"}, 422),
+        ("/players/ann/limits/stake", {"limit": None}, 422),
+        ("/players/ann/limits/stake", {}, 422),
+        ("/players/ann/limits/bets", {"limit": 5}, 404),
+        ("/players/ann/limits/" + "x" * 5000, {"limit": 5}, 404),
+        ("/players/bob/limits/stake", {"limit": 5}, 403),
+        ("/players/nobody/limits/stake", {"limit": 5}, 403),
+    ]:
+        response = ann.put(path, json=body)
+        assert response.status_code in (status, 414), (path, body, response.get_json())
+    for body in [
+        {"kind": "time-out", "length": 23},
+        {"kind": "time-out", "length": 1009},
+        {"kind": "self-exclusion", "length": 5},
+        {"kind": "self-exclusion", "length": 121},
+        {"kind": "nap", "length": 30},
+    ]:
+        response = ann.post("/players/ann/breaks", json=body)
+        assert response.status_code == 422, (body, response.get_json())
+    assert api.client("player", "bob").get("/players/ann/limits").status_code == 403
+    assert api.client().get("/players/nobody/limits").status_code == 404
+    assert event_count(api) == before
