@@ -41,6 +41,7 @@ COMMANDS = {
     "export": "ledger.cli.exports.export",
     "import": "ledger.cli.exports.import_",
     "dispute": "ledger.cli.disputes.dispute",
+    "limits": "ledger.cli.limits.limits",
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
