@@ -89,3 +89,11 @@ def current(conn: sa.Connection, zone: str, at: str) -> Evening | None:
     (ledger.books.limits)."""
     moment = datetime.strptime(at, STORED).replace(tzinfo=UTC)
     return of_day(conn, zone, moment.astimezone(ZoneInfo(zone)).date())
+
+
+def start_of(zone: str, at: str) -> str:
+    """The first moment (stored UTC) of the evening that `at` falls in: the stand-in's
+    calendar day in the club's `zone`. What a replay of players' loss limits counts
+    this evening's losses from (ledger.books.limitreplay)."""
+    moment = datetime.strptime(at, STORED).replace(tzinfo=UTC)
+    return day_bounds(zone, moment.astimezone(ZoneInfo(zone)).date())[0]

@@ -67,3 +67,37 @@ def test_a_refusal_says_why_and_writes_nothing(club_url: str, engine: sa.Engine)
         assert result.exit_code != 0, line
         assert said in result.output, (line, result.output)
     assert count(engine) == before
+
+
+def _insider_deposit(engine: sa.Engine, amount: int) -> int:
+    """A deposit written past the club's check, as an insider with the store would:
+    straight into a unit of work, signed and sealed like any write. Its position."""
+    from ledger.books.accounts import account_stream
+    from ledger.unit_of_work import UnitOfWork
+
+    store = EventStore(engine, signer=SIGNER)
+    stream = account_stream("player:ann")
+    with UnitOfWork(store) as uow:
+        version = store.stream_version(uow.conn, stream)
+        event = Deposited(version=version + 1, account="player:ann", amount=amount)
+        [row] = uow.record(stream, version, [event], "setter:bank")
+        uow.commit()
+    store.close()
+    return row.position
+
+
+def test_verify_deep_finds_a_deposit_written_past_a_limit(
+    club_url: str, engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", club_url)
+    assert hazard(club_url, "set ann deposit_7d 1500").exit_code == 0
+    clean = CliRunner().invoke(main, ["verify", "--deep"])
+    assert clean.exit_code == 0, clean.output
+    assert "limits: every deposit and bet was within the player's limits" in clean.output
+    position = _insider_deposit(engine, 600)
+    found = CliRunner().invoke(main, ["verify", "--deep"])
+    assert found.exit_code == 1, found.output
+    assert (
+        f"  position {position}: player:ann: a deposit of 600 past the limit on deposits "
+        "over 7 days of 1500 (1000 paid in before it)"
+    ) in found.output
