@@ -13,10 +13,14 @@ from ledger.audit import limits as deep
 from ledger.books.accounts import account_stream
 from ledger.books.limitrules import stored
 from ledger.commands import limits, tables
+from ledger.exports import offline
+from ledger.exports.scope import scope_of
 from ledger.store.eventstore import EventStore
 from ledger.store.limits_events import BreakTaken, LimitSet
 from ledger.unit_of_work import UnitOfWork
+from tests.ledger.exportkit import export
 from tests.ledger.limitkit import ANN, BOB, Timed
+from tests.signing import VERIFIER
 
 
 @pytest.fixture
@@ -106,3 +110,30 @@ def test_a_raise_written_as_binding_at_once_is_named(timed: Timed) -> None:
          "at once, with no cooling-off"),
         (later, "a time-out that ends before it begins"),
     ]  # fmt: skip
+
+
+def _lines(timed: Timed) -> list[bytes]:
+    """The whole log, exported as the club hands it out, split into its lines."""
+    data = export(timed.store.engine, scope_of(everything=True))
+    return data.splitlines(keepends=True)
+
+
+def test_the_offline_check_passes_an_export_within_the_limits(timed: Timed) -> None:
+    _an_evening_within_limits(timed)
+    verified = offline.verify(_lines(timed), VERIFIER)
+    assert verified.last == timed.count()
+
+
+def test_the_offline_check_names_a_bet_past_a_limit_in_an_export(timed: Timed) -> None:
+    _an_evening_within_limits(timed)
+    timed.later(days=2)
+    position = _insider(timed, "table:t1", hz.lay(timed.club.state("t1"), "bob", 600))
+    with pytest.raises(offline.Disagreement) as refused:
+        offline.verify(_lines(timed), VERIFIER)
+    assert (
+        "a deposit, bet or limit the players' limits in force did not allow: "
+        f"position {position}: player:bob: a stake of 600 past the limit on the largest stake "
+        "of 500 (and 1 more)"
+    ) in str(refused.value)
+    # A table's own export cannot see the deposits and stakes elsewhere: not judged.
+    offline.verify(export(timed.store.engine, scope_of(table="t1")).splitlines(True), VERIFIER)

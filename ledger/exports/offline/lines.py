@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from ledger.books.accounts import TABLE_PREFIX
+from ledger.books.limitreplay import READ, Replay
 from ledger.exports.offline import closing, events
 from ledger.exports.offline.chains import Chains
 from ledger.exports.offline.complete import Completeness
@@ -39,6 +40,9 @@ Progress = Callable[[int, int], None]
 """Called now and then with (positions covered so far, positions the file covers)."""
 PROGRESS_EVERY = 16_384
 """Lines between two calls of `progress`."""
+
+LIMITED = frozenset(READ)
+"""The events a replay of players' limits reads."""
 
 _POSITION = re.compile(rb'"(?:position|from)":([0-9]+)')
 
@@ -72,6 +76,9 @@ class Check:
         """The events the file holds, by type."""
         self.decode = RowDecoder(seen=256)
         self.complete: Completeness | None = None
+        self.limits: Replay | None = None
+        """Players' limits replayed (ledger.books.limitreplay), in a file that holds the
+        whole log from its first event: only there is every deposit and stake in it."""
         self.elsewhere: Callable[[int, bytes], bool] | None = None
         """A check shared among processes (ledger.exports.offline.shares): given each
         line after the header, whether it was an event another process checks, and
@@ -224,6 +231,8 @@ class Check:
         self.tree.start(header)
         self.times.start(header)
         self.tables = Tables(header.rule_sets, disputed=self.disputed)
+        if header.first == 1 and header.scope["kind"] in ("all", "range"):
+            self.limits = Replay(None)  # the file does not say the club's evenings
         return header
 
     def _snapshot(self, number: int, record: dict[str, Any]) -> Snapshot:
@@ -258,6 +267,8 @@ class Check:
         types[type_] = types.get(type_, 0) + 1
         assert self.complete is not None
         self.complete.event(number, row, event, posted)
+        if self.limits is not None and type_ in LIMITED:
+            self.limits.see((row.position, stream, row.recorded_at, event))
         return EventLine(number, row, leaf, event)
 
     def _edge(self, number: int, read: events.Read) -> EdgeLine:
@@ -271,6 +282,13 @@ class Check:
 
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
         assert self.header is not None and self.complete is not None
+        if self.limits is not None and (found := self.limits.end()):
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise Disagreement(
+                number,
+                f"a deposit, bet or limit the players' limits in force did not allow: "
+                f"{found[0]}{more}",
+            )
         closed = closing.close(
             number,
             record,
