@@ -63,9 +63,18 @@ def register(app: Flask) -> None:
     app.config["WTF_CSRF_TIME_LIMIT"] = None  # a form lives as long as the session
     # The back office's, the auditor's, the player's and the table's routes join the
     # blueprint before it is registered: a route added after that would never be served.
-    from ledger.console import audit, disputes, office, player, table, tabledisputes, tableforms
+    from ledger.console import (
+        audit,
+        disputes,
+        limits,
+        office,
+        player,
+        table,
+        tabledisputes,
+        tableforms,
+    )
 
-    del audit, disputes, office, player, table, tabledisputes, tableforms
+    del audit, disputes, limits, office, player, table, tabledisputes, tableforms
     app.register_blueprint(views.blp)
     _filters(app)
     from ledger.console import errors
