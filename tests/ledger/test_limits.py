@@ -205,3 +205,15 @@ def test_two_lays_at_once_cannot_both_pass_a_loss_limit(timed: Timed) -> None:
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["limit", "ok"]
+
+
+def test_a_limit_binds_at_the_time_the_log_records_even_when_the_clock_is_behind(
+    timed: Timed,
+) -> None:
+    timed.store.clock = lambda: "2020-01-01T00:00:00.000000Z"  # behind the log's last event
+    lowered = limits.set_limit(timed.club, BOB, "bob", "stake", 10)
+    [event] = lowered["events"]
+    assert event["recorded_at"] > "2026"  # held to the last event's time, as every append
+    assert lowered["effective_at"] == event["recorded_at"]
+    with pytest.raises(LimitReached):
+        tables.lay(timed.club, "t1", BOB, "bob", 11)
