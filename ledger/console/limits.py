@@ -88,6 +88,8 @@ def change(name: str, what: str) -> Any:
             said = f"{name} is on a {kind} until {_house().when(done['until'])}."
         else:
             removed = request.form.get("remove") == "yes"
+            if removed and request.form.get("amount"):
+                return _page(who, name, {what: "a limit removed takes no amount"}, 422)
             limit = None if removed else _house().parse(request.form.get("amount", ""))
             done = commands.set_limit(club(), who, name, what, limit, key)
             said = _set_words(name, done, what)
