@@ -217,3 +217,18 @@ def test_a_limit_binds_at_the_time_the_log_records_even_when_the_clock_is_behind
     assert lowered["effective_at"] == event["recorded_at"]
     with pytest.raises(LimitReached):
         tables.lay(timed.club, "t1", BOB, "bob", 11)
+
+
+def test_a_receipt_of_a_limit_or_a_break_says_what_it_was() -> None:
+    from ledger.books import wording
+    from ledger.house import House
+
+    house, at = House(), "account:player:bob"
+    limit = {"kind": "stake", "limit": 1250, "effective_at": "2026-11-27T10:00:00.000000Z"}
+    assert wording.event_words("LimitSet", limit, at, house) == (
+        "your limit on largest stake set to £12.50, from 27 Nov 2026 10:00:00 UTC"
+    )
+    taken = {"kind": "time-out", "until": "2026-11-29T10:00:00.000000Z"}
+    assert wording.event_words("BreakTaken", taken, at, house) == (
+        "took a time-out until 29 Nov 2026 10:00:00 UTC"
+    )
