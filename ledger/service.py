@@ -304,7 +304,7 @@ class Club:
             if not version and name != hz.SETTER:
                 raise NotFound(f"there is no player {name!r}")
             if kind is Deposited:
-                limits.check_deposit(uow.conn, account, amount, uow.now())
+                limits.check_deposit(uow.conn, account, amount, uow.now)
             event = kind(version=version + 1, account=account, **{field: amount})
             rows = uow.record(stream, version, [event], actor)
             uow.commit({"player": name, "version": version + 1, "events": _views(rows)})

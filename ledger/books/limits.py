@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
-from ledger.books import asof, evenings
+from ledger.books import evenings
 from ledger.books.accounts import CASH, account_stream, transfers_of
 from ledger.books.limitrules import Standing, parse, shifted, standing
 from ledger.store.eventstore import Refused, decode_row
@@ -69,16 +71,18 @@ class OnBreak(Refused):
         self.account, self.kind, self.until = account, kind, until
 
 
+_HISTORY = sa.text(
+    "SELECT position, type, schema_version, version, payload, recorded_at FROM events"
+    " WHERE stream = :stream AND type IN ('LimitSet', 'BreakTaken') ORDER BY position"
+)
+"""A player's limit and break events: one probe of the (stream, version) key, asked of
+every deposit and of every player who stakes, so written once, as text."""
+
+
 def history(conn: sa.Connection, account: str) -> list[tuple[str, LimitSet | BreakTaken]]:
     """The player's limit and break events, each with its recording time, in order."""
-    e = events.c
-    rows = conn.execute(
-        sa.select(e.position, e.type, e.schema_version, e.version, e.payload, e.recorded_at)
-        .where(e.stream == account_stream(account), e.type.in_(EVENT_TYPES))
-        .order_by(e.position)
-    )
     found: list[tuple[str, LimitSet | BreakTaken]] = []
-    for row in rows:
+    for row in conn.execute(_HISTORY, {"stream": account_stream(account)}):
         event = decode_row(row)
         assert isinstance(event, LimitSet | BreakTaken)
         found.append((row.recorded_at, event))
@@ -90,41 +94,101 @@ def standing_of(conn: sa.Connection, account: str, moment: str) -> Standing:
     return standing(history(conn, account), moment)
 
 
-def deposited_since(conn: sa.Connection, account: str, moment: str) -> int:
-    """What the player paid in after `moment`."""
-    p = postings.c
-    after = asof.position_at(conn, moment)
-    total = conn.execute(
-        sa.select(sa.func.coalesce(sa.func.sum(p.amount), 0)).where(
-            p.account == account, p.position > after, p.counterparty == CASH, p.amount > 0
-        )
-    ).scalar()
-    return int(total or 0)
+@dataclass(frozen=True)
+class Sums:
+    """What counts against a player's limits at a moment: money paid in over the last
+    24 hours and 7 days, and their net at the tables this evening and over 7 days."""
+
+    deposited_day: int
+    deposited_week: int
+    net_evening: int
+    net_week: int
 
 
-def net_since(conn: sa.Connection, account: str, after: int) -> int:
-    """The player's net at the tables after position `after`: won less lost, open
-    stakes counted as lost."""
-    p = postings.c
-    total = conn.execute(
-        sa.select(sa.func.coalesce(sa.func.sum(p.amount), 0)).where(
-            p.account == account, p.position > after, p.counterparty != CASH
-        )
-    ).scalar()
-    return int(total or 0)
+_SUMS = sa.text(
+    "SELECT"
+    " COALESCE(SUM(CASE WHEN p.counterparty = :cash AND p.amount > 0 AND e.recorded_at > :day"
+    " THEN p.amount ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN p.counterparty = :cash AND p.amount > 0 AND e.recorded_at > :week"
+    " THEN p.amount ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN p.counterparty <> :cash AND e.recorded_at >= :evening"
+    " THEN p.amount ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN p.counterparty <> :cash AND e.recorded_at > :week"
+    " THEN p.amount ELSE 0 END), 0)"
+    " FROM postings p JOIN events e ON e.position = p.position"
+    " WHERE p.account = :account AND p.position > :after"
+)
+"""Every sum at once, over the player's postings after the first position that may
+count (a range of the (account, position) index), each filtered by its time."""
 
 
-def check_deposit(conn: sa.Connection, account: str, amount: int, now: str) -> None:
-    """Refuse a deposit of `amount` at `now` past a limit or during a break."""
-    held = standing_of(conn, account, now)
+def position_before(conn: sa.Connection, moment: str) -> int:
+    """The last position recorded before `moment` (0: none), by bisection over the
+    positions (which have no gap, and whose times never go back: ledger.books.asof),
+    each probe straight to the driver: asked of every write a loss or deposit limit
+    binds, where the SQL layer's cost per probe was most of the check's."""
+    cursor = conn.connection.cursor()
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    try:
+        cursor.execute("SELECT MAX(position) FROM events")
+        lo, hi = 0, int(_one(cursor) or 0)
+        probe = f"SELECT recorded_at FROM events WHERE position = {mark}"
+        while lo < hi:  # invariant: lo is before `moment`, everything past hi is not
+            mid = (lo + hi + 1) // 2
+            cursor.execute(probe, (mid,))
+            if _one(cursor) < moment:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+    finally:
+        cursor.close()
+
+
+def _one(cursor: Any) -> Any:
+    row = cursor.fetchone()
+    assert row is not None
+    return row[0]
+
+
+def sums(conn: sa.Connection, account: str, now: str, evening: str) -> Sums:
+    """What counts against `account`'s limits at `now`, this evening from `evening`.
+    The first position that may count is found by one bisection of the log by time
+    (ledger.books.asof), from the earlier of a week ago and the evening's start."""
+    week = shifted(now, -WEEK)
+    after = position_before(conn, min(week, evening))
+    row = conn.execute(
+        _SUMS,
+        {"cash": CASH, "day": shifted(now, -DAY), "week": week, "evening": evening,
+         "account": account, "after": after},
+    ).one()  # fmt: skip
+    return Sums(*(int(value) for value in row))
+
+
+def evening_start(conn: sa.Connection, zone: str, now: str) -> str:
+    """When the evening under way at `now` began (ledger.books.evenings.current); with
+    none under way, `now`: no loss yet this evening."""
+    evening = evenings.current(conn, zone, now)
+    return evening.since if evening is not None else now
+
+
+def check_deposit(conn: sa.Connection, account: str, amount: int, clock: Callable[[], str]) -> None:
+    """Refuse a deposit of `amount` past a limit or during a break, at `clock()` (asked
+    only of a player with a limit or a break)."""
+    events = history(conn, account)
+    if not events:
+        return
+    now = clock()
+    held = standing(events, now)
     if held.break_kind is not None and held.break_until is not None:
         raise OnBreak(account, held.break_kind, held.break_until)
-    for kind, span in (("deposit_24h", DAY), ("deposit_7d", WEEK)):
+    if held.limit("deposit_24h") is None and held.limit("deposit_7d") is None:
+        return
+    counted = sums(conn, account, now, now)
+    for kind, paid in (("deposit_24h", counted.deposited_day),
+                       ("deposit_7d", counted.deposited_week)):  # fmt: skip
         limit = held.limit(kind)
-        if limit is None:
-            continue
-        paid = deposited_since(conn, account, shifted(now, -span))
-        if paid + amount > limit:
+        if limit is not None and paid + amount > limit:
             raise LimitReached(
                 account,
                 kind,
@@ -156,24 +220,32 @@ def check_stakes(
     clock: Callable[[], str],
     zone: str,
 ) -> None:
-    """Refuse a table's write at `clock()` (asked only of a write that stakes) that has
-    a player stake during a break or past a limit of theirs (`zone`: the club's, whose
-    calendar day stands in for an evening where none is recorded)."""
+    """Refuse a table's write at `clock()` (asked only of a write in which a player with
+    a limit or a break stakes) that has a player stake during a break or past a limit
+    of theirs (`zone`: the club's, whose calendar day stands in for an evening where
+    none is recorded)."""
     staked, net = stakes_of(stream, decided)
-    now = clock() if staked else ""
     for account, amounts in staked.items():
-        held = standing_of(conn, account, now)
+        events = history(conn, account)
+        if not events:
+            continue
+        now = clock()
+        held = standing(events, now)
         if held.break_kind is not None and held.break_until is not None:
             raise OnBreak(account, held.break_kind, held.break_until)
         largest = held.limit("stake")
         if largest is not None and max(amounts) > largest:
             raise LimitReached(account, "stake", f"{largest}, and this stake is {max(amounts)}")
-        for kind in ("loss_evening", "loss_week"):
+        kinds = [k for k in ("loss_evening", "loss_week") if held.limit(k) is not None]
+        if not kinds:
+            continue
+        evening = evening_start(conn, zone, now) if "loss_evening" in kinds else now
+        counted = sums(conn, account, now, evening)
+        for kind in kinds:
             limit = held.limit(kind)
-            if limit is None:
-                continue
-            after = _since(conn, kind, now, zone)
-            lost = -(net_since(conn, account, after) + net[account])
+            assert limit is not None
+            before = counted.net_evening if kind == "loss_evening" else counted.net_week
+            lost = -(before + net[account])
             if lost > limit:
                 raise LimitReached(
                     account,
@@ -183,23 +255,16 @@ def check_stakes(
                 )
 
 
-def _since(conn: sa.Connection, kind: str, now: str, zone: str) -> int:
-    """The position after which a loss limit's losses count."""
-    if kind == "loss_week":
-        return asof.position_at(conn, shifted(now, -WEEK))
-    evening = evenings.current(conn, zone, now)
-    return evening.after if evening is not None else asof.position_at(conn, now)
-
-
 def view(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, object]:
     """The player's limits as they stand at `now`: each kind's limit in force, what
     counts against it so far, and a raise waiting for its cooling-off; and their break."""
     held = standing_of(conn, account, now)
+    counted = sums(conn, account, now, evening_start(conn, zone, now))
     used: dict[str, int | None] = {
-        "deposit_24h": deposited_since(conn, account, shifted(now, -DAY)),
-        "deposit_7d": deposited_since(conn, account, shifted(now, -WEEK)),
-        "loss_evening": max(0, -net_since(conn, account, _since(conn, "loss_evening", now, zone))),
-        "loss_week": max(0, -net_since(conn, account, _since(conn, "loss_week", now, zone))),
+        "deposit_24h": counted.deposited_day,
+        "deposit_7d": counted.deposited_week,
+        "loss_evening": max(0, -counted.net_evening),
+        "loss_week": max(0, -counted.net_week),
         "stake": None,
     }
     return {
@@ -225,16 +290,21 @@ def view(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, ob
 def reality(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, object]:
     """A reality check: since when the player has been at the tables this evening (their
     first stake or payout of it; None: not yet) and their net at the tables since."""
+    evening = evening_start(conn, zone, now)
     p, e = postings.c, events.c
-    after = _since(conn, "loss_evening", now, zone)
     first = conn.execute(
         sa.select(e.recorded_at)
         .join(postings, p.position == e.position)
-        .where(p.account == account, p.position > after, p.counterparty != CASH)
+        .where(
+            p.account == account,
+            p.position > position_before(conn, evening),
+            p.counterparty != CASH,
+        )
         .order_by(p.position)
         .limit(1)
     ).scalar()
     minutes = 0
     if first is not None:
         minutes = int((parse(now) - parse(str(first))).total_seconds() // 60)
-    return {"at": now, "since": first, "minutes": minutes, "net": net_since(conn, account, after)}
+    net = sums(conn, account, now, evening).net_evening
+    return {"at": now, "since": first, "minutes": minutes, "net": net}

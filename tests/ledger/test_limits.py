@@ -232,3 +232,11 @@ def test_a_receipt_of_a_limit_or_a_break_says_what_it_was() -> None:
     assert wording.event_words("BreakTaken", taken, at, house) == (
         "took a time-out until 29 Nov 2026 10:00:00 UTC"
     )
+
+
+def test_a_week_of_many_deposits_counts_them_all(timed: Timed) -> None:
+    limits.set_limit(timed.club, BOB, "bob", "deposit_7d", 1000 + 250)
+    for _ in range(250):
+        timed.deposit("bob", 1)
+    with pytest.raises(LimitReached, match="at most 0 more now"):
+        timed.deposit("bob", 1)
