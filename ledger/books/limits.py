@@ -53,22 +53,45 @@ WORDS = {
 
 
 class LimitReached(Refused):
-    """A deposit or a bet would pass a limit the player set; `kind` says which."""
+    """A deposit or a bet would pass a limit the player set; `kind` says which, `limit`
+    what it is, `counted` what counts against it with this write (a deposit: what was
+    paid in before it; a loss: what would be lost with it), `asked` the write's amount."""
 
-    def __init__(self, account: str, kind: str, message: str) -> None:
-        super().__init__(f"{account}'s limit on {WORDS[kind]}: {message}")
+    def __init__(self, account: str, kind: str, limit: int, counted: int, asked: int) -> None:
         self.account, self.kind = account, kind
+        self.limit, self.counted, self.asked = limit, counted, asked
+        super().__init__(self.words(str))
+
+    def words(self, money: Callable[[int], str]) -> str:
+        """The refusal, its amounts written by `money` (the console's: the club's)."""
+        said = f"{self.account}'s limit on {WORDS[self.kind]}: {money(self.limit)}, "
+        if self.kind == "stake":
+            return said + f"and this stake is {money(self.asked)}"
+        if self.kind.startswith("deposit"):
+            room = max(0, self.limit - self.counted)
+            return said + (
+                f"of which {money(self.counted)} is paid in already, so {money(self.asked)} "
+                f"more would pass it (at most {money(room)} more now)"
+            )
+        return said + (
+            f"and with this stake {money(self.counted)} would be lost (open stakes count as "
+            "lost until settled)"
+        )
 
 
 class OnBreak(Refused):
     """The player is on a time-out or a self-exclusion: no stake and no deposit."""
 
     def __init__(self, account: str, kind: str, until: str) -> None:
-        super().__init__(
-            f"{account} is on a {kind} until {until}: no stakes, lays, odds, side bets or "
-            "deposits until then (withdrawals and statements still work)"
-        )
         self.account, self.kind, self.until = account, kind, until
+        super().__init__(self.words(str))
+
+    def words(self, when: Callable[[str], str]) -> str:
+        """The refusal, its end written by `when` (the console's: the club's time)."""
+        return (
+            f"{self.account} is on a {self.kind} until {when(self.until)}: no stakes, lays, "
+            "odds, side bets or deposits until then (withdrawals and statements still work)"
+        )
 
 
 _HISTORY = (
@@ -210,12 +233,7 @@ def check_deposit(conn: sa.Connection, account: str, amount: int, clock: Callabl
                        ("deposit_7d", counted.deposited_week)):  # fmt: skip
         limit = held.limit(kind)
         if limit is not None and paid + amount > limit:
-            raise LimitReached(
-                account,
-                kind,
-                f"{limit}, of which {paid} is paid in already, so {amount} more would pass "
-                f"it (at most {max(0, limit - paid)} more now)",
-            )
+            raise LimitReached(account, kind, limit, paid, amount)
 
 
 def stakes_of(stream: str, decided: Iterable[object]) -> tuple[dict[str, list[int]], Counter[str]]:
@@ -256,7 +274,7 @@ def check_stakes(
             raise OnBreak(account, held.break_kind, held.break_until)
         largest = held.limit("stake")
         if largest is not None and max(amounts) > largest:
-            raise LimitReached(account, "stake", f"{largest}, and this stake is {max(amounts)}")
+            raise LimitReached(account, "stake", largest, max(amounts), max(amounts))
         kinds = [k for k in ("loss_evening", "loss_week") if held.limit(k) is not None]
         if not kinds:
             continue
@@ -268,12 +286,7 @@ def check_stakes(
             before = counted.net_evening if kind == "loss_evening" else counted.net_week
             lost = -(before + net[account])
             if lost > limit:
-                raise LimitReached(
-                    account,
-                    kind,
-                    f"{limit}, and with this stake {lost} would be lost (open stakes count "
-                    "as lost until settled)",
-                )
+                raise LimitReached(account, kind, limit, lost, -net[account])
 
 
 def view(conn: sa.Connection, account: str, now: str, zone: str) -> dict[str, object]:

@@ -92,3 +92,24 @@ def test_a_time_out_from_the_office_and_the_reality_check(api: Api) -> None:
     assert "your net is -£3.00." in me
     assert "You are on a time-out until" in me
     assert 'hx-trigger="every 3600s"' in me
+
+
+def test_a_deposit_past_a_limit_is_refused_in_the_office_in_the_club_s_money(api: Api) -> None:
+    _ann(api)
+    ann = signed_in(api, "player", "ann")
+    page = ann.get("/console/me/limits").get_data(as_text=True)
+    path = "/console/limits/ann/deposit_24h"
+    ann.post(path, data={**form_of(page, path), "amount": "60"})
+    setter = signed_in(api, "setter", "bank")
+    office = setter.get("/console/office?from=ann").get_data(as_text=True)
+    deposit = "/console/office/players/ann/deposit"
+    before = count(api)
+    refused = setter.post(deposit, data={**form_of(office, deposit), "amount": "12.50",
+                                         "confirmed": "yes"})  # fmt: skip
+    assert refused.status_code == 422
+    said = html.unescape(refused.get_data(as_text=True))
+    assert (
+        "player:ann's limit on deposits over 24 hours: £60.00, of which £50.00 is paid in "
+        "already, so £12.50 more would pass it (at most £10.00 more now)"
+    ) in said
+    assert count(api) == before
