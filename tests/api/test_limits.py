@@ -4,6 +4,11 @@ are test_hostile.py's, for every write in rolekit.OPS)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from ledger.books.limitrules import parse
+from ledger.commands import Caller, Role, limits
+from ledger.store.eventstore import EventStore
 from tests.api.conftest import Api
 from tests.api.rolekit import club, event_count, prepare
 
@@ -80,3 +85,17 @@ def test_bad_limits_and_breaks_are_refused_and_write_nothing(api: Api) -> None:
     assert api.client("player", "bob").get("/players/ann/limits").status_code == 403
     assert api.client().get("/players/nobody/limits").status_code == 404
     assert event_count(api) == before
+
+
+def test_the_club_s_cooling_off_is_the_app_s_setting(store: EventStore) -> None:
+    from ledger.api import create_app
+    from ledger.books.book import Book
+
+    app = create_app(Book(store), HAZARD_LIMIT_COOLING_OFF="2")
+    club = app.extensions["hazard.club"]
+    club.create_player("ann", "setter:bank")
+    setter = Caller(Role.SETTER, "bank")
+    limits.set_limit(club, setter, "ann", "stake", 10)
+    raised = limits.set_limit(club, setter, "ann", "stake", 20)
+    recorded = parse(raised["events"][0]["recorded_at"])
+    assert parse(raised["effective_at"]) - recorded == timedelta(hours=2)
