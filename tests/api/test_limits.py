@@ -99,3 +99,25 @@ def test_the_club_s_cooling_off_is_the_app_s_setting(store: EventStore) -> None:
     raised = limits.set_limit(club, setter, "ann", "stake", 20)
     recorded = parse(raised["events"][0]["recorded_at"])
     assert parse(raised["effective_at"]) - recorded == timedelta(hours=2)
+
+
+def test_a_deep_check_names_a_deposit_an_insider_wrote_past_a_limit(api: Api) -> None:
+    from ledger.books.accounts import account_stream
+    from ledger.store.vocabulary import Deposited
+    from ledger.unit_of_work import UnitOfWork
+
+    bank = club(api)
+    api.client("player", "ann").ok("put", "/players/ann/limits/deposit_24h", {"limit": 0})
+    clean = bank.ok("get", "/audit/verify", query_string={"deep": "true"})
+    assert clean["ok"] and clean["limits"] == []
+    assert "limits" not in bank.ok("get", "/audit/verify")
+    store, stream = api.book.store, account_stream("player:ann")
+    with UnitOfWork(store) as uow:  # past the club's check, as an insider with the store
+        version = store.stream_version(uow.conn, stream)
+        event = Deposited(version=version + 1, account="player:ann", amount=7)
+        [row] = uow.record(stream, version, [event], "setter:bank")
+        uow.commit()
+    found = bank.ok("get", "/audit/verify", query_string={"deep": "true"})
+    assert found["ok"] is False and found["problems"] == [] and found["read_models"] == []
+    [breach] = found["limits"]
+    assert breach.startswith(f"position {row.position}: player:ann: a deposit of 7 past the limit")
