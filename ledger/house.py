@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -26,6 +26,10 @@ CURRENCY_ENV = "HAZARD_CURRENCY"
 MINOR_UNITS_ENV = "HAZARD_MINOR_UNITS"
 TIMEZONE_ENV = "HAZARD_TIMEZONE"
 FAIRNESS_LEVEL_ENV = "HAZARD_FAIRNESS_LEVEL"
+COOLING_OFF_ENV = "HAZARD_LIMIT_COOLING_OFF"
+REALITY_CHECK_ENV = "HAZARD_REALITY_CHECK"
+MOST_HOURS = 24 * 366
+"""The longest cooling-off a club may set, in hours: a year."""
 
 # (symbol, major unit one/many, minor unit one/many, ISO 4217 minor units)
 CURRENCIES: dict[str, tuple[str, str, str, str, str, int]] = {
@@ -70,6 +74,10 @@ class House:
     fairness_level: Fraction = Fraction(99, 100)
     """The dice-fairness report's confidence level: a test is flagged when its p-value
     is below 1 - level (ledger.audit.fairness)."""
+    cooling_off: timedelta = timedelta(hours=24)
+    """How long a player's raised (or removed) limit waits before it binds."""
+    reality_check: timedelta = timedelta(minutes=60)
+    """How often a player's console page reminds them of their time and their net."""
 
     def __post_init__(self) -> None:
         if not 0 < self.fairness_level < 1:
@@ -207,8 +215,23 @@ def from_settings(config: Mapping[str, object] | None = None) -> House:
     else:
         raise BadSettings(f"{MINOR_UNITS_ENV}: {units!r} is not a whole number 0 to 6")
     return House(
-        currency, minor_units, setting(TIMEZONE_ENV) or "UTC", _level(setting(FAIRNESS_LEVEL_ENV))
+        currency,
+        minor_units,
+        setting(TIMEZONE_ENV) or "UTC",
+        _level(setting(FAIRNESS_LEVEL_ENV)),
+        timedelta(hours=_whole(COOLING_OFF_ENV, setting(COOLING_OFF_ENV), 24, 0, MOST_HOURS)),
+        timedelta(minutes=_whole(REALITY_CHECK_ENV, setting(REALITY_CHECK_ENV), 60, 1, 24 * 60)),
     )
+
+
+def _whole(name: str, typed: str | None, default: int, least: int, most: int) -> int:
+    """A setting that is a whole number from `least` to `most` (hours, minutes)."""
+    if typed is None:
+        return default
+    text = typed.strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and least <= int(text) <= most):
+        raise BadSettings(f"{name}: {typed!r} is not a whole number from {least} to {most}")
+    return int(text)
 
 
 def _level(typed: str | None) -> Fraction:

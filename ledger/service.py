@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 import engine as hz
 from engine import serverdice
-from ledger.books import projections
+from ledger.books import limits, projections
 from ledger.books.accounts import (
     NAME,
     PLAYER_RULE,
@@ -35,6 +35,7 @@ from ledger.books.accounts import (
     transfer_views,
 )
 from ledger.books.book import Book
+from ledger.house import House
 from ledger.store import seeds, snapshots
 from ledger.store.eventstore import Recorded, Refused
 from ledger.store.vocabulary import AccountOpened, CreditLimitSet, Deposited, Withdrawn
@@ -148,8 +149,11 @@ def event_view(row: Recorded) -> dict[str, Any]:
 
 
 class Club:
-    def __init__(self, book: Book) -> None:
+    def __init__(self, book: Book, house: House | None = None) -> None:
         self.book = book
+        self.house = house if house is not None else House()
+        """The club's settings: its zone (whose calendar day stands in for an evening)
+        and the cooling-off before a raised limit binds."""
         self.store = book.store
         self._states: dict[str, hz.TableState] = {}
         self._states_lock = threading.Lock()
@@ -221,6 +225,8 @@ class Club:
                 raise StaleVersion(if_match, before.version)
             self._require_players(uow.conn, players)
             events = decide(before, Reads(self, uow.conn, stream, before))
+            # A player's own limits, in this transaction at the time the log records.
+            limits.check_stakes(uow.conn, stream, events, uow.now, self.house.zone)
             if events:  # a client seed logged for a throw: that throw comes next, alone
                 serverdice.require_draw_next(before, events[0])
             events = self._seal_turn(uow.conn, stream, before, events)
@@ -297,6 +303,8 @@ class Club:
             version = self.store.stream_version(uow.conn, stream)
             if not version and name != hz.SETTER:
                 raise NotFound(f"there is no player {name!r}")
+            if kind is Deposited:
+                limits.check_deposit(uow.conn, account, amount, uow.now)
             event = kind(version=version + 1, account=account, **{field: amount})
             rows = uow.record(stream, version, [event], actor)
             uow.commit({"player": name, "version": version + 1, "events": _views(rows)})

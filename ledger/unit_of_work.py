@@ -61,6 +61,7 @@ class UnitOfWork:
         self._positions: list[int] = []
         self._rows: list[Recorded] = []
         self._issued_at = ""
+        self._now: str | None = None
         self.committed = False
 
     def earlier(self) -> dict[str, Any] | None:
@@ -74,8 +75,25 @@ class UnitOfWork:
         self._transaction = self.store.transaction()
         self.conn = self._transaction.__enter__()
         self._growth, self._positions, self._rows = None, [], []
-        self._issued_at = ""
+        self._issued_at, self._now = "", None
         return self
+
+    def now(self) -> str:
+        """The time this write's events are recorded at, as the store will stamp them:
+        its clock, held back to the log's last event if the clock is behind
+        (ledger.store.eventstore.append). Asked before anything is appended, it fixes
+        the write's time, so what a command checks against the time (a player's limits,
+        ledger.books.limits) is judged at the very moment the log records."""
+        if self._rows:
+            return self._issued_at
+        if self._now is None:
+            clock = self.store.clock()
+            last = self.conn.execute(
+                sa.text("SELECT recorded_at FROM events ORDER BY position DESC LIMIT 1")
+            ).scalar()
+            self._now = max(clock, str(last)) if last is not None else clock
+            self._issued_at = clock  # the append holds it back to the last, and says so
+        return self._now
 
     def __exit__(
         self,

@@ -91,9 +91,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     app.config.update(settings)
     ops.register(app)  # first of the hooks: the request id exists before anything logs
     book = book if book is not None else bootstrap.open_book(app.config.get("DATABASE_URL"))
-    app.extensions["hazard.club"] = Club(book)
-    # How people read money and time: the club's currency, minor units and zone.
+    # How people read money and time: the club's currency, minor units and zone; and
+    # the club's settings the commands keep (a raised limit's cooling-off).
     app.extensions["hazard.house"] = house.from_settings(app.config)
+    app.extensions["hazard.club"] = Club(book, app.extensions["hazard.house"])
     from ledger.api import metrics
 
     book.store.held = metrics.clock_held  # each append that held its clock back, counted
@@ -115,9 +116,10 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             "description": "A token from `hazard token create --role ROLE --name NAME`",
         },
     )
-    from ledger.api import players, tables
+    from ledger.api import limits, players, tables
 
     api.register_blueprint(players.blp)
+    api.register_blueprint(limits.blp)
     api.register_blueprint(tables.blp)
     from ledger.api import audit, exports, log, reads, replays
 
@@ -142,6 +144,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
         blp.name
         for blp in (
             players.blp,
+            limits.blp,
             tables.blp,
             reads.blp,
             replays.blp,

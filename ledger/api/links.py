@@ -35,6 +35,7 @@ _PLAYER_READS: list[Link] = [
     ("balance", "GET /players/{name}/balance", {"path.name": PLAYER}, None),
     ("statement", "GET /players/{name}/statement", {"path.name": PLAYER}, None),
     ("recall", "GET /players/{name}/recall", {"path.name": PLAYER}, None),
+    ("limits", "GET /players/{name}/limits", {"path.name": PLAYER}, None),
 ]
 _PROOFS: list[Link] = [
     ("inclusion", "GET /log/proofs/inclusion", {"query.position": POSITION}, None),
@@ -45,11 +46,16 @@ _PROOFS: list[Link] = [
 """A write's receipt: the proof that its first event is in the log (as JSON, and as a
 tlog-proof file), the checkpoint of the tree it ended (its size is the position), and
 that today's log extends it."""
+_STAKE_LIMIT = {"path.name": PLAYER, "path.kind": "stake"}
+"""A player's limit on their largest stake (the kind a constant: no answer names one)."""
 _ACCOUNT_WRITE: list[Link] = [
     *_PLAYER_READS,
     ("deposit", "POST /players/{name}/deposits", {"path.name": PLAYER}, None),
     ("withdraw", "POST /players/{name}/withdrawals", {"path.name": PLAYER}, None),
     ("credit-limit", "PUT /players/{name}/credit-limit", {"path.name": PLAYER}, None),
+    ("stake-limit", "PUT /players/{name}/limits/{kind}", _STAKE_LIMIT, None),
+    ("no-stake-limit", "DELETE /players/{name}/limits/{kind}", _STAKE_LIMIT, None),
+    ("break", "POST /players/{name}/breaks", {"path.name": PLAYER}, None),
     ("seat", "POST /tables/{table}/seats", {}, {"player": PLAYER}),
     ("settlements", "GET /settlements", {"query.player": PLAYER}, None),
     *_PROOFS,

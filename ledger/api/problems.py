@@ -19,9 +19,11 @@ from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import Rule, RuleBroken, RuleSetError
+from ledger.books.limits import LimitReached, OnBreak
 from ledger.books.projections import CreditInUse, OutOfRange, Overdraft
 from ledger.commands.evenings import RULES as EVENING_RULES
 from ledger.commands.evenings import EveningRefused
+from ledger.commands.limits import InvalidLimit
 from ledger.service import (
     AlreadyExists,
     Forbidden,
@@ -64,6 +66,12 @@ TYPES: dict[str, str] = {
     "overdraft": "422: not enough funds; `account` is whose",
     "credit-in-use": "422: a credit limit below what the account has drawn on it; "
     "`account` is whose, `drawn` how much",
+    "limit-reached": "422: a deposit or bet past a limit the player set; `account` is "
+    "whose, `limit` which (deposit_24h, deposit_7d, loss_evening, loss_week, stake)",
+    "on-break": "403: the player is on a time-out or self-exclusion, `until` when it ends: "
+    "no stakes, lays, odds, side bets or deposits (withdrawals still work)",
+    "invalid-limit": "422: a limit or break the rules do not allow (a time-out of 24 hours "
+    "to 6 weeks, a self-exclusion of 6 to 120 months, one never shorter than the one in force)",
     "idempotency-key-reused": "422: the Idempotency-Key came before with another request",
     "seed-unavailable": "409: a server-dice table's turn needs its secret server seed, and "
     "this database does not hold it (a table restored from an export mid-turn)",
@@ -146,7 +154,11 @@ class ProblemSchema(Schema):
         allow_none=True, metadata={"description": "An invalid rule set: the part at fault"}
     )
     current_version = fields.Integer(metadata={"description": "A stale version: the table's"})
-    account = fields.String(metadata={"description": "An overdraft: whose account"})
+    account = fields.String(
+        metadata={"description": "An overdraft, a limit reached, a break: whose account"}
+    )
+    limit = fields.String(metadata={"description": "A player's limit reached: which kind"})
+    until = fields.String(metadata={"description": "A player's break: when it ends (UTC)"})
     errors = fields.Dict(
         metadata={
             "description": "A validation problem: each invalid field and why (a list of "
@@ -204,6 +216,7 @@ PLAIN: dict[type[Exception], tuple[int, str, str]] = {
     Forbidden: (403, "forbidden", "Forbidden"),
     AlreadyExists: (409, "already-exists", "Already exists"),
     SeedUnavailable: (409, "seed-unavailable", "Server seed unavailable"),
+    InvalidLimit: (422, "invalid-limit", "Not a limit or break the rules allow"),
 }
 """The service's refusals whose message is the whole story: status, kind and title."""
 
@@ -262,6 +275,19 @@ def register(app: Flask) -> None:
         return problem(
             422, "credit-in-use", "Credit in use", str(exc), account=exc.account, drawn=exc.drawn
         )
+
+    @app.errorhandler(LimitReached)
+    def _limit(exc: LimitReached) -> Response:
+        return problem(
+            422, "limit-reached", "A player's limit", str(exc), account=exc.account, limit=exc.kind
+        )
+
+    @app.errorhandler(OnBreak)
+    def _on_break(exc: OnBreak) -> Response:
+        return problem(
+            403, "on-break", "The player is on a break", str(exc), account=exc.account,
+            until=exc.until,
+        )  # fmt: skip
 
     for error, (status, kind, title) in PLAIN.items():
         app.register_error_handler(error, _plain(status, kind, title))

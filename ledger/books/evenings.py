@@ -224,3 +224,12 @@ def _recorded_at(conn: sa.Connection, position: int) -> str:
 def _just_after(moment: str) -> str:
     at = datetime.strptime(moment, STORED).replace(tzinfo=UTC) + timedelta(microseconds=1)
     return at.strftime(STORED)
+
+
+def start_of(zone: str, at: str) -> str:
+    """The first moment (stored UTC) of the stand-in's evening that `at` falls in: its
+    calendar day in the club's `zone`. What a replay of players' loss limits counts
+    this evening's losses from (ledger.books.limitreplay) until it meets a recorded
+    evening, whose opening it counts from after."""
+    moment = datetime.strptime(at, STORED).replace(tzinfo=UTC)
+    return day_bounds(zone, moment.astimezone(ZoneInfo(zone)).date())[0]

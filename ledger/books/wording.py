@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any, Protocol
 
+from ledger.books.limits import WORDS
 from ledger.books.statements import Entry
 
 
@@ -22,6 +23,8 @@ class House(Protocol):
     """How the club writes money (ledger.house.House, which sits above the books)."""
 
     def money(self, minor: int, *, signed: bool = False) -> str: ...
+
+    def when(self, recorded_at: str) -> str: ...
 
 
 RESULTS = {
@@ -242,6 +245,12 @@ OTHERS: dict[str, Callable[[Mapping[str, Any], str, House], str]] = {
     "DisputeOpened": lambda p, at, house: (
         f"opened dispute {p['dispute_id']} over round {p['round']} at {at}"
     ),
+    "LimitSet": lambda p, at, house: (
+        f"your limit on {WORDS[p['kind']]} set to "
+        + ("none" if p["limit"] is None else house.money(p["limit"]))
+        + f", from {house.when(p['effective_at'])}"
+    ),
+    "BreakTaken": lambda p, at, house: f"took a {p['kind']} until {house.when(p['until'])}",
 }
 """The events naming a player that move no money of theirs, in words: what a receipt of
 one says it is."""

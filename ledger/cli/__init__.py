@@ -42,6 +42,7 @@ COMMANDS = {
     "import": "ledger.cli.exports.import_",
     "dispute": "ledger.cli.disputes.dispute",
     "evening": "ledger.cli.evenings.evening",
+    "limits": "ledger.cli.limits.limits",
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
@@ -160,13 +161,14 @@ def _club(database_url: str | None, writing: bool = True) -> Iterator[Club]:
     printed with its code, and exits 1; so does the service's (no such table, ...).
     Either way nothing was written, and no connection outlives the command."""
     from engine.errors import RuleBroken
+    from ledger import house
     from ledger.service import Club
     from ledger.store.eventstore import Refused
 
     book = _book(database_url)
     written = "; nothing was written" if writing else ""
     try:
-        yield Club(book)
+        yield Club(book, house.from_settings())
     except RuleBroken as exc:
         click.echo(f"refused ({exc.code}): {exc.detail}{written}", err=True)
         raise SystemExit(1) from None

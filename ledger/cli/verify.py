@@ -181,7 +181,8 @@ def verify(
         "checkpoint, signed by the trusted key"
         + (", and the checkpoint your policy's witnesses cosigned" if policy else "")
         + (
-            ", and every read model, and every table's events are what the rules derive"
+            ", and every read model, and every table's events are what the rules derive, "
+            "and every deposit and bet was within the player's limits"
             if deep
             else ""
         )
@@ -280,16 +281,38 @@ def _deep(store: EventStore) -> bool:
             click.echo("", err=True)
         broken = _echo_rules(rules)
         found = list(read_models.differences(store, progress=progress))
+        breached = _echo_limits(store)
     finally:
         if show:
             click.echo("", err=True)
         store.engine.dispose()
     if not found:
         click.echo("read models: every table equals the replay of the events")
-        return broken
+        return broken or breached
     click.echo(f"read models: {len(found)} table(s) differ from the replay of the events:")
     for difference in found:
         click.echo(f"  {difference}")
+    return True
+
+
+def _echo_limits(store: EventStore) -> bool:
+    """Every deposit and bet replayed against the players' limits and breaks in force
+    when it was made (ledger.audit.limits); True if one passed them."""
+    from ledger import house
+    from ledger.audit import limits
+
+    found = limits.check(store.engine, house.from_settings().zone)
+    if not found:
+        click.echo(
+            "limits: every deposit and bet was within the player's limits in force, and "
+            "none was made during a time-out or self-exclusion"
+        )
+        return False
+    click.echo(f"limits: {len(found)} deposit(s), bet(s) or limit(s) the limits did not allow:")
+    for breach in found[:SHOWN_PROBLEMS]:
+        click.echo(f"  {breach}")
+    if len(found) > SHOWN_PROBLEMS:
+        click.echo(f"  ... and {len(found) - SHOWN_PROBLEMS} more")
     return True
 
 

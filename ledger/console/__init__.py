@@ -67,6 +67,7 @@ def register(app: Flask) -> None:
         audit,
         disputes,
         evenings,
+        limits,
         office,
         periods,
         player,
@@ -75,7 +76,8 @@ def register(app: Flask) -> None:
         tableforms,
     )
 
-    del audit, disputes, evenings, office, periods, player, table, tabledisputes, tableforms
+    del audit, disputes, evenings, limits, office, periods, player, table, tabledisputes
+    del tableforms
     app.register_blueprint(views.blp)
     _filters(app)
     from ledger.console import errors

@@ -17,6 +17,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.errors import Amount, RuleBroken
+from ledger.books.limits import LimitReached, OnBreak
 from ledger.books.projections import CreditInUse, Overdraft
 from ledger.console.views import _fields
 from ledger.house import CURRENCIES, BadAmount, House
@@ -131,4 +132,8 @@ def refused_words(house: House, exc: Refused) -> str:
             f"below {money(exc.drawn)} (asked for {money(exc.credit_limit)}) until that is "
             "repaid"
         )
+    if isinstance(exc, LimitReached):
+        return exc.words(money)
+    if isinstance(exc, OnBreak):
+        return exc.words(house.when)
     return str(exc)

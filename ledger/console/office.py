@@ -42,7 +42,7 @@ from ledger.books import disputeviews, evenings, queries, takings
 from ledger.books.evenings import Evening
 from ledger.books.projections import CreditInUse, Overdraft
 from ledger.commands import Role
-from ledger.console import charts
+from ledger.console import amounts, charts
 from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _url_values, blp
 from ledger.house import BadAmount, House
 from ledger.service import AlreadyExists, NotFound
@@ -361,8 +361,8 @@ def money(name: str, what: str) -> Any:
         return _refused(who, control, f"{exc}: nothing was written, try again", 409)
     except (Overdraft, CreditInUse, IdempotencyConflict) as exc:
         return _refused(who, control, _in_words(name, exc), 422)
-    except Refused as exc:  # out of the ledger's range
-        return _refused(who, control, str(exc), 422)
+    except Refused as exc:  # out of the ledger's range, or past a player's limit
+        return _refused(who, control, amounts.refused_words(house(), exc), 422)
     done = _sentence(name, what, body[move.field], done=True)
     step = _receipt(done, answer)
     return _written(who, name, step, f"{done} Receipt: {step['where']}.")

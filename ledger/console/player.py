@@ -45,6 +45,7 @@ from ledger.books.accounts import TABLE_PREFIX, account_stream, owed, player_acc
 from ledger.commands import NotPermitted, Role
 from ledger.commands import disputes as dispute_commands
 from ledger.console import amounts
+from ledger.console.limits import reality_of
 from ledger.console.views import (
     _check_csrf,
     _club_policy,
@@ -167,6 +168,7 @@ def page(who: Any, errors: dict[str, str]) -> str:
         receipts=kept,
         policy=_club_policy(),
         said=_flashed(),
+        reality=reality_of(who),  # the reality check (ledger.console.limits)
     )
 
 

@@ -16,6 +16,7 @@ from engine.events import TABLE_EVENTS, Event, Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
 from ledger.store.evenings_events import EveningEvent
+from ledger.store.limits_events import BreakTaken, LimitSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ class LogSealed:
     heads: int
 
 
-AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
+AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet | LimitSet | BreakTaken
 """Every event an account's stream may hold: the one list of them."""
 
 ACCOUNT_EVENTS: tuple[type[AccountEvent], ...] = typing.get_args(AccountEvent)
@@ -110,7 +111,9 @@ def transfers_of(stream: str, event: StoredEvent) -> tuple[Transfer, ...]:
         return (Transfer(CASH, event.account, event.amount),)
     if isinstance(event, Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed | EveningEvent):
+    if isinstance(
+        event, CreditLimitSet | AccountOpened | LogSealed | EveningEvent | LimitSet | BreakTaken
+    ):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)

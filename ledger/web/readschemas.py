@@ -380,6 +380,14 @@ class ChainCheckSchema(Schema):
             "(empty: every one equals the replay of the events); null without deep"
         },
     )
+    limits = fields.List(
+        fields.String(),
+        metadata={
+            "description": "With deep: each deposit or bet a player's limits or break in "
+            "force did not allow, and each limit no command writes, by position (empty: "
+            "none; the first 100); absent without deep"
+        },
+    )
 
 
 class ChainHeadSchema(Schema):

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask_smorest import abort
 
+from ledger.audit import limits
 from ledger.books import deep as read_models
 from ledger.store.log import chains, merkle, tree
 from ledger.store.log.check import check_log, snapshot
@@ -49,11 +50,13 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
         report = check_log(conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS)
-    differences = None
+    differences = breaches = None
     if deep:
         differences = [d.view() for d in read_models.differences(store)]
-    return {
-        "ok": report.ok and not differences,
+        found = limits.check(store.engine, club().house.zone)
+        breaches = [str(b) for b in found[:MAX_PROBLEMS]]
+    answer = {
+        "ok": report.ok and not differences and not breaches,
         "read_models": differences,
         "events": before["events"],
         "through": before["position"],
@@ -66,6 +69,9 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
         "root": report.root.hex(),
         "key": verifier.text() if verifier is not None else None,
     }
+    if breaches is not None:
+        answer["limits"] = breaches
+    return answer
 
 
 def _unchecked(before: dict[str, Any], after: int, verifier: Any) -> dict[str, Any]:

@@ -56,6 +56,9 @@ class Client:
         headers = self._headers(kw.pop("headers", None))
         return self._client.put(path, json=json, headers=headers, **kw)
 
+    def delete(self, path: str, **kw: Any) -> Any:
+        return self._client.delete(path, headers=self._headers(kw.pop("headers", None)), **kw)
+
     def ok(self, method: str, path: str, json: Any = None, **kw: Any) -> Any:
         """The response's JSON, after checking it succeeded."""
         response = (

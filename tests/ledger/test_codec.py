@@ -17,8 +17,15 @@ from ledger.store.evenings_events import (
     EveningOpened,
     FloatCounted,
 )
+from ledger.store.limits_events import BreakTaken, LimitSet
 from ledger.store.vocabulary import LogSealed
 from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
+
+A_PLAYERS_LIMITS = (
+    LimitSet(4, "player:ann", "stake", 500, "2026-11-27T10:00:00.000000Z"),
+    LimitSet(5, "player:ann", "deposit_24h", None, "2026-11-28T10:00:00.000000Z"),
+    BreakTaken(6, "player:ann", "time-out", "2026-11-29T10:00:00.000000Z"),
+)
 
 
 def test_every_event_type_round_trips() -> None:
@@ -30,7 +37,13 @@ def test_every_event_type_round_trips() -> None:
         CashCounted(4, 1, "t1", 4890, 4900, -10),
         EveningClosed(5, 1),
     ]
-    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal, *evening]
+    log = [
+        *a_table_with_every_event(),
+        *a_server_dice_turn(),
+        seal,
+        *evening,
+        *A_PLAYERS_LIMITS,
+    ]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events
@@ -130,6 +143,7 @@ def test_payload_text_is_the_canonical_encoding_of_the_payload() -> None:
         Deposited(version=1, account='player:"odd\\name\u00e9\x01', amount=10**30),
         Withdrawn(version=2, account="player:ann", amount=1),
         CreditLimitSet(version=3, account="player:ann", limit=0),
+        *A_PLAYERS_LIMITS,
     ]
     for event in events:
         name, schema, payload = codec.encode(event)

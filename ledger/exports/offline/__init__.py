@@ -38,7 +38,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 
-from ledger.exports.offline import disputed, shares
+from ledger.exports.offline import disputed, limited, shares
 from ledger.exports.offline.lines import Check, Progress
 from ledger.exports.verdict import (
     FIGURES,
@@ -108,7 +108,7 @@ def verify(
     was = gc.isenabled()
     gc.disable()
     try:
-        if jobs > 1:
+        if jobs > 1 and not limited.present(lines):  # limits are judged across streams
             verified = shares.verify(lines, key, progress, policy, jobs)
             if verified is not None:
                 return verified

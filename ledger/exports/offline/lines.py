@@ -13,6 +13,7 @@ from typing import Any
 
 from ledger.books import cashup
 from ledger.books.accounts import TABLE_PREFIX
+from ledger.books.limitreplay import READ, Replay
 from ledger.exports.offline import closing, events
 from ledger.exports.offline.chains import Chains
 from ledger.exports.offline.complete import Completeness
@@ -42,6 +43,9 @@ Progress = Callable[[int, int], None]
 """Called now and then with (positions covered so far, positions the file covers)."""
 PROGRESS_EVERY = 16_384
 """Lines between two calls of `progress`."""
+
+LIMITED = frozenset(READ)
+"""The events a replay of players' limits reads."""
 
 _POSITION = re.compile(rb'"(?:position|from)":([0-9]+)')
 
@@ -78,6 +82,9 @@ class Check:
         self.cashups: cashup.Replayed | None = None
         """The evenings' cash-ups held to the file's events: a whole log's or a range's
         (a table's or a player's file holds neither the evenings nor every table)."""
+        self.limits: Replay | None = None
+        """Players' limits replayed (ledger.books.limitreplay), in a file that holds the
+        whole log from its first event: only there is every deposit and stake in it."""
         self.elsewhere: Callable[[int, bytes], bool] | None = None
         """A check shared among processes (ledger.exports.offline.shares): given each
         line after the header, whether it was an event another process checks, and
@@ -233,6 +240,10 @@ class Check:
         self.tree.start(header)
         self.times.start(header)
         self.tables = Tables(header.rule_sets, disputed=self.disputed)
+        if header.first == 1 and header.scope["kind"] in ("all", "range"):
+            # the file does not say the club's time zone: the stand-in's evenings (its
+            # days) are not judged, the evenings the setter recorded are
+            self.limits = Replay(None)
         return header
 
     def _snapshot(self, number: int, record: dict[str, Any]) -> Snapshot:
@@ -269,6 +280,8 @@ class Check:
             self._cash_up(number, stream, event)
         assert self.complete is not None
         self.complete.event(number, row, event, posted)
+        if self.limits is not None and type_ in LIMITED:
+            self.limits.see((row.position, stream, row.recorded_at, event))
         return EventLine(number, row, leaf, event)
 
     def _cash_up(self, number: int, stream: str, event: Any) -> None:
@@ -312,6 +325,13 @@ class Check:
 
     def _closing(self, number: int, record: dict[str, Any]) -> Closing:
         assert self.header is not None and self.complete is not None
+        if self.limits is not None and (found := self.limits.end()):
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise Disagreement(
+                number,
+                f"a deposit, bet or limit the players' limits in force did not allow: "
+                f"{found[0]}{more}",
+            )
         closed = closing.close(
             number,
             record,
