@@ -136,7 +136,8 @@ def test_csv_and_pdf_to_files(played: str, tmp_path: Path) -> None:
         (["--player", "ann", "--month", "2026-13"], "not a month"),
         (["--player", "ann", "--from", "2026-11-01"], "a range needs both"),
         (["--player", "ann", "--from", "2020-01-01", "--to", "2026-01-01"], "at most 366 days"),
-        (["--player", "ann", "--evening", "9" * 5000], "not a date"),
+        (["--player", "ann", "--evening", "9" * 5000], "no evening numbered 9999"),
+        (["--player", "ann", "--evening", "26-11-2026"], "not a date"),
         (["--player", "../x", "--month", "2026-11"], "not a player's name"),
     ],
 )
