@@ -31,11 +31,16 @@ BET = "$response.body#/events/0/payload/bet_id"
 POSITION = "$response.body#/receipt/positions/0"
 """Every write that appends an event has a receipt: the positions it appended."""
 
+_A_MONTH = {"path.name": PLAYER, "query.month": "2026-11"}
+"""A player's statement for a month (a constant: no answer names a period)."""
 _PLAYER_READS: list[Link] = [
     ("balance", "GET /players/{name}/balance", {"path.name": PLAYER}, None),
     ("statement", "GET /players/{name}/statement", {"path.name": PLAYER}, None),
     ("recall", "GET /players/{name}/recall", {"path.name": PLAYER}, None),
     ("limits", "GET /players/{name}/limits", {"path.name": PLAYER}, None),
+    ("month", "GET /players/{name}/period-statement", _A_MONTH, None),
+    ("month-csv", "GET /players/{name}/period-statement.csv", _A_MONTH, None),
+    ("month-pdf", "GET /players/{name}/period-statement.pdf", _A_MONTH, None),
 ]
 _PROOFS: list[Link] = [
     ("inclusion", "GET /log/proofs/inclusion", {"query.position": POSITION}, None),
