@@ -1,7 +1,7 @@
 """The club's evenings over HTTP: the setter opens one with its floats and closes it
 with the cash-up (ledger.commands.evenings); the setter and the auditor read the night
-report (ledger.books.nightreport) as JSON; its PDF is the console's and the CLI's
-(ledger.console.nightpage), which draw its charts.
+report (ledger.books.nightreport) as JSON, and as the PDF with its charts that the
+console and the CLI give too (ledger.web.nightpage).
 A refusal names its rule: `urn:hazard:evening:<rule>` (422, or 409 for an evening open
 already or none open), and writes nothing."""
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import request
+from flask import Response, current_app, request
 from flask_smorest import abort
 from marshmallow import Schema, fields, validate
 
+from ledger import printing
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
 from ledger.api.problems import ProblemSchema
@@ -20,7 +21,7 @@ from ledger.books import nightreport
 from ledger.commands import Role
 from ledger.commands import evenings as evening_commands
 from ledger.commands.evenings import MOST_COUNTED, MOST_PLACES
-from ledger.web import club, scoped_key
+from ledger.web import club, heavy, nightpage, scoped_key
 from ledger.web.schemas import NAME, EventSchema, ReceiptSchema, WriteHeadersSchema
 
 blp = Blueprint(
@@ -245,3 +246,29 @@ def night_report(number: int) -> dict[str, Any]:
     """The night report of an evening (setter, auditor): takings per table and player,
     the cage, the cash-up, the largest exposure, the play and the checkpoint covering it."""
     return _report(number)
+
+
+@blp.route("/evenings/<int:number>.pdf", methods=["GET"])
+@heavy.read(blp)
+@blp.doc(
+    responses={
+        "200": {
+            "description": "The night report on A4, one or two pages, with its charts and "
+            "the checkpoint that covers the evening (Content-Disposition names the file)",
+            "content": {"application/pdf": {"schema": {"type": "string"}}},
+        }
+    }
+)
+@blp.alt_response(404, schema=ProblemSchema, description="No such evening")
+@blp.alt_response(503, schema=ProblemSchema, description="This server cannot print PDFs")
+def night_report_pdf(number: int) -> Response:
+    """The night report of an evening as a PDF (setter, auditor)."""
+    night = _report(number)
+    try:
+        pdf = nightpage.pdf(night, current_app.extensions["hazard.house"])
+    except printing.PrintingUnavailable as exc:
+        abort(503, message=str(exc))
+    response = Response(pdf, mimetype="application/pdf")
+    response.headers["Content-Disposition"] = f'attachment; filename="night-{number}.pdf"'
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -115,6 +115,7 @@ EVENING = "$response.body#/evening"
 """An evening's opening or cash-up answers with the evening's number."""
 _EVENING_WRITE: list[Link] = [
     ("night-report", "GET /evenings/{number}", {"path.number": EVENING}, None),
+    ("night-report-pdf", "GET /evenings/{number}.pdf", {"path.number": EVENING}, None),
     ("evenings", "GET /evenings", {}, None),
     *_PROOFS,
 ]

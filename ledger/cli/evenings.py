@@ -109,7 +109,7 @@ def evening_report(number: int, as_json: bool, pdf: Path | None, database_url: s
     if night is None:
         raise click.ClickException(f"there is no evening {number}")
     if pdf is not None:
-        from ledger.console import nightpage  # WeasyPrint, only when a PDF is asked for
+        from ledger.web import nightpage  # WeasyPrint, only when a PDF is asked for
 
         pdf.write_bytes(nightpage.pdf(night, club_house))
         click.echo(f"wrote {pdf}")

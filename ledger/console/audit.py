@@ -22,13 +22,13 @@ from engine.dice import TOTALS, p_total
 from ledger.audit import fairness, replay
 from ledger.books import queries, tableviews
 from ledger.commands import Role
-from ledger.console import charts, payloads
+from ledger.console import payloads
 from ledger.console.views import _fields, _signed_in, _tables, _url_values, blp
 from ledger.house import House
 from ledger.service import NotFound, is_name, table_stream
 from ledger.store.log import chains, proofs
 from ledger.store.log.check import snapshot
-from ledger.web import club, heavy
+from ledger.web import charts, club, heavy
 from ledger.web import readschemas as rs
 from ledger.web.exports import ExportQuerySchema, export_response
 from ledger.web.numbers import QueryInteger

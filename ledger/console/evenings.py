@@ -1,7 +1,7 @@
 """The console's evenings, for the setter and the auditor: the list of evenings, the
 setter's forms to open one (a float per table and at the cage) and to cash it up (the
 cash counted at each of its places), and each evening's night report, on screen with
-its charts and as a PDF (ledger.console.nightpage). The forms call the same commands as
+its charts and as a PDF (ledger.web.nightpage). The forms call the same commands as
 the API (ledger.commands.evenings); a refusal is said on the page, naming its rule, and
 writes nothing. The cash-up form shows the floats, not what the books expect: the count
 is blind, so the difference is what was found."""
@@ -17,13 +17,12 @@ from ledger.books import cashup, nightreport
 from ledger.commands import Role
 from ledger.commands import evenings as evening_commands
 from ledger.commands.evenings import EveningRefused
-from ledger.console import nightpage
 from ledger.console.office import house, keep, kept
 from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _tables, blp
 from ledger.house import BadAmount
 from ledger.store.eventstore import Refused
 from ledger.store.idempotency import IdempotencyConflict
-from ledger.web import club
+from ledger.web import club, nightpage
 from ledger.web.tokens import Holder
 
 READERS = (Role.SETTER, Role.AUDITOR)

@@ -42,14 +42,14 @@ from ledger.books import disputeviews, evenings, queries, takings
 from ledger.books.evenings import Evening
 from ledger.books.projections import CreditInUse, Overdraft
 from ledger.commands import Role
-from ledger.console import amounts, charts
+from ledger.console import amounts
 from ledger.console.views import _check_csrf, _fields, _sent, _signed_in, _url_values, blp
 from ledger.house import BadAmount, House
 from ledger.service import AlreadyExists, NotFound
 from ledger.store.eventstore import ConcurrencyError, Refused
 from ledger.store.idempotency import IdempotencyConflict
 from ledger.store.vocabulary import CreditLimitSet, Deposited, Withdrawn
-from ledger.web import club
+from ledger.web import charts, club
 from ledger.web.numbers import QueryInteger
 from ledger.web.schemas import AmountSchema, CreditLimitSchema, PlayerSchema, Whole
 from ledger.web.tokens import Holder
@@ -224,7 +224,7 @@ def _takings(count: int, before: str, chosen: str) -> dict[str, Any]:
         over = f"the {len(shown)} evenings listed" if len(shown) != 1 else "the evening listed"
     else:
         over = _evening(picked) if picked else "no evening yet"
-    money = _money_ticks(house())
+    money = charts.money_ticks(house())
     return {
         "evenings_shown": count,
         "evenings_before": before,
@@ -295,20 +295,6 @@ def _evening(key: str, *, short: bool = False) -> str:
     """An evening's name, as the office shows it: "Thu 2 Jul 2026", or "2 Jul"."""
     day = date.fromisoformat(key)
     return f"{day.day} {day:%b}" if short else f"{day:%a} {day.day} {day:%b %Y}"
-
-
-def _money_ticks(club_house: House) -> charts.Labels:
-    """A chart's scale in the club's money, without the minor units when every tick is
-    whole major units ("£50", not "£50.00")."""
-    unit = 10**club_house.minor_units
-
-    def labels(ticks: Sequence[int]) -> list[str]:
-        if len(ticks) > 1 and all(t % unit == 0 for t in ticks):
-            whole = [("-" if t < 0 else "", abs(t) // unit) for t in ticks]
-            return [f"{sign}{club_house.symbol}{major:,}" for sign, major in whole]
-        return [club_house.money(t, signed=len(ticks) == 1) for t in ticks]
-
-    return labels
 
 
 # -- players and their money ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from ledger.store.schema import commands, events, postings
+from tests import pdfkit
 from tests.api.conftest import Api
 from tests.ledger.nightkit import closed_evening
 
@@ -140,3 +141,24 @@ def test_the_night_report_is_the_setter_s_and_the_auditor_s(api: Api) -> None:
         _problem(api.client(role, name).get("/evenings"), 403, "forbidden")
     for number in ("2", "0", "9" * 40):
         _problem(api.client().get(f"/evenings/{number}"), 404, "not-found")
+
+
+def test_the_night_report_as_a_pdf_over_http(api: Api) -> None:
+    closed_evening(api.book.store)
+    auditor = api.client("auditor", "audrey")
+    night = auditor.ok("get", "/evenings/1")
+    sent = auditor.get("/evenings/1.pdf")
+    assert sent.status_code == 200, sent.get_data(as_text=True)
+    assert sent.headers["Content-Type"] == "application/pdf"
+    assert 'filename="night-1.pdf"' in sent.headers["Content-Disposition"]
+    texts = pdfkit.page_texts(sent.get_data())
+    assert 1 <= len(texts) <= 2
+    printed = " ".join(texts)
+    assert "-£0.10" in printed  # the cash-up's difference
+    assert night["checkpoint"]["note"].splitlines()[2] in printed  # the covering root
+    for image in pdfkit.page_images(sent.get_data(), 1.5):  # 20 px: 13 pt, inside the margins
+        assert pdfkit.ink(image) > 0.01
+        assert pdfkit.ink_at_edges(image, margin=20) == 0
+    api.client().post("/players", json={"name": "zed"})
+    _problem(api.client("player", "ann").get("/evenings/1.pdf"), 403, "forbidden")
+    _problem(api.client().get("/evenings/2.pdf"), 404, "not-found")

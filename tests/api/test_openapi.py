@@ -114,6 +114,7 @@ FILES = {
     "/log/proofs/tlog-proof": {"text/plain"},
     "/players/{name}/period-statement.csv": {"text/csv"},
     "/players/{name}/period-statement.pdf": {"application/pdf"},
+    "/evenings/{number}.pdf": {"application/pdf"},
 }
 """Operations whose success is a file to save rather than JSON: its media types."""
 

@@ -1,4 +1,4 @@
-"""The office's and the auditor's charts (ledger.console.charts, templates/_chart.html):
+"""The office's and the auditor's charts (ledger.web.charts, templates/_chart.html):
 every chart has a scale, round ticks labelled in its unit, and stays readable with one
 bar or a hundred."""
 
@@ -8,7 +8,7 @@ import re
 
 from flask import render_template
 
-from ledger.console import charts
+from ledger.web import charts
 from tests.api.conftest import Api
 
 

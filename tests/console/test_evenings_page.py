@@ -11,9 +11,9 @@ import html
 from typing import Any
 
 from ledger.commands import Caller, Role, tables
-from ledger.console import nightpage
 from ledger.house import House
 from ledger.service import Club
+from ledger.web import nightpage
 from tests import pdfkit
 from tests.api.conftest import Api
 from tests.console.conftest import SHOTS, Served, sign_in

@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ledger.house import House
+
 WIDTH = 480
 """The chart's width in the SVG's units: at a phone's width it is drawn at that many
 pixels and scrolls in its own box; wider, it scales up."""
@@ -236,3 +238,17 @@ def rows(
 
 def _short(name: str) -> str:
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+
+
+def money_ticks(club_house: House) -> Labels:
+    """A chart's scale in the club's money, without the minor units when every tick is
+    whole major units ("£50", not "£50.00")."""
+    unit = 10**club_house.minor_units
+
+    def labels(ticks: Sequence[int]) -> list[str]:
+        if len(ticks) > 1 and all(t % unit == 0 for t in ticks):
+            whole = [("-" if t < 0 else "", abs(t) // unit) for t in ticks]
+            return [f"{sign}{club_house.symbol}{major:,}" for sign, major in whole]
+        return [club_house.money(t, signed=len(ticks) == 1) for t in ticks]
+
+    return labels

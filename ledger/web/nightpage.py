@@ -4,7 +4,8 @@ charts, so the paper says what the screen says. The API's PDF and the CLI's call
 here; the figures are ledger.books.nightreport's.
 
 The PDF is rendered outside any request (the CLI has none): a Jinja environment of its
-own over the console's templates, with the club's money filters.
+own over the console's templates, with the club's money filters. It sits below the
+console and the API (ledger.web), which both serve it.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from typing import Any
 import jinja2
 
 from ledger import printing
-from ledger.console import charts
-from ledger.console.office import _money_ticks
 from ledger.house import House
+from ledger.web import charts
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "console" / "templates"
+"""The console's templates: the page and the paper are drawn from the same parts."""
 
 
 def charts_of(night: dict[str, Any], house: House) -> dict[str, charts.Chart]:
     """The report's charts: takings per table and per player, and the cash-up."""
-    money = _money_ticks(house)
+    money = charts.money_ticks(house)
     unit = house.currency
     return {
         "tables_chart": charts.rows(
