@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from engine.events import TABLE_EVENTS, Event, Transfer
 from engine.money import ESCROW, holds
 from engine.state import SETTER
+from ledger.store.significant_events import SIGNIFICANT_EVENTS, SignificantEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +67,11 @@ AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet
 ACCOUNT_EVENTS: tuple[type[AccountEvent], ...] = typing.get_args(AccountEvent)
 """The classes of `AccountEvent`, in the order written."""
 
-StoredEvent = Event | AccountEvent | LogSealed
+StoredEvent = Event | AccountEvent | LogSealed | SignificantEvent
 
-STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,)
+STORED_EVENTS: tuple[type[StoredEvent], ...] = (
+    TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,) + SIGNIFICANT_EVENTS
+)
 """Every event type the store reads and writes, table events first: the codec's list."""
 
 
@@ -82,6 +85,8 @@ STORED_EVENTS: tuple[type[StoredEvent], ...] = TABLE_EVENTS + ACCOUNT_EVENTS + (
 CASH = "cash"
 TABLE_PREFIX = "table:"
 ACCOUNT_PREFIX = "account:"
+CLUB_PREFIX = "club:"
+"""The club's own books: `club:significant` (ledger.store.significant_events), ..."""
 
 
 def player_account(name: str) -> str:
@@ -101,7 +106,7 @@ def transfers_of(stream: str, event: StoredEvent) -> tuple[Transfer, ...]:
         return (Transfer(CASH, event.account, event.amount),)
     if isinstance(event, Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
-    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed):
+    if isinstance(event, CreditLimitSet | AccountOpened | LogSealed | SignificantEvent):
         return ()
     return tuple(
         Transfer(book_account(stream, t.source), book_account(stream, t.target), t.amount)
