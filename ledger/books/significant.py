@@ -18,7 +18,6 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,35 +41,12 @@ PLAYER_LIMITS = ("LimitSet",)
 read from their payload as recorded."""
 
 
-class BadPeriod(ValueError):
-    """A period that cannot be read: which rule it broke."""
-
-
 @dataclass(frozen=True, slots=True)
 class Period:
     """[since, until), as stored times (`2026-11-27T09:00:00.000000Z`); None: open."""
 
     since: str | None = None
     until: str | None = None
-
-    @classmethod
-    def of(cls, since: datetime | None, until: datetime | None) -> Period:
-        """The period between two times (a time without a zone is UTC). BadPeriod if
-        `until` is not after `since`, or a time cannot be written in UTC."""
-        period = cls(_stored(since, "since"), _stored(until, "until"))
-        if period.since and period.until and period.until <= period.since:
-            raise BadPeriod("until: must be after since")
-        return period
-
-
-def _stored(at: datetime | None, name: str) -> str | None:
-    if at is None:
-        return None
-    try:
-        utc = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    except OverflowError:
-        raise BadPeriod(f"{name}: {at.isoformat()} is out of range in UTC") from None
-    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 @dataclass(slots=True)

@@ -44,6 +44,7 @@ COMMANDS = {
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
+    "report": "ledger.cli.reports.report",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",

@@ -6,7 +6,7 @@ import click
 
 from ledger.cli import _book, _engine, database_option
 from ledger.commands import Role
-from ledger.store.eventstore import NoSigningKey
+from ledger.store.eventstore import EventStore, NoSigningKey
 from ledger.web.tokens import UnknownToken, create, holder, listing, revoke
 
 UNSIGNED = (
@@ -44,11 +44,13 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
     store = _book(database_url).store
     try:
         secret = create(store, Role(role), name)
+        made = holder(store.engine, secret)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--name") from None
     except NoSigningKey as exc:
         raise click.ClickException(UNSIGNED.format(exc)) from None
-    made = holder(store.engine, secret)
+    finally:
+        _closed(store)
     assert made is not None
     note = f"token {made.id} for {made.actor}: shown this once; only its hash is kept"
     click.echo(note, err=True)
@@ -73,10 +75,19 @@ def token_list(database_url: str | None) -> None:
 @database_option
 def token_revoke(token_id: str, database_url: str | None) -> None:
     """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
+    store = _book(database_url).store
     try:
-        done = revoke(_book(database_url).store, token_id)
+        done = revoke(store, token_id)
     except UnknownToken:
         raise click.ClickException(f"no token {token_id}") from None
     except NoSigningKey as exc:
         raise click.ClickException(UNSIGNED.format(exc)) from None
+    finally:
+        _closed(store)
     click.echo(f"token {token_id} {'revoked' if done else 'was already revoked'}")
+
+
+def _closed(store: EventStore) -> None:
+    """No connection outlives the command: the store's kept writers, then the pool."""
+    store.close()
+    store.engine.dispose()

@@ -110,6 +110,9 @@ def test_every_route_of_the_api_is_documented(sqlite_api: Api, spec: dict[str, A
 
 
 FILES = {"/export": {"application/jsonl", "text/csv"}, "/log/proofs/tlog-proof": {"text/plain"}}
+FILES |= {
+    f"/reports/{name}.csv": {"text/csv"} for name in ("exceptions", "authentication", "significant")
+}
 """Operations whose success is a file to save rather than JSON: its media types."""
 
 
