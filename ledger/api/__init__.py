@@ -100,12 +100,13 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
 
     book.store.held = metrics.clock_held  # each append that held its clock back, counted
     # Sign-ins and the writes the lock refused, counted into the log of significant
-    # events and written at most once a window (ledger.commands.significant).
+    # events and written at most once a window, with a count or a write that comes after
+    # it (ledger.commands.significant).
     window = significant.window_setting(
         app.config.get(significant.WINDOW_ENV) or os.environ.get(significant.WINDOW_ENV)
     )
     tally = app.extensions["hazard.significant"] = significant.Tally(book.store, window)
-    book.store.refused = tally.refused_write
+    book.store.refused, book.store.wrote = tally.refused_write, tally.wrote
     # What one worker runs at once of the reads that scan much of the log (ledger.web.heavy).
     app.extensions["hazard.heavy"] = heavy.HeavyReads(
         book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)

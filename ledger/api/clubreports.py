@@ -12,7 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import Response
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields
 
 from ledger.api.bodies import Blueprint
 from ledger.api.callers import require
@@ -21,8 +21,7 @@ from ledger.books import significant as book
 from ledger.commands import Role
 from ledger.store.log import check
 from ledger.web import club, heavy
-from ledger.web.numbers import QueryInteger
-from ledger.web.readschemas import StoredTime
+from ledger.web.bookschemas import PeriodQuerySchema
 
 blp = Blueprint(
     "clubreports",
@@ -32,21 +31,6 @@ blp = Blueprint(
 
 READERS = (Role.AUDITOR,)
 """Who reads them (besides the setter)."""
-
-
-class PeriodQuerySchema(Schema):
-    since = StoredTime(metadata={"description": "Recorded at or after this time (ISO-8601)"})
-    until = StoredTime(metadata={"description": "Recorded before this time (ISO-8601)"})
-    after = QueryInteger(
-        load_default=0,
-        validate=validate.Range(0, 2**62),
-        metadata={"description": "Rows after this position: a page's `next_after`"},
-    )
-
-    @validates_schema
-    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
-        if "since" in data and "until" in data and data["since"] >= data["until"]:
-            raise ValidationError("Must be later than `since`.", "until")
 
 
 class MoveSchema(Schema):

@@ -23,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ledger.store import tokens as stored
+from ledger.store.eventstore import decode_row
 from ledger.store.schema import events
 from ledger.store.significant_events import STREAM
 from ledger.store.vocabulary import TABLE_PREFIX
@@ -83,6 +84,14 @@ def _paged(found: list[Any], limit: int, rows: Iterable[dict[str, Any]]) -> Page
     listed = list(rows)
     more = len(found) > limit
     return Page(listed, found[limit - 1].position if more else None)
+
+
+def stream_events(conn: sa.Connection) -> list[Any]:
+    """Every event of `club:significant`, in order (a small stream: floods are counts)."""
+    e = events.c
+    query = sa.select(e.position, e.type, e.schema_version, e.version, e.payload)
+    rows = conn.execute(query.where(e.stream == STREAM).order_by(e.version))
+    return [decode_row(row) for row in rows]
 
 
 # -- the exceptions report -------------------------------------------------------------------

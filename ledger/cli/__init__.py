@@ -44,7 +44,7 @@ COMMANDS = {
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
-    "report": "ledger.cli.reports.report",
+    "books": "ledger.cli.reports.books",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",

@@ -1,4 +1,4 @@
-"""`hazard report`: the club's books of what was not play (ledger.books.significant), as
+"""`hazard books`: the club's books of what was not play (ledger.books.significant), as
 GET /reports/exceptions, /reports/authentication and /reports/significant answer them:
 lines to read, JSON, or CSV."""
 
@@ -20,7 +20,7 @@ Read = Callable[[sa.Connection, book.Period, int], book.Page]
 
 
 @click.group()
-def report() -> None:
+def books() -> None:
     """The club's reports: exceptions, authentication, the log of significant events."""
 
 
@@ -91,7 +91,7 @@ def _command(name: str, read: Read, columns: Sequence[str], help_text: str) -> c
         _print(_rows(read, _period(since, until), database_url), columns, how or "lines")
 
     run.__doc__ = help_text
-    return report.command(name)(run)
+    return books.command(name)(run)
 
 
 exceptions = _command(

@@ -7,11 +7,12 @@ club's settings as the service starts (`record_settings`). What a stranger can d
 often as they like (a sign-in refused) or what the load brings in floods (a write the
 lock refused) is counted in memory by a `Tally` and written at most once a window
 (HAZARD_SIGNIFICANT_WINDOW seconds, 10 by default): a flood of a thousand refused
-sign-ins is one event with a count of a thousand, and costs the log one write.
+sign-ins is one event with a count of a thousand, and costs the log one write a window.
 
-What a window counted is written when the window ends (a timer), and when the service
-stops cleanly (`Tally.close`, at exit). A process killed with SIGKILL loses what it had
-counted and not yet written: at most one window's counts.
+What a window counted is written with the first count or write after the window ends,
+and when the service stops cleanly (`Tally.close`, at exit). A process killed with
+SIGKILL loses what it had counted and not yet written: the counts since its last write
+of them.
 """
 
 from __future__ import annotations
@@ -19,19 +20,19 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import logging
-import os
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
+from ledger.books import significant as book
 from ledger.house import House
 from ledger.store import tokens as stored
-from ledger.store.eventstore import EventStore, StoreError, decode_row
+from ledger.store.eventstore import EventStore, StoreError
 from ledger.store.log.policy import Policy
-from ledger.store.schema import events
 from ledger.store.significant_events import (
     STREAM,
     SettingChanged,
@@ -87,18 +88,10 @@ def recorded(store: EventStore, actor: str, *events: SignificantEvent) -> None:
 def last_settings(conn: sa.Connection) -> dict[str, str | None]:
     """Each setting's value as last recorded, read in `conn`'s transaction."""
     found: dict[str, str | None] = {}
-    for event in stream_events(conn):
+    for event in book.stream_events(conn):
         if isinstance(event, SettingChanged):
             found[event.setting] = event.after
     return found
-
-
-def stream_events(conn: sa.Connection) -> list[Any]:
-    """Every event of `club:significant`, in order (a small stream: floods are counts)."""
-    e = events.c
-    query = sa.select(e.position, e.type, e.schema_version, e.version, e.payload)
-    rows = conn.execute(query.where(e.stream == STREAM).order_by(e.version))
-    return [decode_row(row) for row in rows]
 
 
 POLICY = "HAZARD_POLICY"
@@ -148,15 +141,20 @@ class _Count:
 
 
 class Tally:
-    """Counts sign-ins and refused writes, and writes each kind's count at most once a
-    window. Thread-safe; a count never waits for the database."""
+    """Counts sign-ins and refused writes, and writes what it counted at most once a
+    window: with the count or the write (any write of the store) that comes when the
+    window has passed since its last, and at a clean stop. No thread of its own: what
+    it writes is written by a request that was writing or counting anyway.
+    Thread-safe."""
 
-    def __init__(self, store: EventStore, window: float = WINDOW) -> None:
-        self.store, self.window = store, window
+    def __init__(
+        self, store: EventStore, window: float = WINDOW, clock: Any = time.monotonic
+    ) -> None:
+        self.store, self.window, self._clock = store, window, clock
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, tuple[Any, ...]], _Count] = {}
-        self._timer: threading.Timer | None = None
-        self._pid = os.getpid()
+        self._written = clock()  # the first window runs from the start
+        self._writing = False
         ref = weakref.ref(self)
         atexit.register(lambda: (t := ref()) is not None and t.close())
 
@@ -166,10 +164,19 @@ class Tally:
         self._count("sign-in", (outcome, actor, token))
 
     def refused_write(self) -> None:
-        """A write the lock refused (the store's Busy)."""
-        self._count("busy", ())
+        """A write the lock refused (the store's Busy). Counted only: writing now would
+        wait for the very lock that was not had."""
+        self._count("busy", (), write=False)
 
-    def _count(self, kind: str, key: tuple[Any, ...]) -> None:
+    def wrote(self) -> None:
+        """The store has just written: what was counted goes with it if the window is up."""
+        if self._counts and self._due():
+            self.flush()
+
+    def _due(self) -> bool:
+        return self._clock() - self._written >= self.window
+
+    def _count(self, kind: str, key: tuple[Any, ...], write: bool = True) -> None:
         at = self.store.clock()
         with self._lock:
             found = self._counts.get((kind, key))
@@ -178,22 +185,17 @@ class Tally:
             else:
                 found.count += 1
                 found.last_at = at
-            if self._timer is None or self._pid != os.getpid():
-                self._pid = os.getpid()  # a worker forked from a parent that counted
-                self._timer = threading.Timer(self.window, self._window_ended)
-                self._timer.daemon = True
-                self._timer.start()
-
-    def _window_ended(self) -> None:
-        with self._lock:
-            self._timer = None
-        self.flush()
+        if write and self._due():
+            self.flush()
 
     def flush(self) -> None:
         """Write what was counted, one event per kind and key, in one write. A write
         refused (the lock again, a database gone) puts the counts back for the next."""
         with self._lock:
+            if self._writing:  # this flush's own write, telling `wrote`
+                return
             counts, self._counts = self._counts, {}
+            self._written, self._writing = self._clock(), bool(counts)
         if not counts:
             return
         try:
@@ -215,13 +217,12 @@ class Tally:
                     now = self._counts.setdefault(k, _Count(0, c.first_at, c.last_at))
                     now.count += c.count
                     now.first_at = min(now.first_at, c.first_at)
+        finally:
+            with self._lock:
+                self._writing = False
 
     def close(self) -> None:
-        """Stop the window's timer and write what it counted (a clean stop)."""
-        with self._lock:
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        """Write what was counted (a clean stop)."""
         try:
             self.flush()
         except Exception as exc:  # at exit, with the database perhaps gone: said, not raised

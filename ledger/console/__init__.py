@@ -66,6 +66,9 @@ def register(app: Flask) -> None:
     from ledger.console import audit, disputes, office, player, table, tabledisputes, tableforms
 
     del audit, disputes, office, player, table, tabledisputes, tableforms
+    from ledger.console import clubbooks  # the club's books: exceptions, sign-ins, ...
+
+    del clubbooks
     app.register_blueprint(views.blp)
     _filters(app)
     from ledger.console import errors

@@ -389,6 +389,9 @@ class EventStore:
         self._lock_timeout = db.lock_timeout(engine)
         self.held: Held | None = None
         """Told when an append held its clock back (the API counts it in its metrics)."""
+        self.wrote: Callable[[], None] | None = None
+        """Told after each write that appended has committed (ledger.unit_of_work): the
+        service writes what its log of significant events counted with it."""
         self.refused: Callable[[], None] | None = None
         """Told when a write is refused because the lock was not had in time (Busy):
         the service counts them into its log of significant events (ledger.commands.

@@ -272,3 +272,42 @@ def test_a_bad_period_is_refused_naming_it(api: Api) -> None:
         response = bank.get(f"/reports/exceptions?{query}")
         assert response.status_code == 422, (query, response.get_json())
         assert field in json.dumps(response.get_json()), (query, response.get_json())
+
+
+# -- the tally's window --------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_tally_writes_at_most_once_a_window_with_a_count_or_a_write(api: Api) -> None:
+    clock = Clock()
+    tally = command.Tally(api.book.store, window=10, clock=clock)
+    api.book.store.refused, api.book.store.wrote = tally.refused_write, tally.wrote
+
+    def written() -> list[int]:
+        return [e["count"] for e in _stream(api) if e["type"] in ("SignIns", "WritesRefused")]
+
+    for _ in range(5):
+        tally.sign_in(command.REFUSED, command.CONSOLE, None)
+    clock.now = 9.9
+    tally.sign_in(command.REFUSED, command.CONSOLE, None)
+    assert written() == []  # within the first window: counted only
+    clock.now = 10.0
+    tally.refused_write()
+    assert written() == []  # a refused write never writes (it would wait for the lock)
+    tally.sign_in(command.REFUSED, command.CONSOLE, None)  # the window is up: written
+    assert sorted(written()) == [1, 7]
+    tally.refused_write()
+    clock.now = 25.0
+    api.client().ok("post", "/players", {"name": "ann"})  # a write after the window
+    assert sorted(written()) == [1, 1, 7]
+    tally.sign_in(command.SIGNED_OUT, "setter:bank", None)
+    assert sorted(written()) == [1, 1, 7]  # a new window began with that write
+    tally.close()  # a clean stop writes what is left
+    assert sorted(written()) == [1, 1, 1, 7]

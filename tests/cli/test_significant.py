@@ -1,5 +1,5 @@
 """`hazard token` writes its events, `hazard verify --deep` holds the tokens table to
-them (an insider's row or revocation is named), and `hazard report` prints the club's
+them (an insider's row or revocation is named), and `hazard books` prints the club's
 books as lines, JSON and CSV; on both databases."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_verify_deep_passes_tokens_made_and_revoked_by_the_cli(store: EventStore
     deep = hazard(store, "verify", "--deep")
     assert deep.exit_code == 0, deep.output
     assert "tokens: every token's row is what the token events made and revoked" in deep.output
-    report = hazard(store, "report", "authentication", "--json")
+    report = hazard(store, "books", "authentication", "--json")
     rows = [json.loads(line) for line in report.output.splitlines()]
     assert [(r["what"], r["actor"]) for r in rows] == [
         ("token created", "setter:cli"),
@@ -81,13 +81,12 @@ def test_report_prints_the_exceptions_as_lines_and_csv(store: EventStore) -> Non
     tables.cast(club, "t1", bank, "ann", 1)
     tables.call_main(club, "t1", bank, 7)
     tables.void_throw(club, "t1", bank, "cocked", 0, None)
-    lines = hazard(store, "report", "exceptions")
+    lines = hazard(store, "books", "exceptions")
     assert lines.exit_code == 0, lines.output
     assert "t1  throw voided: throw" in lines.output and "why: cocked" in lines.output
-    csv_text = hazard(store, "report", "exceptions", "--csv").output
+    csv_text = hazard(store, "books", "exceptions", "--csv").output
     header, row = csv_text.splitlines()
     assert header.startswith("position,recorded_at,table,kind") and ",cocked," in row
-    assert hazard(store, "report", "exceptions", "--until", "2000-01-01").output == ""
-    bad = hazard(store, "report", "exceptions", "--since", "2026-11-28", "--until", "2026-11-27")
+    assert hazard(store, "books", "exceptions", "--until", "2000-01-01").output == ""
+    bad = hazard(store, "books", "exceptions", "--since", "2026-11-28", "--until", "2026-11-27")
     assert bad.exit_code == 2 and "--until" in bad.output
-
