@@ -118,10 +118,11 @@ def _csv(page: book.Page, columns: tuple[str, ...], name: str) -> Response:
 
 
 def _refusals(route: Callable[..., Any]) -> Callable[..., Any]:
-    route = blp.alt_response(403, schema=ProblemSchema, description="Neither setter nor auditor")(
-        route
-    )
-    return blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")(route)
+    """The refusals every report documents: another role (403), a bad period (422)."""
+    forbidden = blp.alt_response(403, schema=ProblemSchema, description="Not setter or auditor")
+    bad = blp.alt_response(422, schema=ProblemSchema, description="A bad parameter, named")
+    decorated: Callable[..., Any] = bad(forbidden(route))
+    return decorated
 
 
 @blp.route("/reports/exceptions", methods=["GET"])

@@ -74,7 +74,8 @@ def _line(row: dict[str, Any]) -> str:
     counted = (
         f" x{row['count']} ({row['first_at']} to {row['last_at']})" if row["count"] > 1 else ""
     )
-    change = f": {row['before']} -> {row['after']}" if row["before"] or row["after"] else ""
+    before, after = row["before"] or "(none)", row["after"] or "(none)"
+    change = f": {before} -> {after}" if row["before"] or row["after"] else ""
     subject = row["subject"] or ""
     return f"{row['recorded_at']}  {row['what']}{counted}  {subject}{change}; by {row['actor']}"
 

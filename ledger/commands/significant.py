@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -148,15 +148,14 @@ class Tally:
     Thread-safe."""
 
     def __init__(
-        self, store: EventStore, window: float = WINDOW, clock: Any = time.monotonic
+        self, store: EventStore, window: float = WINDOW, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.store, self.window, self._clock = store, window, clock
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, tuple[Any, ...]], _Count] = {}
         self._written = clock()  # the first window runs from the start
         self._writing = False
-        ref = weakref.ref(self)
-        atexit.register(lambda: (t := ref()) is not None and t.close())
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     def sign_in(self, outcome: str, actor: str, token: tuple[str, str, str] | None) -> None:
         """A console sign-in or sign-out with `outcome`, by `actor`, with the token
@@ -206,8 +205,10 @@ class Tally:
                         append_in(uow, STORE, WritesRefused(0, c.count, c.first_at, c.last_at))
                     else:
                         outcome, actor, token = key
-                        who = token or (None, None, None)
-                        event = SignIns(0, outcome, *who, c.count, c.first_at, c.last_at)
+                        token_id, role, name = token or (None, None, None)
+                        event = SignIns(
+                            0, outcome, token_id, role, name, c.count, c.first_at, c.last_at
+                        )
                         append_in(uow, actor, event)
                 uow.commit()
         except (StoreError, sa.exc.SQLAlchemyError) as exc:
@@ -227,6 +228,13 @@ class Tally:
             self.flush()
         except Exception as exc:  # at exit, with the database perhaps gone: said, not raised
             log.warning("significant events lost at exit: %s", exc)
+
+
+def _close_at_exit(ref: weakref.ref[Tally]) -> None:
+    """At a clean stop, the tally (if it is still there) writes what it counted."""
+    tally = ref()
+    if tally is not None:
+        tally.close()
 
 
 def window_setting(text: str | None) -> float:

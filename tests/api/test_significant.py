@@ -109,13 +109,15 @@ def test_the_deep_check_names_a_token_row_no_event_accounts_for(api: Api) -> Non
         conn.execute(tokens.delete().where(tokens.c.id == aldo))
     with store.engine.connect() as conn:
         found = list(book.token_differences(conn))
+    # aldo's row deleted is not named: it can only refuse aldo (and a restored
+    # database holds no tokens at all).
     assert sorted(found) == sorted(
         [
             f"token {audrey} (auditor:audrey) is revoked with no event revoking it",
             "token feedfacefeedface (setter:mallory) has no event that made it",
-            f"token {aldo}, made at position {_made_at(api, aldo)}, has no row",
         ]
     )
+    assert _made_at(api, aldo) > 0
 
 
 def _made_at(api: Api, token_id: str) -> int:
