@@ -13,15 +13,20 @@ from typing import Any
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
+from ledger.api import create_app
 from ledger.books import significant as book
+from ledger.books.book import Book
 from ledger.commands import Role
 from ledger.commands import significant as command
 from ledger.house import House
+from ledger.store import db
+from ledger.store.eventstore import EventStore
 from ledger.store.schema import events, tokens
 from ledger.store.significant_events import STREAM
 from ledger.web.tokens import create, revoke
 from tests.api.conftest import Api
 from tests.api.disputekit import TABLE, open_dispute, resolve, two_rounds
+from tests.signing import SIGNER
 
 
 def _stream(api: Api) -> list[dict[str, Any]]:
@@ -313,3 +318,33 @@ def test_a_tally_writes_at_most_once_a_window_with_a_count_or_a_write(api: Api) 
     assert sorted(written()) == [1, 1, 7]  # a new window began with that write
     tally.close()  # a clean stop writes what is left
     assert sorted(written()) == [1, 1, 1, 7]
+
+
+def test_a_write_the_lock_refused_is_counted_and_written_with_the_next(database_url: str) -> None:
+    """A real lock timeout (another writer holds the lock): the write is answered 503,
+    counted, and written as WritesRefused with the first write after the window."""
+    engine = db.make_engine(database_url, lock_timeout=0.3)
+    db.upgrade(engine)
+    store = EventStore(engine, signer=SIGNER)
+    clock = Clock()
+    app = create_app(book=Book(store), TESTING=True)
+    tally = command.Tally(store, window=10, clock=clock)
+    store.refused, store.wrote = tally.refused_write, tally.wrote
+    auth = {"Authorization": f"Bearer {create(store, Role.SETTER, 'bank')}"}
+    client = app.test_client()
+    other = EventStore(db.make_engine(database_url), signer=SIGNER)
+    try:
+        with other.transaction():  # another writer holds the lock
+            for name in ("ann", "bob"):
+                answer = client.post("/players", json={"name": name}, headers=auth)
+                assert answer.status_code == 503, answer.get_json()
+        clock.now = 11.0
+        assert client.post("/players", json={"name": "cat"}, headers=auth).status_code == 201
+        with engine.connect() as conn:
+            [refused] = [e for e in book.stream_events(conn) if type(e).__name__ == "WritesRefused"]
+        assert refused.count == 2 and refused.first_at <= refused.last_at
+    finally:
+        other.close()
+        other.engine.dispose()
+        store.close()
+        engine.dispose()
