@@ -287,12 +287,25 @@ def _table_rules(payload: dict[str, Any]) -> str:
 # -- the deep check: the tokens table against the token events --------------------------------
 
 
+def begun(conn: sa.Connection) -> bool:
+    """Whether the log of significant events has begun: its stream has an event. It
+    begins with the first token made or revoked, or the first start of `hazard serve`,
+    under a ledger that keeps it; the tokens a table held before are its first event's
+    (TokensFound)."""
+    e = events.c
+    first = conn.execute(sa.select(e.position).where(e.stream == STREAM).limit(1)).first()
+    return first is not None
+
+
 def token_differences(conn: sa.Connection) -> Iterator[str]:
     """What in the tokens table no token event accounts for: a row no TokenCreated made
     (nor the TokensFound that began the log), a row revoked with no TokenRevoked, a row
     live that a TokenRevoked revoked. An event whose row is gone is not one: a database
     restored from an export (`hazard import`) holds no tokens, whose rows no export
-    carries, and a token lost can only refuse its holder, never let anyone in."""
+    carries, and a token lost can only refuse its holder, never let anyone in. Before
+    the log has begun (`begun`), every row is older than it: nothing to hold them to."""
+    if not begun(conn):
+        return
     created: dict[str, int] = {}
     revoked: dict[str, int] = {}
     e = events.c

@@ -13,11 +13,12 @@ import engine as hz
 from ledger.store import codec
 from ledger.store.vocabulary import LogSealed
 from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
+from tests.ledger.everysignificant import every_significant_event
 
 
 def test_every_event_type_round_trips() -> None:
     seal = LogSealed(version=1, root="ab" * 32, heads=3)  # the log's own stream
-    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal]
+    log = [*a_table_with_every_event(), *a_server_dice_turn(), seal, *every_significant_event()]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py
     assert kinds >= set(codec.EVENT_TYPES) - {"CasterForfeited"} - account_events
