@@ -125,6 +125,22 @@ def test_the_deep_check_names_a_token_row_no_event_accounts_for(api: Api) -> Non
     assert _made_at(api, aldo) > 0
 
 
+def test_the_api_s_deep_check_names_a_token_row_no_event_accounts_for(api: Api) -> None:
+    bank = api.client()  # made on the bare engine before the log began: TokensFound names it
+    create(api.book.store, Role.AUDITOR, "audrey")  # the log has begun
+    assert bank.ok("get", "/audit/verify?deep=true")["tokens"] == []
+    with api.book.store.engine.begin() as conn:  # an insider adds a setter's token
+        conn.execute(
+            tokens.insert().values(id="feedfacefeedface", tag="feedface", name="mallory",
+                                   role="setter", token_hash="0" * 64,
+                                   created_at="2026-11-27T09:00:00.000000Z")
+        )  # fmt: skip
+    found = bank.ok("get", "/audit/verify?deep=true")
+    assert not found["ok"]
+    assert found["tokens"] == ["token feedfacefeedface (setter:mallory) has no event that made it"]
+    assert bank.ok("get", "/audit/verify")["tokens"] is None
+
+
 def _made_at(api: Api, token_id: str) -> int:
     e = events.c
     with api.book.store.engine.connect() as conn:
