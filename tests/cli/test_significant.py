@@ -5,6 +5,7 @@ books as lines, JSON and CSV; on both databases."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import sqlalchemy as sa
 from click.testing import CliRunner, Result
@@ -12,6 +13,7 @@ from click.testing import CliRunner, Result
 from ledger.books.book import Book
 from ledger.cli import main
 from ledger.commands import Caller, Role, tables
+from ledger.commands import significant as command
 from ledger.service import Club
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import tokens
@@ -90,3 +92,39 @@ def test_report_prints_the_exceptions_as_lines_and_csv(store: EventStore) -> Non
     assert hazard(store, "books", "exceptions", "--until", "2000-01-01").output == ""
     bad = hazard(store, "books", "exceptions", "--since", "2026-11-28", "--until", "2026-11-27")
     assert bad.exit_code == 2 and "--until" in bad.output
+
+
+def test_the_log_of_significant_events_is_exported_verified_and_restored(
+    store: EventStore, tmp_path: Path
+) -> None:
+    """club:significant is inside the signed log: a whole-log export carries it, the
+    offline check passes it, and a restored database's deep check passes (it holds no
+    tokens, whose rows no export carries)."""
+    _made(store, "setter", "bank")
+    gone = _made(store, "croupier", "cecil")
+    assert hazard(store, "token", "revoke", gone).exit_code == 0
+    tally = command.Tally(store)
+    for _ in range(30):
+        tally.sign_in(command.REFUSED, command.CONSOLE, None)
+    tally.flush()
+    path = tmp_path / "all.jsonl"
+    assert hazard(store, "export", "--all", "-o", str(path)).exit_code == 0
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    streams = {line.get("stream") for line in lines}
+    assert "club:significant" in streams
+    offline = CliRunner().invoke(main, ["verify", str(path)])
+    assert offline.exit_code == 0, offline.output
+    restored = f"sqlite:///{tmp_path / 'restored.sqlite3'}"
+    upgraded = CliRunner().invoke(main, ["db", "upgrade"], env={"DATABASE_URL": restored})
+    assert upgraded.exit_code == 0, upgraded.output
+    imported = CliRunner().invoke(main, ["import", str(path)], env={"DATABASE_URL": restored})
+    assert imported.exit_code == 0, imported.output
+    deep = CliRunner().invoke(main, ["verify", "--deep"], env={"DATABASE_URL": restored})
+    assert deep.exit_code == 0, deep.output
+    report = CliRunner().invoke(
+        main, ["books", "authentication", "--json"], env={"DATABASE_URL": restored}
+    )
+    rows = [json.loads(line) for line in report.output.splitlines()]
+    assert [(r["what"], r["count"]) for r in rows] == [
+        ("token created", 1), ("token created", 1), ("token revoked", 1), ("sign-in refused", 30)
+    ]  # fmt: skip
