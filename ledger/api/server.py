@@ -223,6 +223,7 @@ def serve(
 ) -> None:
     check_lock_timeout()
     house.from_settings()  # the club's currency and time zone, or serve stops here
+    significant.window_setting(os.environ.get(significant.WINDOW_ENV))  # or stops here
     slowclients.ThreadWorker.io_timeout = io_timeout  # the workers inherit it at fork
     master = os.getpid()
     made = None

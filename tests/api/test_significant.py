@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from flask.testing import FlaskClient
 
@@ -20,6 +21,7 @@ from ledger.commands import Role
 from ledger.commands import significant as command
 from ledger.house import House
 from ledger.store import db
+from ledger.store.db import BadSetting
 from ledger.store.eventstore import EventStore
 from ledger.store.schema import events, tokens
 from ledger.store.significant_events import STREAM
@@ -364,3 +366,11 @@ def test_a_write_the_lock_refused_is_counted_and_written_with_the_next(database_
         other.engine.dispose()
         store.close()
         engine.dispose()
+
+
+def test_a_window_that_cannot_be_used_is_refused_naming_it() -> None:
+    assert command.window_setting(None) == command.WINDOW
+    assert command.window_setting("2.5") == 2.5
+    for typed in ("0", "-1", "abc", "3601", "nan", "1e400"):
+        with pytest.raises(BadSetting, match="HAZARD_SIGNIFICANT_WINDOW"):
+            command.window_setting(typed)
