@@ -86,11 +86,14 @@ def _paged(found: list[Any], limit: int, rows: Iterable[dict[str, Any]]) -> Page
     return Page(listed, found[limit - 1].position if more else None)
 
 
-def stream_events(conn: sa.Connection) -> list[Any]:
-    """Every event of `club:significant`, in order (a small stream: floods are counts)."""
+def stream_events(conn: sa.Connection, types: Sequence[str] | None = None) -> list[Any]:
+    """The events of `club:significant` (of `types` only, if given), in order."""
     e = events.c
     query = sa.select(e.position, e.type, e.schema_version, e.version, e.payload)
-    rows = conn.execute(query.where(e.stream == STREAM).order_by(e.version))
+    query = query.where(e.stream == STREAM)
+    if types is not None:
+        query = query.where(e.type.in_(types))
+    rows = conn.execute(query.order_by(e.version))
     return [decode_row(row) for row in rows]
 
 
@@ -235,13 +238,14 @@ SIGN_INS = {"signed in": "sign-in", "refused": "sign-in refused", "signed out": 
 
 def _significant(row: Any) -> dict[str, Any]:
     payload = json.loads(row.payload)
+    what = WHAT.get(row.type, row.type)
+    if row.type == "SignIns":
+        what = SIGN_INS.get(payload["outcome"], what)
     out: dict[str, Any] = {
         "position": row.position,
         "recorded_at": row.recorded_at,
         "actor": row.actor,
-        "what": SIGN_INS.get(payload.get("outcome", ""), WHAT.get(row.type, row.type))
-        if row.type == "SignIns"
-        else WHAT.get(row.type, row.type),
+        "what": what,
         "subject": None,
         "before": None,
         "after": None,
@@ -259,8 +263,8 @@ def _significant(row: Any) -> dict[str, Any]:
                 out["before"], out["after"] = "live", "revoked"
         case "TokensFound":
             out["subject"] = "tokens made before this log began"
-            out["after"] = f"live or revoked: {payload['live']}; revoked: {payload['revoked']}"
-            out["count"] = len(payload["live"].split())
+            out["after"] = f"tokens: {payload['tokens']}; of them revoked: {payload['revoked']}"
+            out["count"] = len(payload["tokens"].split())
         case "SettingChanged":
             out["subject"] = payload["setting"]
             out["before"], out["after"] = payload["before"], payload["after"]
@@ -317,7 +321,7 @@ def token_differences(conn: sa.Connection) -> Iterator[str]:
     for position, kind, text in rows:
         payload = json.loads(text)
         if kind == "TokensFound":
-            created.update(dict.fromkeys(payload["live"].split(), position))
+            created.update(dict.fromkeys(payload["tokens"].split(), position))
             revoked.update(dict.fromkeys(payload["revoked"].split(), position))
         elif kind == "TokenCreated":
             created[payload["token"]] = position

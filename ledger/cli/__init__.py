@@ -44,7 +44,7 @@ COMMANDS = {
     "replay": "ledger.cli.audit.replay",
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
-    "books": "ledger.cli.reports.books",
+    "books": "ledger.cli.books.books",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",

@@ -61,25 +61,17 @@ def append_in(uow: UnitOfWork, actor: str, *events: SignificantEvent) -> None:
     """Append `events` (their `version` is numbered here) to `club:significant` in the
     unit of work's transaction, as `actor`. The stream's first event says which tokens
     the tokens table held before the log began (TokensFound), so that every token row
-    is accounted for by an event (ledger.books.significant.check_tokens)."""
+    is accounted for by an event (ledger.books.significant.token_differences)."""
     version = uow.store.stream_version(uow.conn, STREAM)
     if version == 0:
         named = {getattr(e, "token", None) for e in events}
         found = [r for r in stored.every(uow.conn) if r.id not in named]
         if found:
-            live = " ".join(r.id for r in found)
+            held = " ".join(r.id for r in found)
             revoked = " ".join(r.id for r in found if r.revoked_at is not None)
-            events = (TokensFound(0, live, revoked), *events)
+            events = (TokensFound(0, held, revoked), *events)
     numbered = [dataclasses.replace(e, version=version + i + 1) for i, e in enumerate(events)]
     uow.record(STREAM, version, numbered, actor)
-
-
-def recorded(store: EventStore, actor: str, *events: SignificantEvent) -> None:
-    """Write `events` as one write of their own."""
-    uow = UnitOfWork(store)
-    with uow:
-        append_in(uow, actor, *events)
-        uow.commit()
 
 
 # -- the club's settings, as the service starts -------------------------------------------
@@ -88,9 +80,9 @@ def recorded(store: EventStore, actor: str, *events: SignificantEvent) -> None:
 def last_settings(conn: sa.Connection) -> dict[str, str | None]:
     """Each setting's value as last recorded, read in `conn`'s transaction."""
     found: dict[str, str | None] = {}
-    for event in book.stream_events(conn):
-        if isinstance(event, SettingChanged):
-            found[event.setting] = event.after
+    for event in book.stream_events(conn, ("SettingChanged",)):
+        assert isinstance(event, SettingChanged)
+        found[event.setting] = event.after
     return found
 
 

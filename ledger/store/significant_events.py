@@ -45,7 +45,7 @@ class TokensFound:
     Written once, as the first event of the stream."""
 
     version: int
-    live: str
+    tokens: str
     revoked: str
 
 

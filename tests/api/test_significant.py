@@ -93,7 +93,7 @@ def test_the_log_begins_with_the_tokens_the_table_held_before_it(api: Api) -> No
     [old] = [t.id for t in api.book.store.engine.connect().execute(sa.select(tokens.c.id))]
     create(api.book.store, Role.AUDITOR, "audrey")
     first = _stream(api)[0]
-    assert first["type"] == "TokensFound" and first["live"] == old and first["revoked"] == ""
+    assert first["type"] == "TokensFound" and first["tokens"] == old and first["revoked"] == ""
     with api.book.store.engine.connect() as conn:
         assert list(book.token_differences(conn)) == []
 
@@ -252,6 +252,11 @@ def test_the_exceptions_report_lists_voids_corrections_and_adjustments(api: Api)
     # A period before any of it: nothing; paged one row at a time: each in turn.
     empty = night.auditor.ok("get", "/reports/exceptions?until=2000-01-01T00:00:00Z")
     assert empty == {"rows": [], "next_after": None}
+    # The table's rule set and limits, as it opened, are in the log of significant events.
+    rows = night.auditor.ok("get", "/reports/significant")["rows"]
+    [opened] = [r for r in rows if r["what"] == "table opened"]
+    assert opened["subject"] == f"table {TABLE}" and "rule set english" in opened["after"]
+    assert opened["actor"] == api.actor("croupier", "cecil")
 
 
 def test_the_exceptions_report_is_read_a_page_at_a_time(api: Api) -> None:
