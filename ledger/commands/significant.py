@@ -160,9 +160,13 @@ class Tally:
         self._count("busy", (), write=False)
 
     def wrote(self) -> None:
-        """The store has just written: what was counted goes with it if the window is up."""
+        """The store has just written: what was counted goes with it if the window is up.
+        Never raises: the write it follows has committed, and its caller is answered."""
         if self._counts and self._due():
-            self.flush()
+            try:
+                self.flush()
+            except Exception:  # a fault of its own, said; the counts wait for the next
+                log.exception("significant events not written after a write")
 
     def _due(self) -> bool:
         return self._clock() - self._written >= self.window
