@@ -212,26 +212,32 @@ def setup_token(url: str) -> str:
         engine.dispose()
 
 
-def make_tokens(url: str, processes: int) -> list[dict[str, Any]]:
+def make_tokens(url: str, processes: int, key: Path) -> list[dict[str, Any]]:
     """For each client process, its own setter's and croupier's tokens (a name is one
     live token's within its role), and the players' tokens, one each, which they share:
-    made once set-up has created the players."""
+    made once set-up has created the players. Made as `hazard token create` makes them,
+    each with its event in the log of significant events (signed by the server's key),
+    so that `hazard verify --deep` finds every token accounted for."""
+    from ledger.bootstrap import load_key
     from ledger.commands import Role
     from ledger.store import db
+    from ledger.store.eventstore import EventStore
     from ledger.web.tokens import create
 
     engine = db.make_engine(url)
+    store = EventStore(engine, signer=load_key(key))
     try:
-        players = {p: create(engine, Role.PLAYER, p) for p in PLAYERS}
+        players = {p: create(store, Role.PLAYER, p) for p in PLAYERS}
         return [
             {
-                "setter": create(engine, Role.SETTER, f"setter-{n}"),
-                "croupier": create(engine, Role.CROUPIER, f"cecil-{n}"),
+                "setter": create(store, Role.SETTER, f"setter-{n}"),
+                "croupier": create(store, Role.CROUPIER, f"cecil-{n}"),
                 "players": players,
             }
             for n in range(processes)
         ]
     finally:
+        store.close()
         engine.dispose()
 
 
@@ -447,6 +453,16 @@ def check_log(url: str, acks: list[dict[str, Any]]) -> dict[str, Any]:
     try:
         with engine.connect() as conn:
             rows = conn.execute(sa.text("SELECT position, hash FROM events")).all()
+            # The log of significant events is written by no client's command (the
+            # server's start, the tokens made, counts of refused writes), each such write
+            # ended by its seal.
+            own = conn.execute(
+                sa.text(
+                    "SELECT e.position FROM events e WHERE e.stream = 'club:significant' "
+                    "OR (e.type = 'LogSealed' AND EXISTS (SELECT 1 FROM events s WHERE "
+                    "s.position = e.position - 1 AND s.stream = 'club:significant'))"
+                )
+            ).all()
             commands = conn.execute(sa.text("SELECT idempotency_key, response FROM commands")).all()
             accounts = conn.execute(
                 sa.text("SELECT account, balance, credit_limit FROM accounts")
@@ -469,7 +485,8 @@ def check_log(url: str, acks: list[dict[str, Any]]) -> dict[str, Any]:
         for position in positions | seal:
             if writer.setdefault(position, key) != key:
                 written_twice.append({"position": position, "keys": [writer[position], key]})
-    unwritten = sorted(set(hashes) - set(writer))  # in the log, but no command's
+    significant = {int(position) for (position,) in own}
+    unwritten = sorted(set(hashes) - set(writer) - significant)  # in the log, no command's
     missing: list[Any] = []
     wrong_hash: list[Any] = []
     answered: dict[str, set[int]] = {}
@@ -564,7 +581,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         server.start()
         stack.callback(server.stop)
         set_up(server.port, setup, tables)
-        tokens = make_tokens(url, args.processes)
+        tokens = make_tokens(url, args.processes, workdir / "hazard.key")
 
         context = multiprocessing.get_context("spawn")
         stop, out = context.Event(), context.Queue()

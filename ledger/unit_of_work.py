@@ -107,6 +107,9 @@ class UnitOfWork:
             self.conn.rollback()  # not told to commit: nothing of it stays
         # The store decides whether the connection is kept (ledger.store.eventstore.Refused).
         transaction.__exit__(kind, exc, traceback)
+        wrote = self.store.wrote
+        if kind is None and self.committed and self._growth is not None and wrote is not None:
+            wrote()  # the lock let go: what the log of significant events counted may follow
         if kind is not None and self.key is not None and issubclass(kind, RACE_LOST):
             earlier = idempotency.stored(self.store, self.key, self._digest)
             if earlier is not None:  # a racing first attempt won: its answer is ours

@@ -12,6 +12,7 @@ make it after any fork (gunicorn's workers do, without --preload).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -24,6 +25,7 @@ from ledger import bootstrap, house
 from ledger.api import problems
 from ledger.api.contract import ContractApi, of, to_yaml
 from ledger.books.book import Book
+from ledger.commands import significant
 from ledger.pusher import TIMEOUT_S, Outcome
 from ledger.service import Club
 from ledger.store import db
@@ -98,6 +100,14 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     from ledger.api import metrics
 
     book.store.held = metrics.clock_held  # each append that held its clock back, counted
+    # Sign-ins and the writes the lock refused, counted into the log of significant
+    # events and written at most once a window, with a count or a write that comes after
+    # it (ledger.commands.significant).
+    window = significant.window_setting(
+        app.config.get(significant.WINDOW_ENV) or os.environ.get(significant.WINDOW_ENV)
+    )
+    tally = app.extensions["hazard.significant"] = significant.Tally(book.store, window)
+    book.store.refused, book.store.wrote = tally.refused_write, tally.wrote
     # What one worker runs at once of the reads that scan much of the log (ledger.web.heavy).
     app.extensions["hazard.heavy"] = heavy.HeavyReads(
         book.store.engine, app.config.get("HEAVY_READS_AT_ONCE", heavy.AT_ONCE)
@@ -128,13 +138,14 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(log.blp)
     api.register_blueprint(exports.blp)
-    from ledger.api import disputes, reports
+    from ledger.api import clubreports, disputes, reports
 
     api.register_blueprint(reports.blp)
     api.register_blueprint(disputes.blp)
     from ledger.api import evenings
 
     api.register_blueprint(evenings.blp)
+    api.register_blueprint(clubreports.blp)
     problems.register(app)
     from ledger import console
 
@@ -154,6 +165,7 @@ def create_app(book: Book | None = None, **settings: Any) -> Flask:
             reports.blp,
             disputes.blp,
             evenings.blp,
+            clubreports.blp,
         )
     }
 

@@ -35,7 +35,9 @@ from sqlalchemy.engine import make_url
 from ledger import house, jsonlogging
 from ledger.api import slowclients
 from ledger.bootstrap import ensure_key, open_book, witnesses
+from ledger.commands import significant
 from ledger.store import db
+from ledger.web.tokens import SERVE, first_setter
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 WORKER_TIMEOUT_S = 30
@@ -128,17 +130,10 @@ def banner(url: str, token: str | None, workers: int, database: str, key: str | 
 
 
 def _when_ready(
-    url_database: str, workers: int, host: str, key: str | None = None
+    url_database: str, workers: int, host: str, key: str | None = None, token: str | None = None
 ) -> Callable[[Any], None]:
     def when_ready(arbiter: Any) -> None:
-        from ledger.web.tokens import first_setter
-
         port = arbiter.LISTENERS[0].sock.getsockname()[1]
-        engine = db.make_engine(url_database)
-        try:
-            token = first_setter(engine)
-        finally:
-            engine.dispose()  # no pooled connection may be inherited by a worker
         shown = make_url(url_database).render_as_string(hide_password=True)
         print(banner(url_of(host, port), token, workers, shown, key), flush=True)
 
@@ -228,6 +223,7 @@ def serve(
 ) -> None:
     check_lock_timeout()
     house.from_settings()  # the club's currency and time zone, or serve stops here
+    significant.window_setting(os.environ.get(significant.WINDOW_ENV))  # or stops here
     slowclients.ThreadWorker.io_timeout = io_timeout  # the workers inherit it at fork
     master = os.getpid()
     made = None
@@ -241,7 +237,15 @@ def serve(
         store = open_book(url).store  # creates or checks the schema, then lets go of it
         try:
             new_key = ensure_key(store)  # a key for a log never signed; the log's own, else
-            witnesses(store)  # HAZARD_POLICY names the log's key, or serve stops here
+            policy, _ = witnesses(store)  # HAZARD_POLICY names the log's key, or serve stops here
+            # The club's settings, recorded in the log of significant events where they
+            # differ from the last recorded; and on a new database, its first setter token,
+            # recorded as made there.
+            settings = significant.settings_of(
+                house.from_settings(), policy, db.lock_timeout(store.engine)
+            )
+            significant.record_settings(store, settings, SERVE)
+            token = first_setter(store)
         finally:
             store.close()
             store.engine.dispose()
@@ -264,7 +268,7 @@ def serve(
             # The default socket is one path per user: a second `hazard serve` (or the
             # tests) would fight over it. gunicorn's signals still work.
             "control_socket_disable": True,
-            "when_ready": _when_ready(url, workers, host, public),
+            "when_ready": _when_ready(url, workers, host, public, token),
             "child_exit": _child_exit,
         }
         Server(options).run()

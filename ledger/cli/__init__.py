@@ -47,6 +47,7 @@ COMMANDS = {
     "recall": "ledger.cli.audit.recall",
     "fairness": "ledger.cli.audit.fairness",
     "statement": "ledger.cli.statements.statement",
+    "books": "ledger.cli.books.books",
     "serve": "ledger.cli.serve.serve",
     "openapi": "ledger.cli.serve.openapi",
     "witness": "ledger.cli.witness.witness",

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import click
 
-from ledger.cli import _engine, database_option
+from ledger.cli import _book, _engine, database_option
 from ledger.commands import Role
+from ledger.store.eventstore import EventStore, NoSigningKey
 from ledger.web.tokens import UnknownToken, create, holder, listing, revoke
+
+UNSIGNED = (
+    "{}: a token made or revoked is recorded in the signed log (the log of significant "
+    "events), so nothing was done; make a key with `hazard key create`, or point HAZARD_KEY "
+    "at the log's"
+)
 
 
 @click.group()
@@ -34,12 +41,16 @@ def token_create(role: str, name: str | None, database_url: str | None) -> None:
             raise click.UsageError("a player's token needs --name: the player it acts for")
         name = role
 
-    engine = _engine(database_url)
+    store = _book(database_url).store
     try:
-        secret = create(engine, Role(role), name)
+        secret = create(store, Role(role), name)
+        made = holder(store.engine, secret)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--name") from None
-    made = holder(engine, secret)
+    except NoSigningKey as exc:
+        raise click.ClickException(UNSIGNED.format(exc)) from None
+    finally:
+        _closed(store)
     assert made is not None
     note = f"token {made.id} for {made.actor}: shown this once; only its hash is kept"
     click.echo(note, err=True)
@@ -64,8 +75,19 @@ def token_list(database_url: str | None) -> None:
 @database_option
 def token_revoke(token_id: str, database_url: str | None) -> None:
     """Revoke token ID (from `hazard token list`): refused (401) from its next request."""
+    store = _book(database_url).store
     try:
-        done = revoke(_engine(database_url), token_id)
+        done = revoke(store, token_id)
     except UnknownToken:
         raise click.ClickException(f"no token {token_id}") from None
+    except NoSigningKey as exc:
+        raise click.ClickException(UNSIGNED.format(exc)) from None
+    finally:
+        _closed(store)
     click.echo(f"token {token_id} {'revoked' if done else 'was already revoked'}")
+
+
+def _closed(store: EventStore) -> None:
+    """No connection outlives the command: the store's kept writers, then the pool."""
+    store.close()
+    store.engine.dispose()

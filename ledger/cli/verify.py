@@ -12,6 +12,7 @@ import click
 
 from ledger.audit import refereed
 from ledger.books import deep as read_models
+from ledger.books import significant
 from ledger.cli import _book
 from ledger.cli.keys import reader_policy, trusted_key
 from ledger.exports import offline
@@ -77,7 +78,7 @@ RESTARTS = {
     help="also replay every table through the engine's referee and name the first event "
     "the rules do not allow, and recompute every read model (balances, postings, "
     "settlements, rounds, disputes, snapshots) from the events and name the first row "
-    "that differs in each",
+    "that differs in each, and check the tokens table against the token events",
 )
 @click.option(
     "--jobs",
@@ -282,6 +283,7 @@ def _deep(store: EventStore) -> bool:
         broken = _echo_rules(rules)
         found = list(read_models.differences(store, progress=progress))
         breached = _echo_limits(store)
+        broken = _echo_tokens(store) or broken
     finally:
         if show:
             click.echo("", err=True)
@@ -311,6 +313,23 @@ def _echo_limits(store: EventStore) -> bool:
     click.echo(f"limits: {len(found)} deposit(s), bet(s) or limit(s) the limits did not allow:")
     for breach in found[:SHOWN_PROBLEMS]:
         click.echo(f"  {breach}")
+    if len(found) > SHOWN_PROBLEMS:
+        click.echo(f"  ... and {len(found) - SHOWN_PROBLEMS} more")
+    return True
+
+
+def _echo_tokens(store: EventStore) -> bool:
+    """The tokens table against the token events of the log of significant events
+    (ledger.books.significant); True if a row or an event is not accounted for."""
+    with store.engine.connect() as conn, conn.begin():
+        check.snapshot(conn)
+        found = list(significant.token_differences(conn))
+    if not found:
+        click.echo("tokens: every token's row is what the token events made and revoked")
+        return False
+    click.echo(f"tokens: {len(found)} problem(s) between the tokens table and its events:")
+    for line in found[:SHOWN_PROBLEMS]:
+        click.echo(f"  {line}")
     if len(found) > SHOWN_PROBLEMS:
         click.echo(f"  ... and {len(found) - SHOWN_PROBLEMS} more")
     return True

@@ -78,6 +78,9 @@ def register(app: Flask) -> None:
 
     del audit, disputes, evenings, limits, office, periods, player, table, tabledisputes
     del tableforms
+    from ledger.console import clubbooks  # the club's books: exceptions, sign-ins, ...
+
+    del clubbooks
     app.register_blueprint(views.blp)
     _filters(app)
     from ledger.console import errors

@@ -29,13 +29,13 @@ from werkzeug.exceptions import HTTPException
 from wtforms.validators import ValidationError as CSRFInvalid
 
 from ledger.books import queries
-from ledger.commands import Role, Sent
+from ledger.commands import Role, Sent, significant
 from ledger.store.log import receipts
 from ledger.store.log.policy import Log, Policy
 from ledger.web import club, heavy, sent_by
 from ledger.web.numbers import QueryInteger
 from ledger.web.schemas import WriteHeadersSchema
-from ledger.web.tokens import Holder, holder
+from ledger.web.tokens import Holder, holder, named
 
 blp = Blueprint(
     "console",
@@ -145,8 +145,13 @@ def sign_in() -> Any:
     _check_csrf()
     token = request.form.get("token", "").strip()
     found = holder(club().store.engine, token) if token else None
+    tally: significant.Tally = current_app.extensions["hazard.significant"]
     if found is None:
+        # Counted, never written one by one: a flood is one event with its count. The
+        # token is named only when the secret was one (a revoked token's), by its id.
+        tally.sign_in(significant.REFUSED, significant.CONSOLE, named(club().store.engine, token))
         return render_template("sign_in.html", error="That token is not a live token."), 401
+    tally.sign_in(significant.SIGNED_IN, found.actor, (found.id, found.role.value, found.name))
     session.clear()
     session["token"] = token
     return redirect(url_for("console.home"))
@@ -155,6 +160,10 @@ def sign_in() -> Any:
 @blp.route("/console/sign-out", methods=["POST"])
 def sign_out() -> Any:
     _check_csrf()
+    who: Holder | None = g.get("holder")
+    if who is not None:
+        tally: significant.Tally = current_app.extensions["hazard.significant"]
+        tally.sign_in(significant.SIGNED_OUT, who.actor, (who.id, who.role.value, who.name))
     session.clear()
     return redirect(url_for("console.home"))
 

@@ -389,6 +389,13 @@ class EventStore:
         self._lock_timeout = db.lock_timeout(engine)
         self.held: Held | None = None
         """Told when an append held its clock back (the API counts it in its metrics)."""
+        self.wrote: Callable[[], None] | None = None
+        """Told after each write that appended has committed (ledger.unit_of_work): the
+        service writes what its log of significant events counted with it."""
+        self.refused: Callable[[], None] | None = None
+        """Told when a write is refused because the lock was not had in time (Busy):
+        the service counts them into its log of significant events (ledger.commands.
+        significant.Tally), a flood as one event."""
 
     def close(self) -> None:
         """Close the write connections kept open; the store opens new ones if used."""
@@ -416,7 +423,15 @@ class EventStore:
             with self._turn(deadline) as waited:
                 yield from self._transaction(deadline if waited else None)
         except writers.QueueTimeout as exc:
+            self._refused()
             raise _busy() from exc
+        except Busy:
+            self._refused()
+            raise
+
+    def _refused(self) -> None:
+        if self.refused is not None:
+            self.refused()
 
     def _turn(self, deadline: float) -> AbstractContextManager[bool]:
         """On SQLite, this write's turn among the writers of the file, taken before

@@ -32,10 +32,10 @@ class NameTaken(Exception):
         self.token_id = token_id
 
 
-def insert(conn: sa.Connection, role: str, name: str, token_hash: str) -> None:
+def insert(conn: sa.Connection, role: str, name: str, token_hash: str) -> str:
     """A new row for a token of `role` named `name`, with a fresh id whose first TAG
-    characters no token has had for its tag. NameTaken if a live token of `role` has
-    `name` (the database's unique index says so)."""
+    characters no token has had for its tag: its id. NameTaken if a live token of
+    `role` has `name` (the database's unique index says so)."""
     token_id = secrets.token_hex(8)
     while _tagged(conn, token_id[:TAG]):
         token_id = secrets.token_hex(8)
@@ -49,6 +49,7 @@ def insert(conn: sa.Connection, role: str, name: str, token_hash: str) -> None:
         if holding is None:
             raise
         raise NameTaken(holding) from None
+    return token_id
 
 
 def _tagged(conn: sa.Connection, tag: str) -> bool:
@@ -73,12 +74,38 @@ def live(engine: sa.Engine, token_hash: str) -> tuple[str, str, str, str] | None
     return None if not found else (found[0][0], found[0][1], found[0][2], found[0][3])
 
 
+def named(engine: sa.Engine, token_hash: str) -> tuple[str, str, str] | None:
+    """The (id, role, name) of the token, live or revoked, whose hash is `token_hash`:
+    what a refused sign-in records of a revoked token's secret (never the secret)."""
+    t = tokens.c
+    with engine.connect() as conn:
+        found = conn.execute(
+            sa.select(t.id, t.role, t.name).where(t.token_hash == token_hash)
+        ).first()
+    return None if found is None else (found[0], found[1], found[2])
+
+
+def every(conn: sa.Connection) -> list[Any]:
+    """Every token's (id, name, role, created_at, revoked_at, tag), in `conn`'s
+    transaction, oldest first."""
+    t = tokens.c
+    columns = (t.id, t.name, t.role, t.created_at, t.revoked_at, t.tag)
+    return list(conn.execute(sa.select(*columns).order_by(t.created_at, t.id)))
+
+
 def rows(engine: sa.Engine) -> list[Any]:
     """Every token's (id, name, role, created_at, revoked_at, tag), oldest first."""
     t = tokens.c
     columns = (t.id, t.name, t.role, t.created_at, t.revoked_at, t.tag)
     with engine.connect() as conn:
         return list(conn.execute(sa.select(*columns).order_by(t.created_at, t.id)))
+
+
+def one(conn: sa.Connection, token_id: str) -> Any:
+    """The token `token_id`'s (id, name, role, revoked_at), or None."""
+    t = tokens.c
+    found = conn.execute(sa.select(t.id, t.name, t.role, t.revoked_at).where(t.id == token_id))
+    return found.first()
 
 
 def revoke(conn: sa.Connection, token_id: str) -> bool:

@@ -17,6 +17,7 @@ from engine.money import ESCROW, holds
 from engine.state import SETTER
 from ledger.store.evenings_events import EveningEvent
 from ledger.store.limits_events import BreakTaken, LimitSet
+from ledger.store.significant_events import SIGNIFICANT_EVENTS, SignificantEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +69,13 @@ AccountEvent = AccountOpened | Deposited | Withdrawn | CreditLimitSet | LimitSet
 ACCOUNT_EVENTS: tuple[type[AccountEvent], ...] = typing.get_args(AccountEvent)
 """The classes of `AccountEvent`, in the order written."""
 
-CLUB_EVENTS: tuple[type[EveningEvent], ...] = typing.get_args(EveningEvent)
-"""The club's own books' events (streams `club:BOOK`): its evenings."""
+CLUB_EVENTS: tuple[type[EveningEvent | SignificantEvent], ...] = (
+    typing.get_args(EveningEvent) + SIGNIFICANT_EVENTS
+)
+"""The club's own books' events (streams `club:BOOK`): its evenings and its log of
+significant events."""
 
-StoredEvent = Event | AccountEvent | LogSealed | EveningEvent
+StoredEvent = Event | AccountEvent | LogSealed | EveningEvent | SignificantEvent
 
 STORED_EVENTS: tuple[type[StoredEvent], ...] = (
     TABLE_EVENTS + ACCOUNT_EVENTS + (LogSealed,) + CLUB_EVENTS
@@ -90,7 +94,9 @@ CASH = "cash"
 TABLE_PREFIX = "table:"
 ACCOUNT_PREFIX = "account:"
 CLUB_PREFIX = "club:"
-"""The club's own books: streams that are neither a table's nor an account's."""
+"""The club's own books: streams that are neither a table's nor an account's, its
+evenings (`club:evenings`, ledger.store.evenings_events) and its log of significant
+events (`club:significant`, ledger.store.significant_events)."""
 EVENINGS = CLUB_PREFIX + "evenings"
 
 
@@ -112,7 +118,14 @@ def transfers_of(stream: str, event: StoredEvent) -> tuple[Transfer, ...]:
     if isinstance(event, Withdrawn):
         return (Transfer(event.account, CASH, event.amount),)
     if isinstance(
-        event, CreditLimitSet | AccountOpened | LogSealed | EveningEvent | LimitSet | BreakTaken
+        event,
+        CreditLimitSet
+        | AccountOpened
+        | LogSealed
+        | EveningEvent
+        | LimitSet
+        | BreakTaken
+        | SignificantEvent,
     ):
         return ()
     return tuple(

@@ -388,6 +388,14 @@ class ChainCheckSchema(Schema):
             "none; the first 100); absent without deep"
         },
     )
+    tokens = fields.List(
+        fields.String(),
+        allow_none=True,
+        metadata={
+            "description": "With deep: each token row the token events of the log of "
+            "significant events do not account for (empty: none); null without deep"
+        },
+    )
 
 
 class ChainHeadSchema(Schema):

@@ -10,6 +10,7 @@ from flask_smorest import abort
 
 from ledger.audit import limits
 from ledger.books import deep as read_models
+from ledger.books import significant
 from ledger.store.log import chains, merkle, tree
 from ledger.store.log.check import check_log, snapshot
 from ledger.web import club
@@ -50,14 +51,18 @@ def check(after: int, limit: int, deep: bool = False) -> dict[str, Any]:
             except merkle.MerkleError:
                 return _unchecked(before, after, verifier)
         report = check_log(conn, verifier, resume=resume, limit=limit, limit_findings=MAX_PROBLEMS)
-    differences = breaches = None
+    differences = breaches = tokens = None
     if deep:
         differences = [d.view() for d in read_models.differences(store)]
         found = limits.check(store.engine, club().house.zone)
         breaches = [str(b) for b in found[:MAX_PROBLEMS]]
+        with store.engine.connect() as conn, conn.begin():
+            snapshot(conn)
+            tokens = list(significant.token_differences(conn))
     answer = {
-        "ok": report.ok and not differences and not breaches,
+        "ok": report.ok and not differences and not breaches and not tokens,
         "read_models": differences,
+        "tokens": tokens,
         "events": before["events"],
         "through": before["position"],
         "problems": [str(f) for f in report.findings],

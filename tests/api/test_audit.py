@@ -74,6 +74,7 @@ def test_the_log_rechecks_offline(api: Api) -> None:
         "root": root,
         "key": VERIFIER.text(),
         "read_models": None,  # no deep check asked for
+        "tokens": None,
     }
     last = events[-1]
     assert bank.ok("get", "/audit/head") == {
@@ -171,6 +172,7 @@ def test_an_empty_log(api: Api) -> None:
         "root": hashlib.sha256(b"").hexdigest(),
         "key": VERIFIER.text(),
         "read_models": None,  # no deep check asked for
+        "tokens": None,
     }
     assert auditor.ok("get", "/audit/head") == {
         "position": 0,

@@ -116,6 +116,9 @@ FILES = {
     "/players/{name}/period-statement.pdf": {"application/pdf"},
     "/evenings/{number}.pdf": {"application/pdf"},
 }
+FILES |= {
+    f"/reports/{name}.csv": {"text/csv"} for name in ("exceptions", "authentication", "significant")
+}
 """Operations whose success is a file to save rather than JSON: its media types."""
 
 

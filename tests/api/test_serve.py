@@ -89,7 +89,12 @@ def test_hazard_serve_for_real(served: Served, tmp_path: Path) -> None:
     )
     assert status == 201, body
     assert headers["X-Request-Id"] == "serve-test-1"
-    assert json.loads(body)["receipt"]["positions"] == [1]  # signed as it starts
+    # Signed as it starts: after what the start recorded in the log of significant
+    # events (the club's settings, the first setter token), the player's opening.
+    [first] = json.loads(body)["receipt"]["positions"]
+    status, _, body = call(f"{base}/events?after=0&limit=50", token)
+    before = [e["type"] for e in json.loads(body)["items"] if e["position"] < first]
+    assert set(before) == {"SettingChanged", "TokenCreated", "LogSealed"}, before
     assert "Checkpoints are signed by test.hazard/ledger+" in banner
     status, _, body = call(f"{base}/players/ann/balance", token)
     assert (status, json.loads(body)["balance"]) == (200, 0)

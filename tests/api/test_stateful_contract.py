@@ -114,7 +114,10 @@ def test_the_links_reach_most_operations() -> None:
         "GET /log/checkpoint",
         "GET /log/key",
         "GET /log/gossip",
-    }
+        # the club's books: reads of the whole log, for a period
+        *(f"GET /reports/{book}{csv}" for book in ("exceptions", "authentication", "significant")
+          for csv in ("", ".csv")),
+    }  # fmt: skip
     assert len(LINKS) > 20
 
 

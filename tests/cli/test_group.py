@@ -19,6 +19,9 @@ import ledger.cli
 from ledger.cli import COMMANDS, DATABASE_URL_HELP, main
 
 TAKES_A_DATABASE_URL = [
+    "books authentication",
+    "books exceptions",
+    "books significant",
     "dispute list",
     "dispute open",
     "dispute resolve",

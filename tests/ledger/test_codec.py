@@ -20,6 +20,7 @@ from ledger.store.evenings_events import (
 from ledger.store.limits_events import BreakTaken, LimitSet
 from ledger.store.vocabulary import LogSealed
 from tests.ledger.everyevent import a_server_dice_turn, a_table_with_every_event
+from tests.ledger.everysignificant import every_significant_event
 
 A_PLAYERS_LIMITS = (
     LimitSet(4, "player:ann", "stake", 500, "2026-11-27T10:00:00.000000Z"),
@@ -43,6 +44,7 @@ def test_every_event_type_round_trips() -> None:
         seal,
         *evening,
         *A_PLAYERS_LIMITS,
+        *every_significant_event(),
     ]
     kinds = {type(e).__name__ for e in log}
     account_events = {"AccountOpened", "Deposited", "Withdrawn", "CreditLimitSet"}  # test_book.py

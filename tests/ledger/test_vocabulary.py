@@ -12,6 +12,7 @@ import typing
 from engine import events as ev
 from ledger.books import accounts
 from ledger.store import codec, vocabulary
+from ledger.store.significant_events import SIGNIFICANT_EVENTS
 
 
 def test_the_codec_stores_exactly_the_stored_events_in_their_order() -> None:
@@ -23,7 +24,10 @@ def test_stored_events_are_the_table_events_then_the_account_events_then_the_sea
     account_events = typing.get_args(vocabulary.AccountEvent)
     assert account_events == vocabulary.ACCOUNT_EVENTS
     # The log's own event, each write's seal (ledger.store.log.sealing), comes last.
-    assert ev.TABLE_EVENTS + account_events + (vocabulary.LogSealed,) == vocabulary.STORED_EVENTS
+    assert (
+        ev.TABLE_EVENTS + account_events + (vocabulary.LogSealed,) + SIGNIFICANT_EVENTS
+        == vocabulary.STORED_EVENTS
+    )  # then the log of significant events' (ledger.store.significant_events)
     shaped_like_events = {
         value
         for value in vars(vocabulary).values()
