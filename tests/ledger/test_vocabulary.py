@@ -12,6 +12,7 @@ import typing
 from engine import events as ev
 from ledger.books import accounts
 from ledger.store import codec, vocabulary
+from ledger.store.evenings_events import EveningEvent
 from ledger.store.significant_events import SIGNIFICANT_EVENTS
 
 
@@ -25,9 +26,10 @@ def test_stored_events_are_the_table_events_then_the_account_events_then_the_sea
     assert account_events == vocabulary.ACCOUNT_EVENTS
     # The log's own event, each write's seal (ledger.store.log.sealing), comes last.
     assert (
-        ev.TABLE_EVENTS + account_events + (vocabulary.LogSealed,) + SIGNIFICANT_EVENTS
+        ev.TABLE_EVENTS + account_events + (vocabulary.LogSealed,) + vocabulary.CLUB_EVENTS
         == vocabulary.STORED_EVENTS
-    )  # then the log of significant events' (ledger.store.significant_events)
+    )  # then the club's own books': its evenings', its log of significant events'
+    assert typing.get_args(EveningEvent) + SIGNIFICANT_EVENTS == vocabulary.CLUB_EVENTS
     shaped_like_events = {
         value
         for value in vars(vocabulary).values()
