@@ -36,10 +36,10 @@ EXCEPTIONS = ("ThrowVoided", "BetVoided", "DisputeResolved", "BetAdjusted")
 
 AUTHENTICATION = ("TokensFound", "TokenCreated", "TokenRevoked", "SignIns")
 
-PLAYER_LIMITS = ("LimitSet",)
-"""A player's limits changed: events on the player's account stream (the limits part's
-`LimitSet`), listed in the log of significant events by type where this ledger has them,
-read from their payload as recorded."""
+PLAYER_LIMITS = ("LimitSet", "BreakTaken")
+"""A player's limits changed, or a break taken: events on the player's account stream
+(ledger.store.limits_events), listed in the log of significant events with the limit
+before (the last one set of its kind) and after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +222,7 @@ def significant(conn: sa.Connection, period: Period, after: int = 0, limit: int 
         )
     ]
     found = _query(conn, where, period, after, limit)
-    return _paged(found, limit, (_significant(row) for row in found[:limit]))
+    return _paged(found, limit, (_significant(conn, row) for row in found[:limit]))
 
 
 WHAT = {
@@ -232,11 +232,13 @@ WHAT = {
     "SettingChanged": "setting changed",
     "WritesRefused": "writes refused",
     "TableOpened": "table opened",
+    "LimitSet": "limit set",
+    "BreakTaken": "break taken",
 }
 SIGN_INS = {"signed in": "sign-in", "refused": "sign-in refused", "signed out": "sign-out"}
 
 
-def _significant(row: Any) -> dict[str, Any]:
+def _significant(conn: sa.Connection, row: Any) -> dict[str, Any]:
     payload = json.loads(row.payload)
     what = WHAT.get(row.type, row.type)
     if row.type == "SignIns":
@@ -273,12 +275,34 @@ def _significant(row: Any) -> dict[str, Any]:
         case "TableOpened":
             out["subject"] = f"table {row.stream.removeprefix(TABLE_PREFIX)}"
             out["after"] = _table_rules(payload)
-        case _:  # a player's limits, as the event that set them says
-            out["subject"] = row.stream.removeprefix("account:")
-            out["after"] = ", ".join(
-                f"{k}: {v}" for k, v in sorted(payload.items()) if v is not None
-            )
+        case "LimitSet":
+            out["subject"] = f"{payload['account']}: {payload['kind']}"
+            out["before"] = _limit_before(conn, row, payload["kind"])
+            out["after"] = f"{_limit(payload['limit'])} from {payload['effective_at']}"
+        case "BreakTaken":
+            out["subject"] = payload["account"]
+            out["after"] = f"{payload['kind']} until {payload['until']}"
     return out
+
+
+def _limit(amount: int | None) -> str:
+    return "no limit" if amount is None else str(amount)
+
+
+def _limit_before(conn: sa.Connection, row: Any, kind: str) -> str:
+    """The limit of `kind` the account's last LimitSet before `row` set: what this one
+    changes (no limit if none was ever set)."""
+    e = events.c
+    earlier = conn.execute(
+        sa.select(e.payload)
+        .where(e.stream == row.stream, e.version < row.version, e.type == "LimitSet")
+        .order_by(e.version.desc())
+    )
+    for (payload,) in earlier:
+        found = json.loads(payload)
+        if found["kind"] == kind:
+            return _limit(found["limit"])
+    return "no limit"
 
 
 def _table_rules(payload: dict[str, Any]) -> str:

@@ -379,3 +379,22 @@ def test_a_window_that_cannot_be_used_is_refused_naming_it() -> None:
     for typed in ("0", "-1", "abc", "3601", "nan", "1e400"):
         with pytest.raises(BadSetting, match="HAZARD_SIGNIFICANT_WINDOW"):
             command.window_setting(typed)
+
+
+def test_a_player_s_limits_and_breaks_are_in_the_log_with_before_and_after(api: Api) -> None:
+    api.client().ok("post", "/players", {"name": "ann"})
+    ann = api.client("player", "ann")
+    ann.ok("put", "/players/ann/limits/stake", {"limit": 500})
+    ann.ok("put", "/players/ann/limits/stake", {"limit": 200})  # lower: binds at once
+    ann.ok("post", "/players/ann/breaks", {"kind": "time-out", "length": 24})
+    rows = api.client("auditor", "audrey").ok("get", "/reports/significant")["rows"]
+    limits = [r for r in rows if r["what"] in ("limit set", "break taken")]
+    assert [(r["what"], r["subject"], r["before"]) for r in limits] == [
+        ("limit set", "player:ann: stake", "no limit"),
+        ("limit set", "player:ann: stake", "500"),
+        ("break taken", "player:ann", None),
+    ]
+    assert limits[1]["after"].startswith("200 from ") and limits[2]["after"].startswith(
+        "time-out until "
+    )
+    assert all(r["actor"] == api.actor("player", "ann") for r in limits)
