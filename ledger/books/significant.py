@@ -22,6 +22,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ledger.store import schema
 from ledger.store import tokens as stored
 from ledger.store.eventstore import decode_row
 from ledger.store.schema import events
@@ -60,11 +61,15 @@ class Page:
 
 def _query(
     conn: sa.Connection,
-    where: Sequence[sa.ColumnElement[bool]],
+    where: Sequence[sa.ColumnElement[bool] | sa.TextClause],
     period: Period,
     after: int,
     limit: int,
+    by_version: bool = False,
 ) -> list[Any]:
+    """A page of the events `where` picks in `period` after position `after`, in
+    position order; `by_version` for one stream's, whose versions run in the same order
+    along its own key (no sort of what it picks)."""
     e = events.c
     conditions = [*where, e.position > after]
     if period.since is not None:
@@ -74,7 +79,7 @@ def _query(
     query = (
         sa.select(e.position, e.stream, e.version, e.type, e.payload, e.actor, e.recorded_at)
         .where(*conditions)
-        .order_by(e.position)
+        .order_by(e.version if by_version else e.position)
         .limit(limit + 1)
     )
     return list(conn.execute(query))
@@ -104,7 +109,10 @@ def exceptions(conn: sa.Connection, period: Period, after: int = 0, limit: int =
     """Every void, correction and adjustment at the tables in `period`: what it was
     before and after, who did it, and why."""
     e = events.c
-    where = [e.type.in_(EXCEPTIONS), e.stream.like(TABLE_PREFIX + "%")]
+    where: list[sa.ColumnElement[bool] | sa.TextClause] = [
+        sa.text(schema.EXCEPTIONS),
+        e.stream.like(TABLE_PREFIX + "%"),
+    ]
     found = _query(conn, where, period, after, limit)
     return _paged(found, limit, (_exception(conn, row) for row in found[:limit]))
 
@@ -205,23 +213,32 @@ def authentication(conn: sa.Connection, period: Period, after: int = 0, limit: i
     """Tokens made and revoked, and console sign-ins and sign-outs (counted: a flood is
     one row with its count), in `period`."""
     e = events.c
-    found = _query(conn, [e.stream == STREAM, e.type.in_(AUTHENTICATION)], period, after, limit)
-    return _paged(found, limit, (_significant(row) for row in found[:limit]))
+    where = [e.stream == STREAM, e.type.in_(AUTHENTICATION)]
+    found = _query(conn, where, period, after, limit, by_version=True)
+    return _paged(found, limit, (_significant(conn, row) for row in found[:limit]))
 
 
 def significant(conn: sa.Connection, period: Period, after: int = 0, limit: int = PAGE) -> Page:
     """The whole log of significant events in `period`: the club's stream, each table's
     rule set and limits as it opened (they are fixed for its life), and a player's
-    limits changed (PLAYER_LIMITS, where the ledger has them)."""
+    limits changed (PLAYER_LIMITS, where the ledger has them).
+
+    Three reads, each along an index of its own events (the stream's key, and the
+    partial indexes of the tables' openings and of the players' limits, migrations
+    0016 and 0018), a page of each at most, merged by position."""
     e = events.c
-    where = [
-        sa.or_(
-            e.stream == STREAM,
-            e.type == "TableOpened",
-            e.type.in_(PLAYER_LIMITS),
-        )
-    ]
-    found = _query(conn, where, period, after, limit)
+    found = sorted(
+        (
+            row
+            for where, by_version in (
+                ([e.stream == STREAM], True),
+                ([e.type == "TableOpened"], False),
+                ([sa.text(schema.PLAYER_LIMITS)], False),
+            )
+            for row in _query(conn, where, period, after, limit, by_version)
+        ),
+        key=lambda row: row.position,
+    )[: limit + 1]
     return _paged(found, limit, (_significant(conn, row) for row in found[:limit]))
 
 

@@ -18,6 +18,12 @@ metadata = sa.MetaData(
 # Every event, table or account, in one log. `position` is global and gap-free;
 # (stream, version) is unique, which is the optimistic concurrency check. The payload
 # is canonical JSON text, so the hash is over exactly the bytes stored.
+EXCEPTIONS = "type IN ('ThrowVoided', 'BetVoided', 'DisputeResolved', 'BetAdjusted')"
+"""The events of the exceptions report, as its index's condition says them: a query
+that says them so is one SQLite sees the partial index serves (ledger.books.significant)."""
+PLAYER_LIMITS = "type IN ('LimitSet', 'BreakTaken')"
+"""A player's limits and breaks, as their index's condition says them."""
+
 events = sa.Table(
     "events",
     metadata,
@@ -41,6 +47,20 @@ events = sa.Table(
         "position",
         sqlite_where=sa.text("type = 'TableOpened'"),
         postgresql_where=sa.text("type = 'TableOpened'"),
+    ),
+    # The club's reports' events, by position: the exceptions report's and the player's
+    # limits and breaks the log of significant events lists (0018, ledger.books.significant).
+    sa.Index(
+        "ix_events_exceptions",
+        "position",
+        sqlite_where=sa.text(EXCEPTIONS),
+        postgresql_where=sa.text(EXCEPTIONS),
+    ),
+    sa.Index(
+        "ix_events_player_limits",
+        "position",
+        sqlite_where=sa.text(PLAYER_LIMITS),
+        postgresql_where=sa.text(PLAYER_LIMITS),
     ),
 )
 
