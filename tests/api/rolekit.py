@@ -86,10 +86,10 @@ OPS = [
     Op(
         "take a break",
         "post",
-        "/players/cat/breaks",
+        "/players/dan/breaks",  # dan sits at no table: a break ends his play, not theirs
         lambda c: {"kind": "time-out", "length": 24},
         _everyone("setter", "self"),
-        "cat",
+        "dan",
         "bob",
     ),
     Op("open table", "post", "/tables", lambda c: {"id": f"new{c['n']}"}, RUN),
