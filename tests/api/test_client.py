@@ -163,6 +163,8 @@ class Club:
         parsed = response.parsed
         if response.headers["Content-Type"].endswith("json"):
             assert parsed.to_dict() == json.loads(response.content), operation
+        elif response.headers["Content-Type"] == "application/pdf":  # its bytes, whole
+            assert parsed == response.content and parsed.startswith(b"%PDF-"), operation
         else:  # an export's file
             assert parsed == response.content.decode(), operation
         return parsed
@@ -219,6 +221,34 @@ def the_books(club: Club) -> None:
         assert text.splitlines()[0].startswith("position,recorded_at"), name
 
 
+def the_evening_statements_and_limits(club: Club) -> None:
+    """An evening opened and cashed up with its night report, ann's statement for the
+    month, and her limits and a break, set by the setter at her request: the break last,
+    since it refuses her play from then on."""
+    m = club.package.models
+    opened = club("setter", "evenings.post_evenings",
+                  body=m.OpenEvening.from_dict({"floats": {"t1": 5000}, "cage": 1000}))  # fmt: skip
+    counts = m.CashUp.from_dict({"counts": {"t1": 4990}, "cage": 1000})
+    club("setter", "evenings.post_evenings_cash_up", body=counts)
+    assert [e.evening for e in club("audrey", "evenings.get_evenings").items] == [opened.evening]
+    night = club("audrey", "evenings.get_evenings_number", opened.evening)
+    assert night.difference == -10
+    club("audrey", "evenings.get_evenings_number_pdf", opened.evening)
+    month = night.closed_at[:7]
+    statement = club("audrey", "reads.get_players_name_period_statement", "ann", month=month)
+    assert statement.closing == club("ann", "players.get_players_name_balance", "ann").balance
+    club("ann", "reads.get_players_name_period_statement_pdf", "ann", month=month)
+    csv_text = club("ann", "reads.get_players_name_period_statement_csv", "ann", month=month)
+    assert csv_text
+    stake = m.LimitBody.from_dict({"limit": 500})
+    club("setter", "limits.put_players_name_limits_kind", "ann", "stake", body=stake)
+    club("setter", "limits.delete_players_name_limits_kind", "ann", "stake")
+    held = club("ann", "limits.get_players_name_limits", "ann")
+    assert held.to_dict()["player"] == "ann"
+    rest = m.BreakBody.from_dict({"kind": "time-out", "length": 24})
+    club("setter", "limits.post_players_name_breaks", "ann", body=rest)
+
+
 def every_operation(package: ModuleType) -> set[str]:
     api = Path(package.__file__).parent / "api"
     return {
@@ -236,6 +266,7 @@ def test_every_operation_through_a_generated_client(club: Club) -> None:
     the_log(club)
     more_of_the_table(club)
     the_books(club)
+    the_evening_statements_and_limits(club)
     assert club.called == every_operation(club.package)
 
 
