@@ -56,11 +56,15 @@ def _print(rows: Iterator[dict[str, Any]], columns: Sequence[str], how: str) -> 
         for row in rows:
             click.echo(book.as_csv([row], columns).split("\r\n", 1)[1], nl=False)
         return
+    printed = False
     for row in rows:
+        printed = True
         if how == "json":
             click.echo(json.dumps(row))
         else:
             click.echo(_line(row))
+    if not printed and how != "json":  # lines for a person: say that none is a finding
+        click.echo("nothing recorded in this period", err=True)
 
 
 def _line(row: dict[str, Any]) -> str:

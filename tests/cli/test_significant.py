@@ -89,7 +89,9 @@ def test_report_prints_the_exceptions_as_lines_and_csv(store: EventStore) -> Non
     csv_text = hazard(store, "books", "exceptions", "--csv").output
     header, row = csv_text.splitlines()
     assert header.startswith("position,recorded_at,table,kind") and ",cocked," in row
-    assert hazard(store, "books", "exceptions", "--until", "2000-01-01").output == ""
+    empty = hazard(store, "books", "exceptions", "--until", "2000-01-01")
+    assert empty.stdout == "" and "nothing recorded in this period" in empty.stderr
+    assert hazard(store, "books", "exceptions", "--until", "2000-01-01", "--csv").stderr == ""
     bad = hazard(store, "books", "exceptions", "--since", "2026-11-28", "--until", "2026-11-27")
     assert bad.exit_code == 2 and "--until" in bad.output
 
